@@ -1,17 +1,16 @@
 """The `vtp` command line: one argparse tree, each command group in its own module.
 
-A group module exposes `register(subparsers)`, which adds its parsers and sets `func` on each
-leaf to a callable taking the parsed namespace and returning an exit status. Usage errors exit
-with status 2 and a message on stderr, nothing on stdout (the contract in DESIGN.md).
+Every module in this package that defines `register(subparsers)` is a command group: it adds its
+parsers and sets `func` on each leaf to a callable that takes the parsed namespace and returns an
+exit status. Groups are found by listing the package, so adding a group touches no other file.
+Usage errors exit with status 2 and a message on stderr, nothing on stdout (DESIGN.md's contract).
 """
 
 import argparse
 import importlib
+import pkgutil
 import sys
 from collections.abc import Sequence
-
-# Modules under pipelines.cli that register command groups, in help order.
-GROUPS: tuple[str, ...] = ("custom_jobs",)
 
 
 class UsageError(Exception):
@@ -24,8 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vtp", description="Train PyTorch models on Vertex AI, or locally as on Vertex AI."
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in GROUPS:
-        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            module.register(subparsers)
     return parser
 
 
