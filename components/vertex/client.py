@@ -1,0 +1,37 @@
+"""The one way this project makes a JobServiceClient: Vertex for a location, or the local service.
+
+Both use the REST transport, so the local service only has to speak the REST API. Against Vertex
+the client finds Application Default Credentials as usual; the local service takes anonymous
+requests.
+"""
+
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1
+
+from components.vertex.endpoint import api_endpoint, local_endpoint
+
+
+def job_client(location: str, *, local: bool = False) -> aiplatform_v1.JobServiceClient:
+    """A JobServiceClient for `location` on Vertex, or for the local service when `local`."""
+    if local:
+        return aiplatform_v1.JobServiceClient(
+            transport="rest",
+            credentials=AnonymousCredentials(),
+            client_options=ClientOptions(api_endpoint=local_endpoint()),
+        )
+    return aiplatform_v1.JobServiceClient(
+        transport="rest", client_options=ClientOptions(api_endpoint=api_endpoint(location))
+    )
+
+
+def location_path(project: str, location: str) -> str:
+    """`projects/P/locations/L`, the parent of every job."""
+    return f"projects/{project}/locations/{location}"
+
+
+def custom_job_path(project: str, location: str, job: str) -> str:
+    """The resource name of custom job `job`; a full resource name passes through unchanged."""
+    if job.startswith("projects/"):
+        return job
+    return f"{location_path(project, location)}/customJobs/{job}"
