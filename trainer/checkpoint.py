@@ -1,0 +1,223 @@
+"""Checkpoints that cannot lose work: atomic, verified on load, pruned, written in the background.
+
+A checkpoint directory holds, per saved step:
+
+    step_00000100.pt     the training state (torch.save; loaded with weights_only=True)
+    step_00000100.json   its manifest: step, epoch, size and sha256 of the .pt file
+
+Each file is written to a temporary name, fsync'ed and renamed; the manifest goes last, so a
+checkpoint exists only once it is complete, and a .pt file without a manifest is ignored. Loading
+checks size and sha256, so a truncated or corrupt newest checkpoint is skipped (with a warning)
+in favour of the one before it.
+
+The training state (what `load_checkpoint` returns) is a dict with `model`, `optimizer` and
+`scheduler` state dicts, `step`, `epoch`, `rng` (one `rng_state()` per process, in rank order)
+and `config` (a `Config.to_dict()`).
+
+API for other packages: `list_checkpoints(dir)` (newest first, from manifests only),
+`load_checkpoint(path)` (verified), `load_latest(dir)`; `trainer.evaluate.evaluate_checkpoint`
+builds the model and evaluates one.
+"""
+
+import hashlib
+import io
+import json
+import logging
+import os
+import random
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import storage
+
+log = logging.getLogger("trainer")
+
+_PREFIX, _DATA, _MANIFEST = "step_", ".pt", ".json"
+
+
+class CorruptCheckpoint(Exception):
+    """A checkpoint whose data does not match its manifest, or cannot be read."""
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """A committed checkpoint, as its manifest describes it."""
+
+    path: Path
+    step: int
+    epoch: int
+    size: int
+    sha256: str
+
+
+def checkpoint_path(directory: Path, step: int) -> Path:
+    """The data file of the checkpoint at `step`."""
+    return directory / f"{_PREFIX}{step:08d}{_DATA}"
+
+
+def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
+    """Committed checkpoints in a directory or gs:// URI, newest (highest step) first."""
+    directory = storage.local_path(directory)
+    found = []
+    for manifest in directory.glob(f"{_PREFIX}*{_MANIFEST}"):
+        try:
+            meta = json.loads(manifest.read_text())
+            info = CheckpointInfo(
+                path=manifest.with_suffix(_DATA),
+                step=int(meta["step"]),
+                epoch=int(meta["epoch"]),
+                size=int(meta["bytes"]),
+                sha256=str(meta["sha256"]),
+            )
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("ignoring unreadable checkpoint manifest %s: %s", manifest, exc)
+            continue
+        found.append(info)
+    return sorted(found, key=lambda info: info.step, reverse=True)
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The training state saved in a checkpoint file, after checking it against its manifest."""
+    path = storage.local_path(path)
+    try:
+        meta = json.loads(path.with_suffix(_MANIFEST).read_text())
+        data = path.read_bytes()
+    except (OSError, ValueError) as exc:
+        raise CorruptCheckpoint(f"{path}: {exc}") from exc
+    if len(data) != meta.get("bytes"):
+        raise CorruptCheckpoint(f"{path}: {len(data)} bytes, manifest says {meta.get('bytes')}")
+    if hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+        raise CorruptCheckpoint(f"{path}: sha256 does not match its manifest")
+    return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+
+
+def load_latest(
+    directory: str | os.PathLike[str],
+) -> tuple[CheckpointInfo, dict[str, Any]] | None:
+    """The newest checkpoint that verifies and its state, warning about each newer one that
+    does not; None when there is none."""
+    for info in list_checkpoints(directory):
+        try:
+            return info, load_checkpoint(info.path)
+        except CorruptCheckpoint as exc:
+            log.warning("skipping corrupt checkpoint (falling back to the one before): %s", exc)
+    return None
+
+
+def atomic_write(path: Path, data: bytes | memoryview) -> None:
+    """Write a file so that readers see either nothing or all of it, durably."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "wb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)  # make the rename itself durable
+    finally:
+        os.close(directory)
+
+
+class Checkpointer:
+    """Saves training states: serialised on the caller's thread, written on a background one.
+
+    Serialising copies the state, so training may go on while the file is written; at most one
+    write is in flight. Only an enabled Checkpointer (the main process) writes anything.
+    """
+
+    def __init__(self, directory: Path, keep: int, enabled: bool) -> None:
+        self.directory = directory
+        self.keep = keep
+        self.enabled = enabled
+        self.last_step: int | None = None
+        self._executor = ThreadPoolExecutor(1, "checkpoint") if enabled else None
+        self._pending: Future[None] | None = None
+
+    def save(self, state: dict[str, Any], step: int, epoch: int) -> None:
+        """Snapshot `state` now and write it as the checkpoint of `step` in the background."""
+        self.last_step = step
+        if self._executor is None:
+            return
+        self.wait()
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        self._pending = self._executor.submit(self._write, buffer.getbuffer(), step, epoch)
+
+    def wait(self) -> None:
+        """Block until the write in flight is on disk; re-raise its error if it failed."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def close(self) -> None:
+        """Finish the write in flight and stop the writer thread."""
+        self.wait()
+        if self._executor is not None:
+            self._executor.shutdown()
+
+    def _write(self, data: memoryview, step: int, epoch: int) -> None:
+        path = checkpoint_path(self.directory, step)
+        atomic_write(path, data)
+        manifest = {
+            "step": step,
+            "epoch": epoch,
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "created": time.time(),
+        }
+        atomic_write(path.with_suffix(_MANIFEST), json.dumps(manifest, indent=1).encode())
+        self._prune(step)
+        log.info("saved checkpoint %s", path)
+
+    def _prune(self, saved_step: int) -> None:
+        # Only checkpoints up to the one just saved count: a newer one can only be a corrupt
+        # checkpoint that the run fell back past, and saving its step again replaces it.
+        older = [info for info in list_checkpoints(self.directory) if info.step <= saved_step]
+        for info in older[self.keep :]:
+            info.path.with_suffix(_MANIFEST).unlink(missing_ok=True)  # uncommit first
+            info.path.unlink(missing_ok=True)
+
+
+def rng_state() -> dict[str, Any]:
+    """This process's random number generator states, in a form `weights_only` loading accepts."""
+    name, keys, position, has_gauss, gauss = np.random.get_state()
+    version, python_state, python_gauss = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": {
+            "name": name,
+            "keys": torch.from_numpy(keys.astype(np.int64)),
+            "pos": position,
+            "has_gauss": has_gauss,
+            "gauss": gauss,
+        },
+        "python": {"version": version, "state": list(python_state), "gauss": python_gauss},
+    }
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore states captured by `rng_state`."""
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+    numpy = state["numpy"]
+    keys = numpy["keys"].numpy().astype(np.uint32)
+    np.random.set_state((numpy["name"], keys, numpy["pos"], numpy["has_gauss"], numpy["gauss"]))
+    python = state["python"]
+    random.setstate((python["version"], tuple(python["state"]), python["gauss"]))
+
+
+def seed_everything(seed: int) -> None:
+    """Seed torch (CPU and GPU), numpy and Python's random."""
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    random.seed(seed)

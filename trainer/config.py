@@ -1,0 +1,224 @@
+"""The trainer's configuration: one frozen dataclass whose field names are its command-line flags.
+
+Every field is a flag (`--learning_rate=0.01`) and, unchanged, a Vertex AI hyperparameter tuning
+`parameterId`: Vertex appends `--<parameterId>=<value>` to a trial's arguments, so a study that
+tunes `learning_rate` needs nothing else. The docstring under each field is its `--help` text.
+Values are checked in `__post_init__`; errors name the flag. Output locations default to the
+`AIP_*` directories that Vertex sets (see `output_dirs`).
+"""
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import itertools
+import os
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import storage
+
+DEFAULT_OUTPUT_ROOT = "trainer_output"
+"""Where outputs go when neither a flag nor an `AIP_*` variable names a directory."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything that decides what a training run does."""
+
+    # What to train.
+    task: str = "trainer.tasks.digits"
+    """Module that provides the model and data sets (see trainer.tasks for the contract)."""
+    hidden_size: int = 128
+    """Width of the model's hidden layers (tasks may read it)."""
+    dropout: float = 0.0
+    """Dropout probability in the model (tasks may read it)."""
+
+    # How long and how.
+    epochs: int = 20
+    """Passes over the training set."""
+    max_steps: int = 0
+    """Stop after this many optimizer steps in total; 0 runs all epochs."""
+    batch_size: int = 64
+    """Global batch size, split evenly across all processes."""
+    learning_rate: float = 3e-3
+    """Peak learning rate of AdamW."""
+    weight_decay: float = 0.01
+    """AdamW decoupled weight decay."""
+    lr_schedule: Literal["cosine", "constant"] = "cosine"
+    """Learning-rate schedule after warm-up: cosine decay to zero, or constant."""
+    warmup_steps: int = 0
+    """Steps of linear learning-rate warm-up from zero."""
+    max_grad_norm: float = 0.0
+    """Clip the global gradient norm to this value; 0 disables clipping."""
+    seed: int = 0
+    """Seed of model initialisation, data order and every random number generator."""
+
+    # Evaluation and metrics.
+    eval_interval: int = 0
+    """Evaluate every N optimizer steps; 0 evaluates at the end of every epoch."""
+    hypertune_metric: Literal["accuracy", "loss"] = "accuracy"
+    """Evaluation metric reported to Vertex hyperparameter tuning; its name is the metric tag."""
+    log_interval: int = 50
+    """Print a progress line and write training scalars every N steps."""
+
+    # Checkpoints and outputs.
+    checkpoint_dir: str = ""
+    """Checkpoint directory or gs:// URI; default $AIP_CHECKPOINT_DIR, else ./trainer_output."""
+    checkpoint_interval: int = 100
+    """Checkpoint every N optimizer steps; 0 saves only on SIGTERM and at the end."""
+    keep_checkpoints: int = 3
+    """How many of the newest checkpoints to keep."""
+    model_dir: str = ""
+    """Final model directory or gs:// URI; default $AIP_MODEL_DIR, else ./trainer_output."""
+    tensorboard_dir: str = ""
+    """TensorBoard log directory or gs:// URI; default $AIP_TENSORBOARD_LOG_DIR."""
+
+    # Runtime.
+    nproc_per_node: int = 0
+    """Processes per node (replica); 0 means one per GPU, or one on a machine without GPUs."""
+    num_workers: int = 0
+    """DataLoader worker processes per training process."""
+    precision: Literal["bf16", "fp32"] = "bf16"
+    """Compute precision on GPU (bf16 autocast); CPU always computes in fp32."""
+    compile: bool = False
+    """Compile the model with torch.compile."""
+    dist_timeout: int = 600
+    """Seconds to wait for peers to join and for any collective before failing."""
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            choices = _choices(field.name)
+            if choices and getattr(self, field.name) not in choices:
+                raise ValueError(f"--{field.name} must be one of {', '.join(choices)}")
+        _check(self.task.strip() != "", "--task must name a module")
+        _check(0.0 <= self.dropout < 1.0, "--dropout must be in [0, 1)")
+        _check(self.learning_rate > 0, "--learning_rate must be > 0")
+        for name in ("hidden_size", "epochs", "batch_size", "log_interval", "keep_checkpoints"):
+            _check(getattr(self, name) >= 1, f"--{name} must be >= 1")
+        for name in ("max_steps", "warmup_steps", "eval_interval", "checkpoint_interval"):
+            _check(getattr(self, name) >= 0, f"--{name} must be >= 0")
+        for name in ("weight_decay", "max_grad_norm"):
+            _check(getattr(self, name) >= 0, f"--{name} must be >= 0")
+        for name in ("nproc_per_node", "num_workers", "seed"):
+            _check(getattr(self, name) >= 0, f"--{name} must be >= 0")
+        _check(self.dist_timeout >= 1, "--dist_timeout must be >= 1 second")
+
+    def to_args(self) -> list[str]:
+        """The flags that reproduce this config (`parse_args(c.to_args()) == c`)."""
+        return [f"--{name}={_format(value)}" for name, value in dataclasses.asdict(self).items()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as a flat JSON-ready dict (what `config.json` holds)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "Config":
+        """A config from `to_dict()` output; unknown keys are an error naming them."""
+        unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown config keys: {', '.join(sorted(unknown))}")
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class OutputDirs:
+    """Local paths of the run's outputs (gs:// URIs already mapped through `storage`)."""
+
+    checkpoints: Path
+    model: Path
+    tensorboard: Path
+
+
+def output_dirs(config: Config, env: Mapping[str, str] | None = None) -> OutputDirs:
+    """Output directories: each flag, else Vertex's `AIP_*` variable, else ./trainer_output."""
+    env = os.environ if env is None else env
+
+    def pick(flag_value: str, variable: str, default: str) -> Path:
+        chosen = flag_value or env.get(variable) or f"{DEFAULT_OUTPUT_ROOT}/{default}"
+        return storage.local_path(chosen)
+
+    return OutputDirs(
+        checkpoints=pick(config.checkpoint_dir, "AIP_CHECKPOINT_DIR", "checkpoints"),
+        model=pick(config.model_dir, "AIP_MODEL_DIR", "model"),
+        tensorboard=pick(config.tensorboard_dir, "AIP_TENSORBOARD_LOG_DIR", "logs"),
+    )
+
+
+def build_parser(prog: str = "python -m trainer") -> argparse.ArgumentParser:
+    """An argparse parser with one `--<field>` flag per config field."""
+    parser = argparse.ArgumentParser(prog=prog, allow_abbrev=False, description=Config.__doc__)
+    docs = field_docs()
+    for field in dataclasses.fields(Config):
+        kind = typing.get_type_hints(Config)[field.name]
+        help_text = f"{docs[field.name]} (default: {_format(field.default)})"
+        options: dict[str, Any] = {"default": field.default, "help": help_text}
+        if kind is bool:
+            options.update(nargs="?", const=True, type=_parse_bool, metavar="BOOL")
+        elif _choices(field.name):
+            options.update(choices=_choices(field.name))
+        else:
+            options.update(type=_parse_int if kind is int else kind)
+        parser.add_argument(f"--{field.name}", **options)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Config:
+    """Parse flags into a Config; bad flags or values exit with status 2 and name the flag."""
+    parser = build_parser()
+    namespace = parser.parse_args(argv)
+    try:
+        return Config(**vars(namespace))
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+@cache
+def field_docs() -> dict[str, str]:
+    """The docstring written under each Config field, read from this module's source."""
+    tree = ast.parse(inspect.getsource(Config))
+    body = tree.body[0].body
+    docs = {}
+    for node, following in itertools.pairwise(body):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
+            docs[node.target.id] = following.value.value
+    return docs
+
+
+def _choices(name: str) -> tuple[str, ...]:
+    kind = typing.get_type_hints(Config)[name]
+    return typing.get_args(kind) if typing.get_origin(kind) is Literal else ()
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def _parse_int(text: str) -> int:
+    # Vertex sends DISCRETE parameter values as doubles ("64.0"); accept any integral number.
+    value = float(text)
+    if not value.is_integer():
+        raise ValueError(text)
+    return int(value)
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(text)
+
+
+_parse_int.__name__ = "integer"  # argparse names the type in "invalid integer value: '1.5'"
+_parse_bool.__name__ = "boolean"
+
+
+def _format(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

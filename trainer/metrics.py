@@ -1,0 +1,83 @@
+"""What the trainer publishes, all from the main process only (a disabled Reporter is silent):
+
+- progress lines on stdout (`step 100/440 | epoch 5 | loss 0.1234 | lr 2.9e-03 | 1500 steps/s`);
+- scalars for TensorBoard under `AIP_TENSORBOARD_LOG_DIR` (train/loss, train/lr,
+  train/steps_per_second, eval/accuracy, eval/loss);
+- every evaluation's metric to Vertex hyperparameter tuning through `cloudml-hypertune`, with its
+  global step, so intermediate measurements can drive early stopping;
+- the final model, config and metrics (see trainer.export).
+"""
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from trainer import export
+from trainer.config import Config
+
+log = logging.getLogger("trainer")
+
+
+class Reporter:
+    """Publishes progress, evaluations and the final model; does nothing when not enabled."""
+
+    def __init__(self, tensorboard_dir: Path, hypertune_metric: str, enabled: bool) -> None:
+        self.enabled = enabled
+        self._tensorboard_dir = tensorboard_dir
+        self._metric = hypertune_metric
+        self._writer: Any = None
+        self._hypertune: Any = None
+
+    def train(self, step: int, total: int, epoch: int, scalars: dict[str, float]) -> None:
+        """A progress line and training scalars (`loss`, `lr`, `steps_per_second`)."""
+        if not self.enabled:
+            return
+        log.info(
+            "step %d/%d | epoch %d | loss %.4f | lr %.2e | %.0f steps/s",
+            step, total, epoch, scalars["loss"], scalars["lr"], scalars["steps_per_second"],
+        )  # fmt: skip
+        for name, value in scalars.items():
+            self._scalars().add_scalar(f"train/{name}", value, step)
+
+    def evaluation(self, step: int, result: dict[str, Any]) -> None:
+        """An evaluation line, its scalars, and the tuning metric for Vertex."""
+        if not self.enabled:
+            return
+        log.info(
+            "eval step %d | accuracy %.4f | loss %.4f | %d examples",
+            step, result["accuracy"], result["loss"], result["examples"],
+        )  # fmt: skip
+        for name in ("accuracy", "loss"):
+            self._scalars().add_scalar(f"eval/{name}", result[name], step)
+        self._scalars().flush()
+        if self._hypertune is None:
+            import hypertune  # creates the metrics file's directory, so only where it is used
+
+            self._hypertune = hypertune.HyperTune()
+        self._hypertune.report_hyperparameter_tuning_metric(
+            hyperparameter_metric_tag=self._metric,
+            metric_value=result[self._metric],
+            global_step=step,
+        )
+
+    def final_model(
+        self, model_dir: Path, model_state: dict[str, Any], config: Config, result: dict[str, Any]
+    ) -> None:
+        """Write the trained model, its config and its final evaluation to `model_dir`."""
+        if not self.enabled:
+            return
+        export.write_model_dir(model_dir, model_state, config, result)
+        log.info("wrote model to %s", model_dir)
+
+    def close(self) -> None:
+        """Flush and close the TensorBoard writer."""
+        if self._writer is not None:
+            self._writer.close()
+
+    def _scalars(self) -> Any:
+        if self._writer is None:
+            # Imported on first use: TensorBoard takes a second to import.
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(self._tensorboard_dir))
+        return self._writer

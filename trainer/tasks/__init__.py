@@ -1,0 +1,57 @@
+"""The task contract: how a user's own model and data plug into the trainer.
+
+A task is a module named by `--task` (default `trainer.tasks.digits`) with three functions:
+
+    def labels(config: Config) -> Sequence[str]
+        Class names; the model predicts `len(labels)` classes and targets index into them.
+
+    def build_model(config: Config) -> torch.nn.Module
+        A fresh model that maps a batch of inputs to logits of shape [batch, len(labels)].
+        The trainer seeds torch before calling it, so initialisation is reproducible; it may read
+        `config.hidden_size`, `config.dropout`, or any other field.
+
+    def build_datasets(config: Config) -> tuple[Dataset, Dataset]
+        The training and evaluation sets: map-style datasets of `(input, target)` pairs, where
+        `target` is a class index. The trainer shards them across processes (DistributedSampler,
+        reshuffled every epoch) and batches them; the loss is cross-entropy.
+
+That is all: no base class to inherit. For resumed runs to be bit-identical to uninterrupted
+ones, any randomness inside `__getitem__` (augmentation) should derive from the index.
+Import the task from a package installed next to the trainer, or from the working directory.
+"""
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Protocol
+
+import torch
+from torch.utils.data import Dataset
+
+from trainer.config import Config
+
+REQUIRED = ("labels", "build_model", "build_datasets")
+
+
+class Task(Protocol):
+    """What a task module provides (modules satisfy Protocols structurally)."""
+
+    def labels(self, config: Config) -> Sequence[str]: ...
+
+    def build_model(self, config: Config) -> torch.nn.Module: ...
+
+    def build_datasets(self, config: Config) -> tuple[Dataset, Dataset]: ...
+
+
+def load_task(name: str) -> Task:
+    """Import the task module `name`; errors name `--task` and what is missing."""
+    try:
+        module: ModuleType = importlib.import_module(name)
+    except ImportError as exc:
+        raise ValueError(f"--task={name}: cannot import it: {exc}") from exc
+    missing = [attr for attr in REQUIRED if not callable(getattr(module, attr, None))]
+    if missing:
+        raise ValueError(
+            f"--task={name}: the module lacks {', '.join(missing)} (see trainer.tasks)"
+        )
+    return module  # type: ignore[return-value]

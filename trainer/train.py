@@ -1,0 +1,262 @@
+"""The training loop, top to bottom: build, resume, train, evaluate, checkpoint, publish.
+
+Every process runs `run` with the same config. Data order is a pure function of (seed, epoch)
+and the loop's position is a pure function of the global step, so a run resumed from a checkpoint
+continues bit for bit where the saved one was, and the global batch splits across processes
+without changing the mathematics (gradients are averaged by DDP).
+"""
+
+import itertools
+import logging
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+from trainer.checkpoint import Checkpointer, load_latest, rng_state, seed_everything, set_rng_state
+from trainer.config import Config, output_dirs
+from trainer.distributed import Runtime, StopSignal
+from trainer.evaluate import evaluate
+from trainer.metrics import Reporter
+from trainer.tasks import load_task
+
+log = logging.getLogger("trainer")
+
+
+@dataclass(frozen=True)
+class Result:
+    """How a run ended."""
+
+    step: int
+    """Optimizer steps taken in total (including those before a resume)."""
+    preempted: bool
+    """True when SIGTERM stopped the run (after saving a checkpoint at `step`)."""
+    resumed_from: int
+    """The step this run started at (0 for a fresh run)."""
+    steps_per_second: float
+    """Training throughput of this run's loop, checkpoints and evaluations included."""
+    metrics: dict[str, Any] | None
+    """The final evaluation; None when preempted."""
+
+
+def run(config: Config, runtime: Runtime) -> Result:
+    """Train (or finish training) the task's model as one process of the job."""
+    task = load_task(config.task)
+    dirs = output_dirs(config)
+    if config.batch_size % runtime.world_size:
+        raise ValueError(
+            f"--batch_size={config.batch_size} does not split across {runtime.world_size} processes"
+        )
+    per_process_batch = config.batch_size // runtime.world_size
+
+    # Model, data and optimizer are built identically on every process.
+    seed_everything(config.seed)
+    net = task.build_model(config).to(runtime.device)
+    train_set, eval_set = task.build_datasets(config)
+    labels = task.labels(config)
+    steps_per_epoch = len(train_set) // config.batch_size
+    if steps_per_epoch == 0:
+        raise ValueError(f"--batch_size={config.batch_size} exceeds the {len(train_set)} examples")
+    total_steps = config.epochs * steps_per_epoch
+    if config.max_steps:
+        total_steps = min(total_steps, config.max_steps)
+    optimizer = torch.optim.AdamW(
+        net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    schedule = lr_schedule(config.lr_schedule, config.warmup_steps, total_steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+
+    # Only the main process writes; the others run the same code with silent writers.
+    checkpointer = Checkpointer(dirs.checkpoints, config.keep_checkpoints, runtime.is_main)
+    reporter = Reporter(dirs.tensorboard, config.hypertune_metric, runtime.is_main)
+    step = restore(config, runtime, checkpointer, net, optimizer, scheduler)
+
+    model: nn.Module = net
+    if runtime.world_size > 1:
+        device_ids = [runtime.device.index] if runtime.device.type == "cuda" else None
+        model = DistributedDataParallel(net, device_ids=device_ids)
+    if config.compile:
+        model = torch.compile(model)
+
+    sampler = ResumableSampler(train_set, runtime, config.seed, per_process_batch)
+    # The loader draws worker seeds from its own generator (reseeded per epoch), never from the
+    # global one that dropout uses: resuming mid-epoch must not shift either random stream.
+    loader_seed = torch.Generator()
+    loader = DataLoader(
+        train_set,
+        batch_size=per_process_batch,
+        sampler=sampler,
+        drop_last=True,
+        num_workers=config.num_workers,
+        pin_memory=runtime.device.type == "cuda",
+        generator=loader_seed,
+    )
+
+    def training_state() -> dict[str, Any]:
+        return {
+            "model": net.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "step": step,
+            "epoch": step // steps_per_epoch,
+            "rng": runtime.gather_to_main(rng_state()),
+            "config": config.to_dict(),
+        }
+
+    def evaluate_now() -> dict[str, Any]:
+        result = evaluate(net, eval_set, labels, per_process_batch, runtime, config.precision)
+        reporter.evaluation(step, result)
+        return result
+
+    stop = StopSignal(runtime)
+    eval_interval = config.eval_interval or steps_per_epoch
+    result: dict[str, Any] | None = None
+    evaluated_at = -1
+    preempted = False
+    start_step, start_time = step, time.perf_counter()
+    loss_sum = torch.zeros((), device=runtime.device)
+    logged_step, logged_time = step, start_time
+    log.info("training %s: step %d of %d, %d per epoch", config.task, step, total_steps,
+             steps_per_epoch)  # fmt: skip
+
+    while step < total_steps and not preempted:
+        epoch, batch_in_epoch = divmod(step, steps_per_epoch)
+        sampler.set_position(epoch, batch_in_epoch)
+        loader_seed.manual_seed(config.seed + epoch)
+        batches = min(steps_per_epoch - batch_in_epoch, total_steps - step)
+        for inputs, targets in itertools.islice(loader, batches):
+            if stop.should_stop():
+                preempted = True
+                break
+            inputs = inputs.to(runtime.device, non_blocking=True)
+            targets = targets.to(runtime.device, non_blocking=True)
+            with runtime.autocast(config.precision):
+                loss = F.cross_entropy(model(inputs), targets)
+            loss.backward()
+            if config.max_grad_norm:
+                nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            loss_sum += loss.detach()  # stays on the device: no host sync until we log
+
+            if step % config.log_interval == 0:
+                now = time.perf_counter()
+                mean_loss = runtime.all_reduce_sum(loss_sum).item() / runtime.world_size
+                scalars = {
+                    "loss": mean_loss / (step - logged_step),
+                    "lr": scheduler.get_last_lr()[0],
+                    "steps_per_second": (step - logged_step) / (now - logged_time),
+                }
+                reporter.train(step, total_steps, step // steps_per_epoch, scalars)
+                loss_sum.zero_()
+                logged_step, logged_time = step, now
+            if step % eval_interval == 0:
+                result, evaluated_at = evaluate_now(), step
+            if config.checkpoint_interval and step % config.checkpoint_interval == 0:
+                checkpointer.save(training_state(), step, step // steps_per_epoch)
+
+    elapsed = time.perf_counter() - start_time
+    stop.close()
+    if preempted:
+        log.warning("SIGTERM: saving a checkpoint at step %d, then exiting", step)
+    elif evaluated_at != step:
+        result = evaluate_now()
+    if checkpointer.last_step != step:
+        checkpointer.save(training_state(), step, step // steps_per_epoch)
+    checkpointer.close()
+    if not preempted:
+        reporter.final_model(dirs.model, net.state_dict(), config, {**result, "step": step})
+    reporter.close()
+    runtime.barrier()  # nobody exits before the main process has written everything
+    return Result(
+        step=step,
+        preempted=preempted,
+        resumed_from=start_step,
+        steps_per_second=(step - start_step) / elapsed if step > start_step else 0.0,
+        metrics=None if preempted else result,
+    )
+
+
+def restore(
+    config: Config,
+    runtime: Runtime,
+    checkpointer: Checkpointer,
+    net: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+) -> int:
+    """Load the newest valid checkpoint into the model, optimizer, scheduler and random number
+    generators; return its step (0, with generators seeded, when there is none)."""
+    found = load_latest(checkpointer.directory)
+    step = found[0].step if found else 0
+    main_step = runtime.broadcast_from_main(step)
+    if step != main_step:
+        raise RuntimeError(
+            f"rank {runtime.rank} found a checkpoint at step {step}, rank 0 at step {main_step}: "
+            "every node must see the same checkpoint directory (use a gs:// URI)"
+        )
+    if found is None:
+        seed_everything(config.seed + runtime.rank)
+        return 0
+    info, state = found
+    net.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    if len(state["rng"]) == runtime.world_size:
+        set_rng_state(state["rng"][runtime.rank])
+    else:
+        log.warning(
+            "checkpoint saved by %d processes, this job has %d: random generators are reseeded, "
+            "so this run will not match an uninterrupted one bit for bit",
+            len(state["rng"]), runtime.world_size,
+        )  # fmt: skip
+        seed_everything(config.seed + runtime.rank + step)
+    changed = sorted(k for k, v in config.to_dict().items() if state["config"].get(k) != v)
+    if changed:
+        log.warning("resuming with changed flags: %s", ", ".join(f"--{name}" for name in changed))
+    checkpointer.last_step = step
+    log.info("resumed from %s at step %d", info.path, step)
+    return step
+
+
+def lr_schedule(kind: str, warmup_steps: int, total_steps: int) -> Callable[[int], float]:
+    """Learning-rate factor per step: linear warm-up, then cosine decay to zero or constant."""
+
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        if kind == "constant":
+            return 1.0
+        progress = (step - warmup_steps) / max(1, total_steps - warmup_steps)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+    return factor
+
+
+class ResumableSampler(DistributedSampler):
+    """DistributedSampler (reshuffled per epoch from the seed) that can start mid-epoch."""
+
+    def __init__(self, dataset: Dataset, runtime: Runtime, seed: int, batch_size: int) -> None:
+        super().__init__(dataset, runtime.world_size, runtime.rank, shuffle=True, seed=seed)
+        self.batch_size = batch_size
+        self.skip = 0
+
+    def set_position(self, epoch: int, batch: int) -> None:
+        """Start the next pass at `batch` (this process's batches) of `epoch`."""
+        self.set_epoch(epoch)
+        self.skip = batch * self.batch_size
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.islice(super().__iter__(), self.skip, None)
+
+    def __len__(self) -> int:
+        return self.num_samples - self.skip
