@@ -23,7 +23,7 @@ from typing import Any, Literal
 import yaml
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
-from components.vertex import study_rules
+from components.vertex import study_rules, validation
 from components.vertex.protodict import SpecError, join, parse
 
 Goal = Literal["MAXIMIZE", "MINIMIZE"]
@@ -246,17 +246,22 @@ def tuning_job(
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
-    """The mapping in a `--config` YAML (or JSON) file; SpecError if it is not one."""
+    """The mapping in a `--config` YAML (or JSON) file; SpecError naming the file if not one."""
+    where = f"--config {path}"
     try:
         data = yaml.safe_load(Path(path).read_text())
     except OSError as exc:
-        raise SpecError("", f"cannot read {path}: {exc.strerror}") from None
+        raise SpecError(where, f"cannot read the file: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise SpecError("", f"{path} is not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SpecError(where, f"not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SpecError("", f"{path} must hold a mapping of HyperparameterTuningJob fields")
+        raise SpecError(
+            where, "expected a mapping of HyperparameterTuningJob fields (studySpec, trialJobSpec)"
+        )
     return data
 
 
@@ -274,6 +279,9 @@ def tuning_job_from_dict(data: Mapping[str, Any]) -> HyperparameterTuningJob:
                     f"not a StudySpec field; move {key} to the top level of the config, "
                     "next to studySpec and trialJobSpec",
                 )
+    if isinstance(data.get("trialJobSpec"), Mapping):
+        validation.validate_custom_job_spec(data["trialJobSpec"], "trialJobSpec")
+    validation.validate_labels(data.get("labels") or {}, "labels")
     job = parse(HyperparameterTuningJob, dict(data))
     study_rules.check_tuning_job(job)
     return job

@@ -15,6 +15,7 @@ decision out. The x-axis of every curve is the step, or the elapsed time with
 
 import math
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -144,12 +145,15 @@ def _value_at(c: Curve, x: float) -> float | None:
 def _gp_predict(xs: list[float], ys: list[float], at: float) -> tuple[float, float]:
     # Imported here: scikit-learn is only needed by studies that use this rule.
     import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
     kernel = ConstantKernel() * RBF() + WhiteKernel(noise_level=1e-2)
     gp = GaussianProcessRegressor(kernel=kernel, normalize_y=True, random_state=0)
-    gp.fit(np.array(xs).reshape(-1, 1), np.array(ys))
+    with warnings.catch_warnings():  # near-noiseless curves push the noise to its bound
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp.fit(np.array(xs).reshape(-1, 1), np.array(ys))
     mean, std = gp.predict(np.array([[at]]), return_std=True)
     return float(mean[0]), float(std[0])
 
