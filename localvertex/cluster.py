@@ -1,0 +1,100 @@
+"""The environment Vertex gives each replica, as pure functions of the job and the replica.
+
+VERTEX.md, "What each replica sees": `CLUSTER_SPEC` and `TF_CONFIG` describe the whole cluster;
+`MASTER_ADDR`/`MASTER_PORT`/`WORLD_SIZE`/`RANK` describe the PyTorch nodes (the replicas of
+pools 0 and 1); `AIP_*` directories come from `baseOutputDirectory` (under `<trial id>/` for a
+tuning trial); `CLOUD_ML_JOB_ID` and `CLOUD_ML_TRIAL_ID` name the job and the trial. Locally every
+replica is a process on 127.0.0.1, so each gets its own port in place of its own host.
+"""
+
+import json
+from dataclasses import dataclass
+
+# Role names TensorFlow expects in TF_CONFIG, by pool index.
+_TF_ROLES = ("chief", "worker", "ps", "evaluator")
+
+# Variables the service owns: inherited values would mislead a replica, so they are dropped.
+OWNED_PREFIXES = ("AIP_", "CLOUD_ML_")
+OWNED_NAMES = frozenset(
+    {"CLUSTER_SPEC", "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}
+    | {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES"}
+)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One attempt of a job as the replicas see it."""
+
+    job_id: str
+    """The CustomJob's ID (the last part of its name)."""
+    pools: tuple[tuple[str, ...], ...]
+    """`host:port` of every replica, per pool index; an empty tuple is a skipped pool."""
+    job_spec_json: str
+    """The CustomJobSpec as JSON: CLUSTER_SPEC's `job`."""
+    base_output_dir: str = ""
+    """`jobSpec.baseOutputDirectory.outputUriPrefix` (a gs:// URI), or empty."""
+    trial_id: str = ""
+    """The tuning trial this job runs, or empty."""
+
+
+def replica_name(pool: int, index: int) -> str:
+    """Vertex's name of a replica: `workerpool<pool>-<index>`."""
+    return f"workerpool{pool}-{index}"
+
+
+def replica_environment(cluster: Cluster, pool: int, index: int) -> dict[str, str]:
+    """Every variable Vertex sets for replica `index` of pool `pool`."""
+    env = {
+        "CLUSTER_SPEC": json.dumps(_cluster_spec(cluster, pool, index)),
+        "TF_CONFIG": json.dumps(_tf_config(cluster, pool, index)),
+        "CLOUD_ML_JOB_ID": cluster.job_id,
+    }
+    if cluster.trial_id:
+        env["CLOUD_ML_TRIAL_ID"] = cluster.trial_id
+    if pool in (0, 1):
+        env.update(_torch_nodes(cluster, pool, index))
+    env.update(output_directories(cluster.base_output_dir, cluster.trial_id))
+    return env
+
+
+def output_directories(base_output_dir: str, trial_id: str = "") -> dict[str, str]:
+    """`AIP_MODEL_DIR`, `AIP_CHECKPOINT_DIR`, `AIP_TENSORBOARD_LOG_DIR` under the base directory."""
+    if not base_output_dir:
+        return {}
+    base = base_output_dir.rstrip("/") + "/"
+    if trial_id:
+        base += f"{trial_id}/"
+    return {
+        "AIP_MODEL_DIR": base + "model/",
+        "AIP_CHECKPOINT_DIR": base + "checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": base + "logs/",
+    }
+
+
+def _cluster_spec(cluster: Cluster, pool: int, index: int) -> dict:
+    task: dict[str, object] = {"type": f"workerpool{pool}", "index": index}
+    if cluster.trial_id:
+        task["trial"] = cluster.trial_id
+    hosts = {f"workerpool{i}": list(h) for i, h in enumerate(cluster.pools) if h}
+    return {"cluster": hosts, "environment": "cloud", "task": task, "job": cluster.job_spec_json}
+
+
+def _tf_config(cluster: Cluster, pool: int, index: int) -> dict:
+    task: dict[str, object] = {"type": _TF_ROLES[pool], "index": index}
+    if cluster.trial_id:
+        task["trial"] = cluster.trial_id
+    # TensorFlow keeps the evaluator out of the cluster it trains on.
+    hosts = {_TF_ROLES[i]: list(h) for i, h in enumerate(cluster.pools) if h and i < 3}
+    return {"cluster": hosts, "environment": "cloud", "task": task, "job": cluster.job_spec_json}
+
+
+def _torch_nodes(cluster: Cluster, pool: int, index: int) -> dict[str, str]:
+    primary = cluster.pools[0][0]
+    host, _, port = primary.rpartition(":")
+    workers = cluster.pools[1] if len(cluster.pools) > 1 else ()
+    return {
+        "MASTER_ADDR": host,
+        "MASTER_PORT": port,
+        "WORLD_SIZE": str(1 + len(workers)),
+        "RANK": str(0 if pool == 0 else 1 + index),
+    }

@@ -1,0 +1,78 @@
+"""The local Vertex service's settings: one frozen dataclass, built from flags or defaults."""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+POLL_INTERVAL_ENV = "VTP_LOCAL_POLL_INTERVAL"
+"""Seconds between the supervisor's checks of replica processes (tests set it small)."""
+
+GRACE_PERIOD_ENV = "VTP_LOCAL_GRACE_PERIOD"
+"""Seconds between SIGTERM and SIGKILL when a replica is stopped, cancelled or preempted."""
+
+PROJECT_IMAGE_ENV = "VTP_PROJECT_IMAGE"
+"""Comma-separated image prefixes that count as this project's image (run as host processes)."""
+
+PROJECT_IMAGE_NAMES = ("vtp", "vertex-torch-pipelines")
+"""An image whose name has one of these as a path component is this project's image."""
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """Everything the local service needs to know; `from_env` fills what flags leave out."""
+
+    state_dir: Path
+    """Holds the SQLite database, replica logs, working directories and installed packages."""
+
+    port: int = 8765
+    """TCP port on 127.0.0.1 (0 picks a free one)."""
+
+    gcs_root: Path | None = None
+    """Stands in for Cloud Storage: `gs://b/p` is `<gcs_root>/b/p`; default `<state_dir>/gcs`."""
+
+    poll_interval: float = 0.5
+    """Seconds between checks of replica processes and of the queue."""
+
+    grace_period: float = 10.0
+    """Seconds a replica gets between SIGTERM and SIGKILL (cancel, preemption, shutdown)."""
+
+    max_replicas: int = 0
+    """Replica processes that may run at once over all jobs (0: no limit); the rest queue."""
+
+    gpus: tuple[str, ...] = ()
+    """GPU indices replicas may be given through CUDA_VISIBLE_DEVICES."""
+
+    ignore_accelerators: bool = False
+    """Run jobs that ask for accelerators without any (CPU only) instead of rejecting them."""
+
+    project_images: tuple[str, ...] = field(default_factory=tuple)
+    """Extra image prefixes that count as this project's image, besides PROJECT_IMAGE_NAMES."""
+
+    def __post_init__(self) -> None:
+        if self.poll_interval <= 0:
+            raise ValueError(f"poll_interval must be > 0 seconds, got {self.poll_interval}")
+        if self.grace_period < 0:
+            raise ValueError(f"grace_period must be >= 0 seconds, got {self.grace_period}")
+        if self.max_replicas < 0:
+            raise ValueError(f"max_replicas must be >= 0 (0: no limit), got {self.max_replicas}")
+        if not 0 <= self.port < 65536:
+            raise ValueError(f"port must be in 0..65535, got {self.port}")
+
+    @property
+    def storage_root(self) -> Path:
+        """The directory that stands in for Cloud Storage."""
+        return self.gcs_root or self.state_dir / "gcs"
+
+    @classmethod
+    def from_env(cls, state_dir: Path, **overrides: object) -> "ServiceConfig":
+        """Defaults from the environment (poll interval, grace period); image prefixes add up."""
+        values: dict[str, object] = {"state_dir": Path(state_dir)}
+        if os.environ.get(POLL_INTERVAL_ENV):
+            values["poll_interval"] = float(os.environ[POLL_INTERVAL_ENV])
+        if os.environ.get(GRACE_PERIOD_ENV):
+            values["grace_period"] = float(os.environ[GRACE_PERIOD_ENV])
+        prefixes = os.environ.get(PROJECT_IMAGE_ENV, "")
+        from_env = tuple(p.strip() for p in prefixes.split(",") if p.strip())
+        values["project_images"] = from_env + tuple(overrides.pop("project_images", None) or ())
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]

@@ -1,0 +1,72 @@
+"""Replica processes: each in its own session (so its own process group), logging to one file.
+
+Every replica carries a random token in its environment. The token and the group leader's pid
+are stored before the service does anything else, so a restarted service can find and kill what a
+crashed one left behind even if pids were reused meanwhile: only processes whose environment holds
+the token are killed.
+"""
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+TOKEN_ENV = "VTP_LOCAL_REPLICA_TOKEN"
+"""Environment variable holding the replica's token (inherited by everything it starts)."""
+
+
+def spawn(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, log_path: Path
+) -> subprocess.Popen:
+    """Start `argv` in a new session with stdout and stderr appended to `log_path`."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            list(argv),
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def signal_group(pid: int, sig: signal.Signals) -> None:
+    """Send `sig` to the process group led by `pid`; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def kill_leftovers(pid: int, token: str) -> int:
+    """SIGKILL every process carrying `token` (and group `pid` where /proc is absent)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        signal_group(pid, signal.SIGKILL)
+        return 0
+    killed = 0
+    for candidate in _pids_with_token(proc, token):
+        try:
+            os.kill(candidate, signal.SIGKILL)
+            killed += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
+def _pids_with_token(proc: Path, token: str) -> list[int]:
+    needle = f"{TOKEN_ENV}={token}".encode()
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found

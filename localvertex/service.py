@@ -1,0 +1,384 @@
+"""The local Vertex service's Python API: CustomJobs created, queued, run, listed, cancelled.
+
+`LocalVertex` is what the HTTP routes (`http.py`) call, and what in-process code (the tuning
+service in `localvertex/tuning/`) calls directly, e.g. to run a trial as a CustomJob:
+
+    name = service.create_custom_job(parent, job, extra_env={...}, trial_id="3", listed=False)
+    job = service.wait_custom_job(name)            # blocks until a terminal state
+    service.cancel_custom_job(name)
+
+A scheduler thread starts queued jobs, in creation order, when their replicas fit the machine
+(`capacity.py`); each started job gets a `JobRun` thread (`supervisor.py`).
+"""
+
+import base64
+import json
+import logging
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+from google.cloud import aiplatform_v1
+from google.rpc import status_pb2
+
+from localvertex import errors, rules
+from localvertex.capacity import Capacity, Needs
+from localvertex.config import ServiceConfig
+from localvertex.filters import compile_filter
+from localvertex.launch import JobPlan, plan_job
+from localvertex.packages import missing_archives
+from localvertex.process import kill_leftovers
+from localvertex.resources import JobName, job_json, parse_job_name
+from localvertex.store import JobRecord, ProcessRecord, Runtime, Store
+from localvertex.supervisor import JobRun, Outcome
+
+State = aiplatform_v1.JobState
+TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
+DEFAULT_PAGE_SIZE = 100
+MAX_LOG_BYTES = 1 << 20
+_log = logging.getLogger(__name__)
+
+
+class LocalVertex:
+    """CustomJobs on this machine, with Vertex's states and failure rules."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        self.store = Store(config.state_dir / "state.db")
+        self.capacity = Capacity(config.gpus, config.max_replicas)
+        self._runs: dict[str, JobRun] = {}
+        self._queue: list[str] = []
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._closing = threading.Event()
+        self._scheduler = threading.Thread(
+            target=self._schedule_loop, name="scheduler", daemon=True
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Recover what a previous run left behind, then start scheduling."""
+        self._recover()
+        self._scheduler.start()
+
+    def close(self) -> None:
+        """Stop every replica; running jobs go back to the queue for the next start."""
+        self._closing.set()
+        with self._changed:
+            self._changed.notify_all()
+        runs = list(self._runs.values())
+        for run in runs:
+            run.shutdown()
+        for run in runs:
+            run.join()
+        if self._scheduler.is_alive():
+            self._scheduler.join()
+        self.store.close()
+
+    # -- the API ------------------------------------------------------------------------------
+
+    def create_custom_job(
+        self,
+        parent: str,
+        job: aiplatform_v1.CustomJob,
+        extra_env: Mapping[str, str] | None = None,
+        trial_id: str = "",
+        listed: bool = True,
+    ) -> str:
+        """Validate and queue `job` under `parent`; return its resource name."""
+        if not job.display_name:
+            raise errors.invalid_argument("customJob.displayName is required.")
+        self._check_runnable(job.job_spec)
+        now = datetime.now(UTC)
+        record = JobRecord(
+            aiplatform_v1.CustomJob(
+                name=f"{parent}/customJobs/{secrets.randbelow(9 * 10**18) + 10**18}",
+                display_name=job.display_name,
+                job_spec=job.job_spec,
+                labels=dict(job.labels),
+                state=State.JOB_STATE_QUEUED,
+                create_time=now,
+                update_time=now,
+            ),
+            Runtime(trial_id=trial_id, extra_env=dict(extra_env or {}), listed=listed),
+        )
+        if "encryption_spec" in job:
+            record.job.encryption_spec = job.encryption_spec
+        with self._changed:
+            self.store.insert_job(record)
+            self._queue.append(record.id)
+            self._changed.notify_all()
+        _log.info("job %s (%s): created, queued", record.id, job.display_name)
+        return record.job.name
+
+    def get_custom_job(self, name: str) -> aiplatform_v1.CustomJob:
+        """The job named `name`; raise ApiError NOT_FOUND."""
+        return self._record(name).job
+
+    def list_custom_jobs(
+        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[aiplatform_v1.CustomJob], str]:
+        """One page of the listed jobs under `parent` that match `filter`, and the next token."""
+        predicate = compile_filter(filter)
+        start = _decode_token(page_token)
+        size = min(page_size or DEFAULT_PAGE_SIZE, 1000)
+        jobs = [r.job for r in self.store.jobs(parent) if r.runtime.listed]
+        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
+        page = jobs[start : start + size]
+        more = start + size < len(jobs)
+        return page, _encode_token(start + size) if more else ""
+
+    def cancel_custom_job(self, name: str) -> None:
+        """Start cancelling the job (CANCELLING, then CANCELLED); raise if it already ended."""
+        with self._changed:
+            record = self._record(name)
+            if record.job.state in TERMINAL:
+                raise errors.failed_precondition(
+                    f"Cannot cancel {record.job.name}: it is already in state "
+                    f"{record.job.state.name}."
+                )
+            if record.id in self._queue:
+                self._queue.remove(record.id)
+                self._finish_record(
+                    record, Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+                )
+                return
+            self._update(record, State.JOB_STATE_CANCELLING)
+            run = self._runs.get(record.id)
+        if run:
+            run.cancel()
+
+    def delete_custom_job(self, name: str) -> dict:
+        """Delete an ended job and its files; return the (done) long-running Operation."""
+        record = self._record(name)
+        if record.job.state not in TERMINAL:
+            raise errors.failed_precondition(
+                f"{record.job.name} is in state {record.job.state.name}; cancel it and wait "
+                "for it to end before deleting it."
+            )
+        self.store.delete_job(record.id)
+        shutil.rmtree(self.config.state_dir / "jobs" / record.id, ignore_errors=True)
+        return self._operation(record.job.name, "DeleteOperationMetadata")
+
+    def get_operation(self, name: str) -> dict:
+        """A long-running operation by name; raise ApiError NOT_FOUND."""
+        body = self.store.get_operation(name)
+        if body is None:
+            raise errors.not_found(f"Operation {name} not found.")
+        return json.loads(body)
+
+    def preempt_replica(self, name: str, replica: str, grace: float | None = None) -> None:
+        """Stop `replica` as a maintenance event or SPOT reclaim would (non-permanent failure)."""
+        record = self._record(name)
+        run = self._runs.get(record.id)
+        if run is None or record.job.state != State.JOB_STATE_RUNNING:
+            raise errors.failed_precondition(
+                f"{record.job.name} is in state {record.job.state.name}; only a running job "
+                "can be preempted."
+            )
+        run.preempt(replica, self.config.grace_period if grace is None else grace)
+
+    def read_logs(
+        self, name: str, replica: str = "", offset: int = 0, max_bytes: int = MAX_LOG_BYTES
+    ) -> dict:
+        """Log text of one replica (or all) from byte `offset`, and where to read on from."""
+        record = self._record(name)
+        replicas = [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]
+        if replica and replica not in replicas:
+            raise errors.invalid_argument(
+                f"replica {replica!r} is not in this job ({', '.join(replicas)})."
+            )
+        logs = self.config.state_dir / "jobs" / record.id / "logs"
+        entries = [
+            _read_log(logs / f"{n}.log", n, offset, max_bytes)
+            for n in ([replica] if replica else replicas)
+        ]
+        return {"name": record.job.name, "jobState": record.job.state.name, "entries": entries}
+
+    def wait_custom_job(self, name: str, timeout: float | None = None) -> aiplatform_v1.CustomJob:
+        """Block until the job reaches a terminal state (or `timeout` seconds); return it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while (job := self.get_custom_job(name)).state not in TERMINAL:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._changed.wait(left)
+        return job
+
+    # -- JobBook: what JobRun threads report --------------------------------------------------
+
+    def set_state(self, job_id: str, state: State) -> None:
+        with self._changed:
+            record = self.store.get_job(job_id)
+            if record.job.state != State.JOB_STATE_CANCELLING:
+                self._update(record, state)
+
+    def save_history(self, job_id: str, history: rules.History) -> None:
+        with self._changed:
+            record = self.store.get_job(job_id)
+            record.runtime.job_retries = history.job_retries
+            record.runtime.worker_restarts = dict(history.worker_restarts)
+            self.store.update_job(record)
+
+    def add_process(self, process: ProcessRecord) -> None:
+        self.store.add_process(process)
+
+    def remove_process(self, job_id: str, replica: str) -> None:
+        self.store.remove_process(job_id, replica)
+
+    def finish(self, job_id: str, outcome: Outcome) -> None:
+        with self._changed:
+            run = self._runs.pop(job_id)
+            self.capacity.release(run.gpus)
+            record = self.store.get_job(job_id)
+            if outcome.state is None:  # the service is stopping: run it again next time
+                self._update(record, State.JOB_STATE_QUEUED)
+            else:
+                self._finish_record(record, outcome)
+
+    # -- scheduling ---------------------------------------------------------------------------
+
+    def _schedule_loop(self) -> None:
+        while not self._closing.is_set():
+            with self._changed:
+                self._start_queued()
+                self._changed.wait(self.config.poll_interval)
+
+    def _start_queued(self) -> None:
+        # Strict FIFO: a job that does not fit yet holds back the ones behind it, as a quota would.
+        while self._queue and not self._closing.is_set():
+            record = self.store.get_job(self._queue[0])
+            plan = self._plan(record.job.job_spec)
+            gpus = self.capacity.allocate(Needs.of(plan, self.config.ignore_accelerators))
+            if gpus is None:
+                return
+            self._queue.pop(0)
+            if not record.runtime.started_at:
+                record.runtime.started_at = time.time()
+                self.store.update_job(record)
+            run = JobRun(record.job, record.runtime, plan, gpus, self.config, self)
+            self._runs[record.id] = run
+            run.start()
+
+    def _recover(self) -> None:
+        """Kill replicas a crashed service left running; settle every job it left unfinished."""
+        for process in self.store.processes():
+            kill_leftovers(process.pid, process.token)
+            self.store.remove_process(process.job_id, process.replica)
+        for record in self.store.jobs():
+            self._recover_job(record)
+
+    def _recover_job(self, record: JobRecord) -> None:
+        state = record.job.state
+        if state == State.JOB_STATE_QUEUED:
+            self._queue.append(record.id)
+        elif state == State.JOB_STATE_CANCELLING:
+            self._finish_record(
+                record, Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            )
+        elif state in (State.JOB_STATE_PENDING, State.JOB_STATE_RUNNING):
+            scheduling = record.job.job_spec.scheduling
+            policy = rules.Policy(
+                scheduling.restart_job_on_worker_restart, scheduling.disable_retries
+            )
+            if rules.may_restart_after_crash(record.runtime.internal_restarts, policy):
+                record.runtime.internal_restarts += 1
+                self._update(record, State.JOB_STATE_QUEUED)
+                self._queue.append(record.id)
+                _log.info("job %s: the service stopped while it ran; queued again", record.id)
+            else:
+                outcome = Outcome(
+                    State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE
+                )
+                self._finish_record(record, outcome)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_runnable(self, spec: aiplatform_v1.CustomJobSpec) -> None:
+        plan = self._plan(spec)
+        for pool in plan.pools:
+            missing = missing_archives(pool.package_uris, self.config.storage_root)
+            if missing:
+                raise errors.invalid_argument(
+                    f"customJob.jobSpec.workerPoolSpecs[{pool.index}].pythonPackageSpec."
+                    f"packageUris: {', '.join(missing)} not found under the local Cloud Storage "
+                    f"root {self.config.storage_root}."
+                )
+        reason = self.capacity.never_fits(Needs.of(plan, self.config.ignore_accelerators))
+        if reason:
+            raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
+
+    def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
+        return plan_job(spec, self.config.project_images)
+
+    def _record(self, name: str) -> JobRecord:
+        wanted: JobName = parse_job_name(name)
+        record = self.store.get_job(wanted.job_id)
+        if record is None or not wanted.matches(record.job.name):
+            raise errors.not_found(f"CustomJob {name} not found.")
+        return record
+
+    def _update(self, record: JobRecord, state: State) -> None:
+        now = datetime.now(UTC)
+        record.job.state = state
+        record.job.update_time = now
+        if state == State.JOB_STATE_RUNNING and not record.job.start_time:
+            record.job.start_time = now
+        if state in TERMINAL:
+            record.job.end_time = now
+        self.store.update_job(record)
+        self._changed.notify_all()
+        _log.info("job %s: %s", record.id, state.name)
+
+    def _finish_record(self, record: JobRecord, outcome: Outcome) -> None:
+        if outcome.error_code:
+            record.job.error = status_pb2.Status(code=outcome.error_code, message=outcome.message)
+        self._update(record, outcome.state)
+
+    def _operation(self, resource: str, metadata_type: str) -> dict:
+        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        parent = resource.split("/customJobs/")[0]
+        name = f"{parent}/operations/{secrets.randbelow(9 * 10**18) + 10**18}"
+        operation = {
+            "name": name,
+            "metadata": {
+                "@type": f"type.googleapis.com/google.cloud.aiplatform.v1.{metadata_type}",
+                "genericMetadata": {"createTime": now, "updateTime": now},
+            },
+            "done": True,
+            "response": {"@type": "type.googleapis.com/google.protobuf.Empty"},
+        }
+        self.store.put_operation(name, json.dumps(operation))
+        return operation
+
+
+def _read_log(path: Path, replica: str, offset: int, max_bytes: int) -> dict:
+    data = b""
+    if path.is_file():
+        with open(path, "rb") as log:
+            log.seek(offset)
+            data = log.read(max_bytes)
+    text = data.decode("utf-8", errors="replace")
+    return {"replica": replica, "offset": offset, "nextOffset": offset + len(data), "text": text}
+
+
+def _encode_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _decode_token(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+        if kind == "offset" and value.isdigit():
+            return int(value)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise errors.invalid_argument(f"Invalid pageToken {token!r}.")
