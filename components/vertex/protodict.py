@@ -157,7 +157,7 @@ def _is_integer(value: Any) -> bool:
 
 
 def _is_repeated(field: FieldDescriptor) -> bool:
-    return field.label == FieldDescriptor.LABEL_REPEATED
+    return field.is_repeated  # `label` is deprecated in protobuf 6
 
 
 def _is_map(field: FieldDescriptor) -> bool:

@@ -112,7 +112,9 @@ def _trial_job_flags(flags: TuningFlags) -> dict[str, Any]:
 
 def _merged(base: Any, fields: dict[str, Any]) -> Any:
     # A non-mapping base is left for the validator to report against the file.
-    return {**base, **fields} if isinstance(base, dict) or base is None else base
+    if base is None:
+        return dict(fields)
+    return {**base, **fields} if isinstance(base, dict) else base
 
 
 def _attribute(exc: SpecError, flags: TuningFlags) -> SpecError:
