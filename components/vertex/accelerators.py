@@ -89,11 +89,17 @@ def accelerator_problem(machine_type: str, accelerator: str | None, count: int) 
     if not machine_type.startswith(carrier.prefixes):
         shapes = ", ".join(f"{p}*" if p.endswith("-") else p for p in carrier.prefixes)
         return (
-            f"{accelerator} needs an {carrier.family} machine type ({shapes}), not "
-            f"{machine_type!r}; change the machine type or pick an accelerator that "
-            f"{machine_type.split('-')[0]} machines carry"
+            f"{accelerator} runs on {carrier.family} machine types ({shapes}), not "
+            f"{machine_type!r}; {_alternatives(machine_type)}"
         )
     return _count_problem(machine_type, accelerator, carrier, count)
+
+
+def _alternatives(machine_type: str) -> str:
+    fitting = [a for a, c in CARRIERS.items() if machine_type.startswith(c.prefixes)]
+    if not fitting:
+        return "change the machine type, or drop the accelerator"
+    return f"change the machine type, or use an accelerator it carries: {', '.join(fitting)}"
 
 
 def _missing_accelerator(machine_type: str) -> str | None:

@@ -9,8 +9,10 @@ python module with no package, a duplicated key), we say so here, naming the fla
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from components.vertex.accelerators import valid_accelerator_types
 from components.vertex.protodict import SpecError
 
 FLAG = "--worker-pool-spec"
@@ -37,7 +39,7 @@ REST_FIELDS = {
     "machineSpec.machineType": "machine-type",
     "machineSpec.acceleratorType": "accelerator-type",
     "machineSpec.acceleratorCount": "accelerator-count",
-    "machineSpec": "machine-type",
+    "machineSpec": "accelerator-type",
     "replicaCount": "replica-count",
     "containerSpec.imageUri": "container-image-uri",
     "containerSpec.command": "--command",
@@ -48,6 +50,8 @@ REST_FIELDS = {
     "pythonPackageSpec.args": "--args",
 }
 """Which flag key (or flag) sets each REST field of a pool, to word errors the user's way."""
+
+_REGISTRIES = ("gcr.io", "eu.gcr.io", "asia.gcr.io", "us.gcr.io")
 
 PoolFlags = dict[str, Any]
 """One parsed `--worker-pool-spec`: flag keys to str, int or list[str] values; {} = skipped."""
@@ -137,6 +141,12 @@ def _check_pool_software(flags: PoolFlags, pool: Pool, package_uris: list[str]) 
             pool.where("machine-type"),
             "missing; name a machine type, e.g. machine-type=n1-standard-8",
         )
+    accelerator = flags.get("accelerator-type")
+    if accelerator is not None and accelerator not in valid_accelerator_types():
+        raise SpecError(
+            pool.where("accelerator-type"),
+            f"unknown accelerator {accelerator!r}; valid: {', '.join(valid_accelerator_types())}",
+        )
     if "accelerator-count" in flags and "accelerator-type" not in flags:
         raise SpecError(pool.where("accelerator-count"), "needs accelerator-type too")
     local = [k for k in AUTOPACKAGING_KEYS if k in flags]
@@ -144,10 +154,10 @@ def _check_pool_software(flags: PoolFlags, pool: Pool, package_uris: list[str]) 
         raise _autopackaging_error(flags, pool, local)
     has_image, has_executor = "container-image-uri" in flags, "executor-image-uri" in flags
     if has_image == has_executor:
-        problem = "both" if has_image else "neither of"
+        problem = "both" if has_image else "neither"
         raise SpecError(
             pool.where(),
-            f"sets {problem} container-image-uri and "
+            f"sets {problem} container-image-uri {'and' if has_image else 'nor'} "
             "executor-image-uri; a pool runs exactly one: a container image, or a "
             "Python package (executor-image-uri + python-module)",
         )
@@ -198,6 +208,9 @@ def _autopackaging_error(flags: PoolFlags, pool: Pool, local: list[str]) -> Spec
         return SpecError(
             pool.where(), "with local-package-path give exactly one of python-module and script"
         )
+    problem = _local_code_problem(flags)
+    if problem:
+        return SpecError(pool.where(problem[0]), problem[1])
     return SpecError(
         pool.where("local-package-path"),
         "autopackaging (building an image "
@@ -205,6 +218,22 @@ def _autopackaging_error(flags: PoolFlags, pool: Pool, local: list[str]) -> Spec
         "and use container-image-uri, or upload a package and use "
         "--python-package-uris with executor-image-uri and python-module",
     )
+
+
+def _local_code_problem(flags: PoolFlags) -> tuple[str, str] | None:
+    """(key, problem) for a local directory or output image that autopackaging cannot use."""
+    directory = Path(flags["local-package-path"]).expanduser()
+    if not directory.is_dir():
+        return "local-package-path", f"directory {str(directory)!r} not found"
+    image = flags.get("output-image-uri")
+    if image is not None:
+        host = image.split("/")[0]
+        if host not in _REGISTRIES and not host.endswith("-docker.pkg.dev"):
+            return "output-image-uri", (
+                f"{image!r} is not in Container Registry (gcr.io) or Artifact Registry "
+                "(REGION-docker.pkg.dev)"
+            )
+    return None
 
 
 def to_rest(flags: PoolFlags, package_uris: list[str]) -> dict[str, Any]:

@@ -240,10 +240,10 @@ def _check_machine(machine: Mapping[str, Any], path: str) -> None:
 def _check_task(pool: Mapping[str, Any], path: str) -> None:
     container, package = pool.get("containerSpec"), pool.get("pythonPackageSpec")
     if bool(container) == bool(package):
-        problem = "sets both" if container else "sets neither"
+        problem = "both containerSpec and" if container else "neither containerSpec nor"
         raise SpecError(
             path,
-            f"{problem} containerSpec and pythonPackageSpec; a pool runs exactly one: a "
+            f"sets {problem} pythonPackageSpec; a pool runs exactly one: a "
             "container image, or a Python package on an executor image",
         )
     if container and not container.get("imageUri"):

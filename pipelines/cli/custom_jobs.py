@@ -1,0 +1,313 @@
+"""`vtp custom-jobs`: gcloud's `ai custom-jobs` commands, on Vertex or on the local service.
+
+`create` takes the flags of `gcloud ai custom-jobs create` (plus scheduling and output flags
+gcloud lacks), builds and validates the CustomJob before anything is sent, and then prints it
+(`--dry-run`), submits it to the local service (`--local`) or submits it to Vertex. `describe`,
+`list`, `cancel` and `stream-logs` go through the same aiplatform client. The spec library and
+the client are imported when a command runs, so `vtp --help` stays fast.
+"""
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from pipelines.cli import UsageError
+
+PROJECT_ENVS = ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT")
+REGION_ENV = "CLOUDSDK_AI_REGION"
+LOCAL_PROJECT = "local"
+"""Project the local service files jobs under when none is given."""
+LOCAL_REGION = "us-central1"
+STRATEGIES = ("STANDARD", "SPOT", "FLEX_START", "ON_DEMAND", "LOW_COST")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `custom-jobs` and its commands."""
+    group = subparsers.add_parser(
+        "custom-jobs", help="create and manage Vertex AI custom jobs (as gcloud ai custom-jobs)"
+    )
+    commands = group.add_subparsers(dest="custom_jobs_command", required=True, metavar="COMMAND")
+    _add_create(commands)
+    for name, func, help_text in (
+        ("describe", _describe, "print a custom job as JSON"),
+        ("cancel", _cancel, "cancel a custom job"),
+        ("stream-logs", _stream_logs, "follow a custom job's state and logs until it ends"),
+    ):
+        parser = commands.add_parser(name, help=help_text, allow_abbrev=False)
+        parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
+        _add_target_flags(parser)
+        parser.set_defaults(func=func)
+        if name == "stream-logs":
+            parser.add_argument(
+                "--polling-interval",
+                type=float,
+                help="seconds between polls (default: 60 on Vertex, 1 locally)",
+            )
+    parser = commands.add_parser("list", help="list custom jobs", allow_abbrev=False)
+    _add_target_flags(parser)
+    parser.set_defaults(func=_list)
+
+
+def _add_target_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--region", help=f"Vertex AI region (default: ${REGION_ENV})")
+    parser.add_argument(
+        "--project",
+        help="Google Cloud project (default: $CLOUDSDK_CORE_PROJECT or $GOOGLE_CLOUD_PROJECT; "
+        f"'{LOCAL_PROJECT}' with --local)",
+    )
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="talk to the local Vertex service at $VTP_LOCAL_ENDPOINT (http://127.0.0.1:8765)",
+    )
+
+
+def _add_create(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "create",
+        help="create a custom job from gcloud-style flags and/or a --config file",
+        allow_abbrev=False,
+    )
+    _add_target_flags(parser)
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the request body, submit nothing"
+    )
+    add = parser.add_argument
+    add("--display-name", help="display name (required unless the --config file has displayName)")
+    add(
+        "--worker-pool-spec",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="one worker pool, e.g. machine-type=n1-standard-8,replica-count=1,"
+        "container-image-uri=IMAGE; repeat per pool; '' skips a pool",
+    )
+    add("--config", help="YAML: CustomJobSpec fields (as gcloud) or a whole CustomJob")
+    add("--args", action="append", default=[], help="comma-separated args for every pool")
+    add("--command", action="append", default=[], help="comma-separated command for containers")
+    add("--python-package-uris", help="comma-separated gs:// packages for executor-image pools")
+    add("--service-account", help="service account the replicas run as")
+    add("--network", help="projects/PROJECT_NUMBER/global/networks/NETWORK to peer with")
+    add("--enable-web-access", action="store_true", help="interactive shell into replicas")
+    add("--enable-dashboard-access", action="store_true", help="dashboard access to replicas")
+    add("--persistent-resource-id", help="run on this persistent resource")
+    add("--labels", action="append", default=[], metavar="KEY=VALUE,...", help="job labels")
+    add("--kms-key", help="customer-managed encryption key (full resource name)")
+    add("--timeout", help="maximum run time, e.g. 90m, 2h30m, 7d or 3600s")
+    add(
+        "--restart-job-on-worker-restart",
+        action="store_true",
+        help="restart all workers whenever one restarts",
+    )
+    add(
+        "--scheduling-strategy",
+        type=str.upper,
+        choices=STRATEGIES,
+        help="how Vertex gets capacity: STANDARD, SPOT (preemptible) or FLEX_START",
+    )
+    add("--max-wait-duration", help="how long a FLEX_START job waits for capacity, e.g. 2h")
+    add("--disable-retries", action="store_true", help="fail instead of retrying the job")
+    add("--base-output-dir", help="gs:// prefix for AIP_MODEL_DIR, checkpoints and logs")
+    parser.set_defaults(func=_create)
+
+
+def _create(args: argparse.Namespace) -> int:
+    from components.vertex.jobspec import JobFlags, build_custom_job, request_body
+    from components.vertex.protodict import SpecError
+
+    if args.dry_run and args.local:
+        raise UsageError("--dry-run and --local: choose one (--dry-run submits nothing)")
+    flags = JobFlags(
+        display_name=args.display_name,
+        worker_pool_specs=tuple(args.worker_pool_spec),
+        config=args.config,
+        args=tuple(args.args),
+        command=tuple(args.command),
+        python_package_uris=args.python_package_uris,
+        service_account=args.service_account,
+        network=args.network,
+        enable_web_access=args.enable_web_access,
+        enable_dashboard_access=args.enable_dashboard_access,
+        persistent_resource_id=args.persistent_resource_id,
+        labels=tuple(args.labels),
+        kms_key=args.kms_key,
+        timeout=args.timeout,
+        restart_job_on_worker_restart=args.restart_job_on_worker_restart,
+        scheduling_strategy=args.scheduling_strategy,
+        max_wait_duration=args.max_wait_duration,
+        disable_retries=args.disable_retries,
+        base_output_dir=args.base_output_dir,
+    )
+    try:
+        job = build_custom_job(flags)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+    if args.dry_run:
+        print(json.dumps(request_body(job), indent=2))
+        return 0
+    project, region = _project(args), _region(args)
+    client, parent = _client(args, region), f"projects/{project}/locations/{region}"
+    created = _call(args, lambda: client.create_custom_job(parent=parent, custom_job=job))
+    print(f"CustomJob [{created.name}] is submitted successfully.", file=sys.stderr)
+    print(created.name)
+    return 0
+
+
+def _describe(args: argparse.Namespace) -> int:
+    from components.vertex.jobspec import request_body
+
+    client, name = _job_target(args)
+    job = _call(args, lambda: client.get_custom_job(name=name))
+    print(json.dumps(request_body(job), indent=2))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    project, region = _project(args), _region(args)
+    client = _client(args, region)
+    parent = f"projects/{project}/locations/{region}"
+    jobs = _call(args, lambda: list(client.list_custom_jobs(parent=parent)))
+    rows = [("ID", "DISPLAY_NAME", "STATE", "CREATE_TIME")]
+    for job in jobs:
+        created = job.create_time.isoformat() if job.create_time else ""
+        rows.append((job.name.rsplit("/", 1)[-1], job.display_name, job.state.name, created))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[3]]))
+    return 0
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    client, name = _job_target(args)
+    _call(args, lambda: client.cancel_custom_job(name=name))
+    print(f"Request to cancel CustomJob [{name}] has been sent.", file=sys.stderr)
+    return 0
+
+
+def _stream_logs(args: argparse.Namespace) -> int:
+    from components.vertex import joblogs
+
+    client, name = _job_target(args)
+    interval = args.polling_interval or (1.0 if args.local else 60.0)
+    if interval <= 0:
+        raise UsageError("--polling-interval must be a positive number of seconds")
+    read_logs = _log_reader(args, name)
+    job = None
+    for event in joblogs.follow(
+        lambda: _call(args, lambda: client.get_custom_job(name=name)), read_logs, interval
+    ):
+        if isinstance(event, dict):
+            print("\n".join(joblogs.format_entry(event)), flush=True)
+        else:
+            job = event
+            print(f"CustomJob [{name}] is {job.state.name}.", file=sys.stderr, flush=True)
+    if job is not None and job.state != joblogs.JobState.JOB_STATE_SUCCEEDED:
+        if job.error.message:
+            print(f"vtp: job failed: {job.error.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _log_reader(args: argparse.Namespace, name: str) -> Any:
+    """A callable returning new log entries; [] for good once the service has no log route."""
+    import requests
+
+    from components.vertex import joblogs
+    from components.vertex.endpoint import local_endpoint
+
+    project, job_id = name.split("/")[1], name.rsplit("/", 1)[-1]
+    if args.local:
+        reader = joblogs.LogReader(requests.Session(), project, job_id, local_endpoint())
+    else:
+        import google.auth
+        from google.auth.transport.requests import AuthorizedSession
+
+        credentials, _ = _call(
+            args,
+            lambda: google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"]),
+        )
+        reader = joblogs.LogReader(AuthorizedSession(credentials), project, job_id)
+    available = True
+
+    def read() -> list[dict[str, Any]]:
+        nonlocal available
+        if available:
+            try:
+                return _call(args, reader.read)
+            except joblogs.LogsUnavailable as exc:
+                print(f"vtp: {exc}; showing state changes only", file=sys.stderr)
+                available = False
+        return []
+
+    return read
+
+
+def _project(args: argparse.Namespace) -> str:
+    project = args.project or next((os.environ[e] for e in PROJECT_ENVS if os.environ.get(e)), None)
+    if project:
+        return project
+    if args.local:
+        return LOCAL_PROJECT
+    raise UsageError(
+        "no project: pass --project or set CLOUDSDK_CORE_PROJECT (gcloud config set project P)"
+    )
+
+
+def _region(args: argparse.Namespace) -> str:
+    region = args.region or os.environ.get(REGION_ENV)
+    if region:
+        return region
+    if args.local:
+        return LOCAL_REGION
+    raise UsageError(f"no region: pass --region (e.g. us-central1) or set {REGION_ENV}")
+
+
+def _job_target(args: argparse.Namespace) -> tuple[Any, str]:
+    """The client for JOB's region and JOB's resource name (an ID takes --project/--region)."""
+    if args.job.startswith("projects/"):
+        parts = args.job.split("/")
+        if len(parts) != 6 or parts[2] != "locations" or parts[4] != "customJobs":
+            raise UsageError(f"JOB {args.job!r} is not projects/P/locations/L/customJobs/ID")
+        return _client(args, parts[3]), args.job
+    if not args.job.isdigit():
+        raise UsageError(f"JOB {args.job!r} is neither a numeric job ID nor a resource name")
+    region = _region(args)
+    return _client(
+        args, region
+    ), f"projects/{_project(args)}/locations/{region}/customJobs/{args.job}"
+
+
+def _client(args: argparse.Namespace, region: str) -> Any:
+    from components.vertex.client import job_client
+
+    try:
+        return job_client(region, local=args.local)
+    except ValueError as exc:  # a bad region or VTP_LOCAL_ENDPOINT
+        raise UsageError(str(exc)) from None
+
+
+def _call(args: argparse.Namespace, request: Any) -> Any:
+    """Run one service call; turn transport and API errors into a one-line message, exit 1."""
+    import google.auth.exceptions
+    import requests
+    from google.api_core import exceptions as api_exceptions
+
+    try:
+        return request()
+    except api_exceptions.GoogleAPICallError as exc:
+        _fail(f"{exc.code.name if exc.code else 'error'}: {exc.message}")
+    except google.auth.exceptions.DefaultCredentialsError:
+        _fail("no Google credentials; run `gcloud auth application-default login`")
+    except requests.ConnectionError:
+        from components.vertex.endpoint import local_endpoint
+
+        where = local_endpoint() if args.local else "Vertex AI"
+        hint = "; start it with `vtp local serve`" if args.local else ""
+        _fail(f"cannot reach {where}{hint}")
+
+
+def _fail(message: str) -> None:
+    print(f"vtp: error: {message}", file=sys.stderr)
+    sys.exit(1)
