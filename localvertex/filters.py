@@ -110,12 +110,11 @@ class _Parser:
 
 
 def _path(field: str) -> list[str]:
-    # snake_case -> camelCase per segment; label keys (after `labels.`) stay as written.
+    # snake_case -> camelCase per segment; keys after `labels.` stay as written.
     parts = field.split(".")
-    camel = [re.sub(r"_([a-z])", lambda m: m.group(1).upper(), p) for p in parts]
-    if camel[0] == "labels":
-        return ["labels", *parts[1:]]
-    return camel
+    cut = parts.index("labels") + 1 if "labels" in parts else len(parts)
+    camel = [re.sub(r"_([a-z])", lambda m: m.group(1).upper(), p) for p in parts[:cut]]
+    return camel + parts[cut:]
 
 
 def _lookup(job: dict, path: list[str]) -> object:

@@ -15,6 +15,8 @@ Local extensions (not part of Vertex):
     POST   .../customJobs/{id}:preempt  {"replica": "workerpool1-0", "gracePeriod": "5s"} -> {}
     GET    .../customJobs/{id}:logs?replica=R&offset=N&maxBytes=M
            -> {"name", "jobState", "entries": [{"replica", "offset", "nextOffset", "text"}]}
+    POST   /v2/entries:list   Cloud Logging's entries.list over replica logs (`logs.py`): what
+           `stream-logs` reads (resource.type="ml_job", resource.labels.job_id/task_name)
     GET    /healthz -> {"status": "ok"}
 
 `-` stands for any project or location in a job's name (job IDs are unique). Errors use Google's
@@ -119,6 +121,7 @@ def build_router(service: LocalVertex) -> Router:
     router.add("GET", _JOB + ":logs", routes.logs)
     router.add("GET", _PARENT + r"/operations/(?P<op>[^/:]+)", routes.operation)
     router.add("POST", _PARENT + r"/operations/(?P<op>[^/:]+):wait", routes.operation)
+    router.add("POST", "/v2/entries:list", routes.entries)
     router.add("GET", "/healthz", lambda _request: '{"status": "ok"}')
     if importlib.util.find_spec("localvertex.tuning") is not None:
         tuning = importlib.import_module("localvertex.tuning")
@@ -180,6 +183,23 @@ class _Routes:
             _name(request), request.arg("replica"), int(numbers["offset"]), max_bytes
         )
         return json.dumps(logs)
+
+    def entries(self, request: Request) -> str:
+        body = request.json()
+        size = body.get("pageSize", 0)
+        if not isinstance(size, int) or size < 0:
+            raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
+        found, token = self.service.list_log_entries(
+            list(body.get("resourceNames") or []),
+            str(body.get("filter") or ""),
+            str(body.get("orderBy") or ""),
+            size,
+            str(body.get("pageToken") or ""),
+        )
+        page: dict = {"entries": found} if found else {}
+        if token:
+            page["nextPageToken"] = token
+        return json.dumps(page)
 
     def operation(self, request: Request) -> str:
         name = f"{request.params['parent']}/operations/{request.params['op']}"

@@ -14,11 +14,12 @@ A scheduler thread starts queued jobs, in creation order, when their replicas fi
 import base64
 import json
 import logging
+import re
 import secrets
 import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
 
 from localvertex import errors, rules
+from localvertex import logs as joblogs
 from localvertex.capacity import Capacity, Needs
 from localvertex.config import ServiceConfig
 from localvertex.filters import compile_filter
@@ -193,12 +195,35 @@ class LocalVertex:
             raise errors.invalid_argument(
                 f"replica {replica!r} is not in this job ({', '.join(replicas)})."
             )
-        logs = self.config.state_dir / "jobs" / record.id / "logs"
+        logs = self._log_dir(record)
         entries = [
-            _read_log(logs / f"{n}.log", n, offset, max_bytes)
+            joblogs.read(logs / f"{n}.log", n, offset, max_bytes)
             for n in ([replica] if replica else replicas)
         ]
         return {"name": record.job.name, "jobState": record.job.state.name, "entries": entries}
+
+    def list_log_entries(
+        self,
+        resource_names: list[str],
+        filter: str = "",
+        order_by: str = "",
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> tuple[list[dict], str]:
+        """Cloud Logging `entries:list` over replica logs: matching entries and the next token."""
+        predicate = compile_filter(filter)
+        projects = {n.split("/")[1] for n in resource_names if n.startswith("projects/")}
+        job_ids = re.findall(r'resource\.labels\.job_id\s*=\s*"?([\w-]+)', filter)
+        records = [self.store.get_job(i) for i in job_ids] if job_ids else self.store.jobs()
+        found = []
+        for record in filter_records(records, projects):
+            found += [e for e in self._log_entries(record) if predicate(e)]
+        descending = order_by.strip().lower().endswith("desc")
+        found.sort(key=lambda e: (e["timestamp"], e["insertId"]), reverse=descending)
+        start = _decode_token(page_token)
+        size = min(page_size or 1000, 1000)
+        more = start + size < len(found)
+        return found[start : start + size], _encode_token(start + size) if more else ""
 
     def wait_custom_job(self, name: str, timeout: float | None = None) -> aiplatform_v1.CustomJob:
         """Block until the job reaches a terminal state (or `timeout` seconds); return it."""
@@ -314,6 +339,19 @@ class LocalVertex:
         if reason:
             raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
 
+    def _log_dir(self, record: JobRecord) -> Path:
+        return self.config.state_dir / "jobs" / record.id / "logs"
+
+    def _log_entries(self, record: JobRecord) -> list[dict]:
+        replicas = [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]
+        found = []
+        for replica in replicas:
+            path = self._log_dir(record) / f"{replica}.log"
+            if record.id not in self._runs:  # nobody else indexes it any more
+                joblogs.index_lines(path, final=True)
+            found += joblogs.entries(path, record.job.name, replica)
+        return found
+
     def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
         return plan_job(spec, self.config.project_images)
 
@@ -358,14 +396,10 @@ class LocalVertex:
         return operation
 
 
-def _read_log(path: Path, replica: str, offset: int, max_bytes: int) -> dict:
-    data = b""
-    if path.is_file():
-        with open(path, "rb") as log:
-            log.seek(offset)
-            data = log.read(max_bytes)
-    text = data.decode("utf-8", errors="replace")
-    return {"replica": replica, "offset": offset, "nextOffset": offset + len(data), "text": text}
+def filter_records(records: Iterable[JobRecord | None], projects: set[str]) -> list[JobRecord]:
+    """The existing records, in `projects` when any are named."""
+    kept = [r for r in records if r is not None]
+    return [r for r in kept if not projects or r.job.name.split("/")[1] in projects]
 
 
 def _encode_token(offset: int) -> str:

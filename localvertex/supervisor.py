@@ -26,6 +26,7 @@ from localvertex import errors, rules
 from localvertex.cluster import OWNED_NAMES, OWNED_PREFIXES, Cluster, replica_environment
 from localvertex.config import ServiceConfig
 from localvertex.launch import JobPlan, PoolPlan
+from localvertex.logs import index_lines
 from localvertex.packages import InstallError, install
 from localvertex.process import TOKEN_ENV, kill_leftovers, signal_group, spawn
 from localvertex.store import ProcessRecord, Runtime
@@ -171,6 +172,8 @@ class JobRun(threading.Thread):
                 )
             self._run_commands()
             self._escalate()
+            for replica in self._live():
+                index_lines(self.log_path(replica.name))
             outcome = self._handle_exits()
             if outcome:
                 return outcome
@@ -268,6 +271,7 @@ class JobRun(threading.Thread):
 
     def _reap(self, replica: Replica) -> None:
         kill_leftovers(replica.proc.pid, replica.token)  # children it left behind
+        index_lines(self.log_path(replica.name), final=True)
         self._book.remove_process(self.job_id, replica.name)
         replica.proc = None
 

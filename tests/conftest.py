@@ -1,0 +1,21 @@
+"""Fixtures every test directory may use: one local Vertex service per module, and gcloud on it."""
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fixtures import Gcloud, LocalService
+
+
+@pytest.fixture(scope="module")
+def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """`vtp local serve` on a free port with a fresh state directory, for this test module."""
+    service = LocalService(tmp_path_factory.mktemp("localvertex")).start()
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="module")
+def gcloud(local_service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Gcloud:
+    """The installed gcloud with `api_endpoint_overrides/aiplatform` set to `local_service`."""
+    return Gcloud(tmp_path_factory.mktemp("gcloud"), local_service.url)

@@ -1,0 +1,171 @@
+"""Shared test helpers: a local Vertex service in a subprocess, and real clients pointed at it.
+
+`tests/conftest.py` turns these into the `local_service` and `gcloud` fixtures (one service per
+test module). Use them from any test directory:
+
+    def test_x(local_service, gcloud):
+        client = local_service.client()                  # aiplatform_v1 JobServiceClient, REST
+        job = client.create_custom_job(parent=local_service.parent, custom_job=...)
+        gcloud("ai", "custom-jobs", "describe", job.name)  # the installed gcloud, same service
+
+A module that needs its own flags starts `LocalService(state_dir, "--max-replicas", "1")` itself.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECT, REGION = "local", "us-central1"
+FAST_FLAGS = ("--poll-interval", "0.05", "--grace-period", "2", "--gpus", "none")
+"""Quick polling and short grace periods, and no GPUs whatever the machine has."""
+
+State = aiplatform_v1.JobState
+TERMINAL = (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED)
+
+
+class LocalService:
+    """`vtp local serve` on a free port with its own state directory."""
+
+    def __init__(self, state_dir: Path, *flags: str) -> None:
+        self.state_dir = state_dir
+        self.flags = flags or FAST_FLAGS
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    @property
+    def gcs_root(self) -> Path:
+        """The service's local Cloud Storage root."""
+        return self.state_dir / "gcs"
+
+    @property
+    def parent(self) -> str:
+        """`projects/local/locations/us-central1`."""
+        return f"projects/{PROJECT}/locations/{REGION}"
+
+    def start(self) -> "LocalService":
+        """Start the service and wait until it serves."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pipelines", "local", "serve", "--port", "0"]
+        stderr = open(self.state_dir / "service.log", "a")  # noqa: SIM115 (lives with the process)
+        self.process = subprocess.Popen(
+            [*command, "--state-dir", str(self.state_dir), *self.flags],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=REPO,
+        )
+        match = re.search(r"http://127\.0\.0\.1:\d+", self.process.stdout.readline())
+        if not match:
+            raise RuntimeError(f"the service did not start:\n{self.service_log()}")
+        self.url = match.group()
+        return self
+
+    def stop(self) -> None:
+        """Stop it as Ctrl-C would (replicas stopped, their jobs queued again)."""
+        self._end(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL the service; its replicas keep running, orphaned."""
+        self._end(signal.SIGKILL)
+
+    def service_log(self) -> str:
+        """What the service logged so far."""
+        return (self.state_dir / "service.log").read_text()
+
+    def client(self) -> aiplatform_v1.JobServiceClient:
+        """The aiplatform JobServiceClient (REST transport, anonymous) for this service."""
+        return job_client(self.url)
+
+    def env(self) -> dict[str, str]:
+        """Environment for processes that should use this service and its storage root."""
+        return {**os.environ, "VTP_LOCAL_ENDPOINT": self.url, "VTP_GCS_ROOT": str(self.gcs_root)}
+
+    def _end(self, signum: int) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signum)
+            self.process.wait(timeout=60)
+        if self.process:
+            self.process.stdout.close()
+
+
+class Gcloud:
+    """The installed gcloud, with a throwaway config whose aiplatform endpoint is the service."""
+
+    def __init__(self, config_dir: Path, url: str) -> None:
+        config_dir.mkdir(parents=True, exist_ok=True)
+        self.token = config_dir / "token"
+        self.token.write_text("local-token")
+        self.env = {**os.environ, "CLOUDSDK_CONFIG": str(config_dir)}
+        for key, value in (
+            ("api_endpoint_overrides/aiplatform", f"{url}/"),
+            ("core/disable_usage_reporting", "true"),
+            ("component_manager/disable_update_check", "true"),
+            ("core/project", PROJECT),
+        ):
+            self.run_raw("config", "set", key, value)
+
+    def run_raw(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """`gcloud ARGS` as given."""
+        result = subprocess.run(
+            ["gcloud", *args], env=self.env, capture_output=True, text=True, timeout=120
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"gcloud {' '.join(args)} failed:\n{result.stderr}")
+        return result
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """`gcloud ARGS --region=us-central1 --access-token-file=...`."""
+        flags = (f"--region={REGION}", f"--access-token-file={self.token}")
+        return self.run_raw(*args, *flags, check=check)
+
+    def json(self, *args: str) -> object:
+        """`gcloud ARGS --format=json`, parsed."""
+        return json.loads(self(*args, "--format=json").stdout)
+
+
+def job_client(url: str) -> aiplatform_v1.JobServiceClient:
+    """A JobServiceClient on the REST transport, anonymous, talking to `url`."""
+    return aiplatform_v1.JobServiceClient(
+        transport="rest",
+        client_options=ClientOptions(api_endpoint=url),
+        credentials=AnonymousCredentials(),
+    )
+
+
+def wait_until(check: Callable[[], object], timeout: float = 60, what: str = "") -> object:
+    """Poll `check` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or check}")
+        time.sleep(0.05)
+
+
+def wait_for_state(
+    client: aiplatform_v1.JobServiceClient,
+    name: str,
+    states: Iterable[State] = TERMINAL,
+    timeout: float = 60,
+) -> aiplatform_v1.CustomJob:
+    """Poll the job until its state is one of `states`; return it."""
+    wanted = tuple(states)
+
+    def reached() -> aiplatform_v1.CustomJob | None:
+        job = client.get_custom_job(name=name)
+        return job if job.state in wanted else None
+
+    return wait_until(reached, timeout, f"{name} to reach {[s.name for s in wanted]}")
