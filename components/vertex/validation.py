@@ -238,12 +238,12 @@ def _check_machine(machine: Mapping[str, Any], path: str) -> None:
 
 
 def _check_task(pool: Mapping[str, Any], path: str) -> None:
+    # Both at once is a oneof clash, which the field check has already reported.
     container, package = pool.get("containerSpec"), pool.get("pythonPackageSpec")
-    if bool(container) == bool(package):
-        problem = "both containerSpec and" if container else "neither containerSpec nor"
+    if not container and not package:
         raise SpecError(
             path,
-            f"sets {problem} pythonPackageSpec; a pool runs exactly one: a "
+            "sets neither containerSpec nor pythonPackageSpec; a pool runs exactly one: a "
             "container image, or a Python package on an executor image",
         )
     if container and not container.get("imageUri"):
