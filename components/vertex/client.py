@@ -23,15 +23,3 @@ def job_client(location: str, *, local: bool = False) -> aiplatform_v1.JobServic
     return aiplatform_v1.JobServiceClient(
         transport="rest", client_options=ClientOptions(api_endpoint=api_endpoint(location))
     )
-
-
-def location_path(project: str, location: str) -> str:
-    """`projects/P/locations/L`, the parent of every job."""
-    return f"projects/{project}/locations/{location}"
-
-
-def custom_job_path(project: str, location: str, job: str) -> str:
-    """The resource name of custom job `job`; a full resource name passes through unchanged."""
-    if job.startswith("projects/"):
-        return job
-    return f"{location_path(project, location)}/customJobs/{job}"

@@ -8,8 +8,10 @@ the client are imported when a command runs, so `vtp --help` stays fast.
 """
 
 import argparse
+import dataclasses
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -81,6 +83,7 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="SPEC",
+        dest="worker_pool_specs",
         help="one worker pool, e.g. machine-type=n1-standard-8,replica-count=1,"
         "container-image-uri=IMAGE; repeat per pool; '' skips a pool",
     )
@@ -114,45 +117,32 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from components.vertex.jobspec import JobFlags, build_custom_job, request_body
+    from components.vertex.jobspec import build_custom_job, request_body
     from components.vertex.protodict import SpecError
 
     if args.dry_run and args.local:
         raise UsageError("--dry-run and --local: choose one (--dry-run submits nothing)")
-    flags = JobFlags(
-        display_name=args.display_name,
-        worker_pool_specs=tuple(args.worker_pool_spec),
-        config=args.config,
-        args=tuple(args.args),
-        command=tuple(args.command),
-        python_package_uris=args.python_package_uris,
-        service_account=args.service_account,
-        network=args.network,
-        enable_web_access=args.enable_web_access,
-        enable_dashboard_access=args.enable_dashboard_access,
-        persistent_resource_id=args.persistent_resource_id,
-        labels=tuple(args.labels),
-        kms_key=args.kms_key,
-        timeout=args.timeout,
-        restart_job_on_worker_restart=args.restart_job_on_worker_restart,
-        scheduling_strategy=args.scheduling_strategy,
-        max_wait_duration=args.max_wait_duration,
-        disable_retries=args.disable_retries,
-        base_output_dir=args.base_output_dir,
-    )
     try:
-        job = build_custom_job(flags)
+        job = build_custom_job(_job_flags(args))
     except SpecError as exc:
         raise UsageError(str(exc)) from None
     if args.dry_run:
         print(json.dumps(request_body(job), indent=2))
         return 0
     project, region = _project(args), _region(args)
-    client, parent = _client(args, region), f"projects/{project}/locations/{region}"
+    client, parent = _client(args, region), _parent(project, region)
     created = _call(args, lambda: client.create_custom_job(parent=parent, custom_job=job))
     print(f"CustomJob [{created.name}] is submitted successfully.", file=sys.stderr)
     print(created.name)
     return 0
+
+
+def _job_flags(args: argparse.Namespace) -> Any:
+    """The parsed flags as `JobFlags` (repeated flags as tuples, in order)."""
+    from components.vertex.jobspec import JobFlags
+
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(JobFlags)}
+    return JobFlags(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
 def _describe(args: argparse.Namespace) -> int:
@@ -167,7 +157,7 @@ def _describe(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     project, region = _project(args), _region(args)
     client = _client(args, region)
-    parent = f"projects/{project}/locations/{region}"
+    parent = _parent(project, region)
     jobs = _call(args, lambda: list(client.list_custom_jobs(parent=parent)))
     rows = [("ID", "DISPLAY_NAME", "STATE", "CREATE_TIME")]
     for job in jobs:
@@ -190,7 +180,9 @@ def _stream_logs(args: argparse.Namespace) -> int:
     from components.vertex import joblogs
 
     client, name = _job_target(args)
-    interval = args.polling_interval or (1.0 if args.local else 60.0)
+    interval = args.polling_interval
+    if interval is None:
+        interval = 1.0 if args.local else 60.0
     if interval <= 0:
         raise UsageError("--polling-interval must be a positive number of seconds")
     read_logs = _log_reader(args, name)
@@ -274,9 +266,11 @@ def _job_target(args: argparse.Namespace) -> tuple[Any, str]:
     if not args.job.isdigit():
         raise UsageError(f"JOB {args.job!r} is neither a numeric job ID nor a resource name")
     region = _region(args)
-    return _client(
-        args, region
-    ), f"projects/{_project(args)}/locations/{region}/customJobs/{args.job}"
+    return _client(args, region), f"{_parent(_project(args), region)}/customJobs/{args.job}"
+
+
+def _parent(project: str, region: str) -> str:
+    return f"projects/{project}/locations/{region}"
 
 
 def _client(args: argparse.Namespace, region: str) -> Any:
@@ -297,7 +291,9 @@ def _call(args: argparse.Namespace, request: Any) -> Any:
     try:
         return request()
     except api_exceptions.GoogleAPICallError as exc:
-        _fail(f"{exc.code.name if exc.code else 'error'}: {exc.message}")
+        # REST errors read "POST https://...: message"; the URL is noise to the user.
+        message = re.sub(r"^[A-Z]+ \S+: ", "", exc.message or "")
+        _fail(f"{exc.code.name if exc.code else 'error'}: {message}")
     except google.auth.exceptions.DefaultCredentialsError:
         _fail("no Google credentials; run `gcloud auth application-default login`")
     except requests.ConnectionError:
