@@ -215,6 +215,8 @@ def _check_machine(machine: Mapping[str, Any], path: str) -> None:
     if not machine_type:
         raise SpecError(join(path, "machineType"), "missing; name one, e.g. n1-standard-8")
     accelerator = machine.get("acceleratorType")
+    if isinstance(accelerator, int):  # JSON may carry the enum's number (the REST client does)
+        accelerator = aiplatform_v1.AcceleratorType(accelerator).name
     count = machine.get("acceleratorCount")
     if accelerator in (None, "ACCELERATOR_TYPE_UNSPECIFIED"):
         if count is not None:

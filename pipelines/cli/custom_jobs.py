@@ -122,6 +122,8 @@ def _create(args: argparse.Namespace) -> int:
 
     if args.dry_run and args.local:
         raise UsageError("--dry-run and --local: choose one (--dry-run submits nothing)")
+    if args.region:
+        _client_endpoint(args.region)  # a bad --region is an error even for --dry-run
     try:
         job = build_custom_job(_job_flags(args))
     except SpecError as exc:
@@ -271,6 +273,15 @@ def _job_target(args: argparse.Namespace) -> tuple[Any, str]:
 
 def _parent(project: str, region: str) -> str:
     return f"projects/{project}/locations/{region}"
+
+
+def _client_endpoint(region: str) -> str:
+    from components.vertex.endpoint import api_endpoint
+
+    try:
+        return api_endpoint(region)
+    except ValueError as exc:
+        raise UsageError(f"--region: {exc}") from None
 
 
 def _client(args: argparse.Namespace, region: str) -> Any:

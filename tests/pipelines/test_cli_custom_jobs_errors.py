@@ -197,6 +197,7 @@ CASES = [
     ("display-name-too-long", [GOOD, "--display-name=" + "x" * 129], ["--display-name", "129"]),
     ("nothing-to-run", [], ["--worker-pool-spec", "--config"]),
     ("dry-run-and-local", [GOOD, "--local"], ["--dry-run and --local"]),
+    ("region-not-a-location", [GOOD, "--region=moon"], ["--region", "'moon'", "us-central1"]),
     # --- --config files ---
     ("config-missing", ["--config={dir}/absent.yaml"], ["--config", "cannot read"]),
     (

@@ -157,6 +157,15 @@ def test_problems_are_reported_under_the_callers_name(path, value, where, proble
     assert problem in str(caught.value)
 
 
+def test_enum_numbers_are_read_like_names() -> None:
+    spec = broken(["workerPoolSpecs", 0, "machineSpec", "acceleratorType"], 5)  # NVIDIA_TESLA_T4
+    validate_custom_job_spec(spec, "")
+    with pytest.raises(SpecError, match="a2 machine types"):
+        validate_custom_job_spec(
+            broken(["workerPoolSpecs", 0, "machineSpec", "acceleratorType"], 8), ""
+        )  # NVIDIA_TESLA_A100
+
+
 def test_job_level_rules() -> None:
     for job, problem in [
         ({"jobSpec": SPEC}, "displayName: missing"),
