@@ -5,7 +5,8 @@ base; `--worker-pool-spec` replaces its pools wholesale; `--network`, `--service
 `--persistent-resource-id` replace single fields; `--enable-web-access` only ever turns access on;
 `--args` replaces the args of every pool and `--command` the command of every container pool.
 Our scheduling and output flags (`--timeout`, `--scheduling-strategy`, `--base-output-dir`, ...)
-replace the matching fields. The merged request is validated once, and each error is reported
+replace the matching fields, and `--display-name`, `--labels` and `--kms-key` replace those of
+a whole-CustomJob file. The merged request is validated once, and each error is reported
 against whatever set the field at fault: a flag, a `--worker-pool-spec` key, or the file.
 """
 

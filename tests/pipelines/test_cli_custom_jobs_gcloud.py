@@ -376,7 +376,7 @@ def recorder() -> Iterator[VertexRecorder]:
 
 
 @pytest.fixture(scope="module")
-def gcloud(recorder: VertexRecorder, tmp_path_factory: pytest.TempPathFactory) -> Callable:
+def gcloud_create(recorder: VertexRecorder, tmp_path_factory: pytest.TempPathFactory) -> Callable:
     """Run `gcloud ai custom-jobs create` against the recorder; return the body it sent."""
     home = tmp_path_factory.mktemp("gcloud")
     (home / "token").write_text("test-token\n")
@@ -437,9 +437,11 @@ def custom_job(body: dict[str, Any]) -> aiplatform_v1.CustomJob:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_dry_run_matches_gcloud(case: Case, gcloud: Callable, files_root: Path, capsys) -> None:
+def test_dry_run_matches_gcloud(
+    case: Case, gcloud_create: Callable, files_root: Path, capsys
+) -> None:
     fill = write_files(case, files_root)
-    sent_by_gcloud = gcloud(fill(case.flags + case.gcloud))
+    sent_by_gcloud = gcloud_create(fill(case.flags + case.gcloud))
     code, out, err = vtp([*fill(case.flags + case.vtp), "--dry-run"], capsys)
     assert (code, err) == (0, "")
     assert custom_job(json.loads(out)) == custom_job(sent_by_gcloud)
@@ -447,10 +449,15 @@ def test_dry_run_matches_gcloud(case: Case, gcloud: Callable, files_root: Path, 
 
 @pytest.mark.parametrize("case", CASES[:6] + CASES[-2:], ids=lambda c: c.id)
 def test_local_submission_sends_what_gcloud_sends(
-    case: Case, gcloud: Callable, recorder: VertexRecorder, files_root: Path, capsys, monkeypatch
+    case: Case,
+    gcloud_create: Callable,
+    recorder: VertexRecorder,
+    files_root: Path,
+    capsys,
+    monkeypatch,
 ) -> None:
     fill = write_files(case, files_root)
-    sent_by_gcloud = gcloud(fill(case.flags + case.gcloud))
+    sent_by_gcloud = gcloud_create(fill(case.flags + case.gcloud))
     monkeypatch.setenv("VTP_LOCAL_ENDPOINT", recorder.url)
     argv = [*fill(case.flags + case.vtp), "--local", f"--project={PROJECT}", f"--region={REGION}"]
     code, out, _ = vtp(argv, capsys)
@@ -464,45 +471,49 @@ def test_local_submission_sends_what_gcloud_sends(
 
 
 def test_gcloud_passes_unknown_config_fields_through_we_reject_them(
-    gcloud: Callable, tmp_path: Path, capsys
+    gcloud_create: Callable, tmp_path: Path, capsys
 ) -> None:
     (tmp_path / "c.yaml").write_text(BARE_CONFIG + "tensorbord: projects/1/tensorboards/2\n")
     flags = ["--display-name=typo", f"--config={tmp_path}/c.yaml"]
-    sent = gcloud(flags)
+    sent = gcloud_create(flags)
     assert sent["jobSpec"]["tensorbord"] == "projects/1/tensorboards/2"  # Vertex rejects it later
     code, out, err = vtp([*flags, "--dry-run"], capsys)
     assert (code, out) == (2, "")
     assert "tensorbord" in err and "did you mean 'tensorboard'" in err
 
 
-def test_gcloud_nests_a_full_custom_job_config_we_read_it(gcloud: Callable, tmp_path: Path) -> None:
+def test_gcloud_nests_a_full_custom_job_config_we_read_it(
+    gcloud_create: Callable, tmp_path: Path
+) -> None:
     (tmp_path / "job.yaml").write_text(FULL_CONFIG)
-    sent = gcloud(["--display-name=x", f"--config={tmp_path}/job.yaml"])
+    sent = gcloud_create(["--display-name=x", f"--config={tmp_path}/job.yaml"])
     assert sent["jobSpec"]["jobSpec"]["workerPoolSpecs"]  # not a CustomJobSpec any more
     with pytest.raises(json_format.ParseError):
         custom_job(sent)  # ... so it is not a valid request (the seed-000 case above reads it)
 
 
 def test_gcloud_drops_python_package_uris_with_config_pools_we_reject_them(
-    gcloud: Callable, tmp_path: Path, capsys
+    gcloud_create: Callable, tmp_path: Path, capsys
 ) -> None:
     (tmp_path / "c.yaml").write_text(BARE_CONFIG)
     flags = ["--display-name=p", f"--config={tmp_path}/c.yaml", "--python-package-uris=gs://b/t.gz"]
-    sent = gcloud(flags)
+    sent = gcloud_create(flags)
     assert "gs://b/t.gz" not in json.dumps(sent)
     code, out, err = vtp([*flags, "--dry-run"], capsys)
     assert (code, out) == (2, "")
     assert "--python-package-uris" in err
 
 
-def test_gcloud_sends_python_module_without_package_we_reject_it(gcloud: Callable, capsys) -> None:
+def test_gcloud_sends_python_module_without_package_we_reject_it(
+    gcloud_create: Callable, capsys
+) -> None:
     flags = [
         "--display-name=p",
         pool(
             machine_type="n1-standard-4", executor_image_uri=EXECUTOR, python_module="trainer.task"
         ),
     ]
-    sent = gcloud(flags)
+    sent = gcloud_create(flags)
     assert sent["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"].get("packageUris", []) == []
     code, out, err = vtp([*flags, "--dry-run"], capsys)
     assert (code, out) == (2, "")
