@@ -1,0 +1,23 @@
+# The project's image: every component and every training replica runs on it.
+# Build: docker build -t us-docker.pkg.dev/<project>/vtp/vtp:0.1.0 .
+# On a GPU machine drop the constraints file to take the CUDA build of torch.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /opt/vtp
+
+# Dependencies first, so code edits do not rebuild the torch layer.
+COPY pyproject.toml constraints.txt README.md ./
+RUN mkdir -p trainer components localvertex pipelines storage \
+    && pip install -c constraints.txt . \
+    && pip uninstall -y vertex-torch-pipelines
+
+COPY trainer trainer
+COPY components components
+COPY localvertex localvertex
+COPY pipelines pipelines
+COPY storage storage
+RUN pip install --no-deps -c constraints.txt .
+
+ENTRYPOINT []
+CMD ["python", "-m", "trainer", "--help"]

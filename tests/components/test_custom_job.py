@@ -1,0 +1,122 @@
+"""The `custom_job` component body against the local service: run, re-attach, cancel on SIGTERM."""
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.cloud import aiplatform_v1
+
+from components.vertex import lifecycle
+from tests.fixtures import PROJECT, REGION, LocalService, wait_for_state, wait_until
+from tests.localvertex.conftest import SCRIPT
+
+RUNNER = Path(__file__).with_name("run_component.py")
+State = aiplatform_v1.JobState
+
+
+def component_kwargs(record: Path, run: str, *script_args: str) -> dict:
+    """Inputs of the component for a one-replica job running the scripted replica."""
+    record.mkdir(parents=True, exist_ok=True)
+    return {
+        "project": PROJECT,
+        "location": REGION,
+        "display_name": "component-test",
+        "output_root": "gs://bucket/runs",
+        "job_spec": {
+            "workerPoolSpecs": [
+                {
+                    "machineSpec": {"machineType": "n1-standard-4"},
+                    "replicaCount": 1,
+                    "containerSpec": {
+                        "imageUri": "python:3.11-slim",
+                        "command": ["python", str(SCRIPT), "--record", str(record)],
+                    },
+                }
+            ]
+        },
+        "args": list(script_args),
+        "poll_interval_seconds": 0.1,
+        "pipeline_run": run,
+        "task_name": "train",
+    }
+
+
+def start_component(service: LocalService, kwargs: dict, out: Path) -> subprocess.Popen:
+    """The component body in a subprocess, using the service as a pipeline run would."""
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, str(RUNNER), json.dumps(kwargs), str(out)], env=service.env()
+    )
+
+
+def task_jobs(service: LocalService, run: str) -> list[aiplatform_v1.CustomJob]:
+    """Every job the task `train` of pipeline run `run` has submitted."""
+    key = lifecycle.task_key(run, "train")
+    request = {"parent": service.parent, "filter": f'labels.vtp-task="{key}"'}
+    return list(service.client().list_custom_jobs(request=request))
+
+
+def test_runs_job_and_outputs_its_directories(local_service: LocalService, tmp_path: Path) -> None:
+    kwargs = component_kwargs(tmp_path / "record", "run-ok")
+    process = start_component(local_service, kwargs, tmp_path / "out")
+    assert process.wait(timeout=120) == 0
+    outputs = json.loads((tmp_path / "out" / "outputs.json").read_text())
+    assert outputs["model"] == "gs://bucket/runs/run-ok/train/model"
+    assert outputs["checkpoints"] == "gs://bucket/runs/run-ok/train/checkpoints"
+    (job,) = task_jobs(local_service, "run-ok")
+    assert job.state == State.JOB_STATE_SUCCEEDED and outputs["custom_job"] == job.name
+    env = json.loads((tmp_path / "record" / "workerpool0-0.env.json").read_text())
+    assert env["AIP_MODEL_DIR"] == "gs://bucket/runs/run-ok/train/model/"
+    resources = json.loads((tmp_path / "out" / "gcp_resources").read_text())
+    (resource,) = resources["resources"]
+    assert resource["resourceType"] == "CustomJob"
+    assert resource["resourceUri"] == f"{local_service.url}/v1/{job.name}"
+
+
+def test_failed_job_fails_the_task_with_vertex_error(
+    local_service: LocalService, tmp_path: Path
+) -> None:
+    kwargs = component_kwargs(tmp_path / "record", "run-fail", "--exit", "3")
+    process = start_component(local_service, kwargs, tmp_path / "out")
+    assert process.wait(timeout=120) != 0
+    (job,) = task_jobs(local_service, "run-fail")
+    assert job.state == State.JOB_STATE_FAILED
+    assert "exited with a non-zero status of 3" in job.error.message
+
+
+@pytest.mark.slow
+def test_retried_task_reattaches_instead_of_submitting_again(
+    local_service: LocalService, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    kwargs = component_kwargs(tmp_path / "record", "run-retry", "--wait-file", str(release))
+    first = start_component(local_service, kwargs, tmp_path / "attempt1")
+    client = local_service.client()
+    (job,) = wait_until(lambda: task_jobs(local_service, "run-retry"), what="the submission")
+    wait_for_state(client, job.name, [State.JOB_STATE_RUNNING])
+    first.kill()  # the task's pod dies; the job keeps running on Vertex
+    first.wait()
+    second = start_component(local_service, kwargs, tmp_path / "attempt2")
+    wait_until(lambda: (tmp_path / "attempt2" / "gcp_resources").exists(), what="re-attach")
+    release.write_text("go")
+    assert second.wait(timeout=120) == 0
+    (again,) = task_jobs(local_service, "run-retry")
+    assert again.name == job.name and again.state == State.JOB_STATE_SUCCEEDED
+
+
+@pytest.mark.slow
+def test_sigterm_cancels_the_job_and_waits_for_it(
+    local_service: LocalService, tmp_path: Path
+) -> None:
+    kwargs = component_kwargs(tmp_path / "record", "run-cancel", "--sleep", "600")
+    process = start_component(local_service, kwargs, tmp_path / "out")
+    client = local_service.client()
+    (job,) = wait_until(lambda: task_jobs(local_service, "run-cancel"), what="the submission")
+    wait_for_state(client, job.name, [State.JOB_STATE_RUNNING])
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    # The task only exits once the cancel took: the job is already terminal here.
+    assert client.get_custom_job(name=job.name).state == State.JOB_STATE_CANCELLED
