@@ -1,0 +1,57 @@
+"""The `evaluate_checkpoints` component: score a run's checkpoints, output the best as a Model."""
+
+from typing import NamedTuple
+
+from kfp import dsl
+from kfp.dsl import Artifact, ClassificationMetrics, Input, Metrics, Model, Output
+
+from components.images import COMPONENT_IMAGE
+
+
+@dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
+def evaluate_checkpoints(
+    checkpoints: Input[Artifact],
+    metrics: Output[Metrics],
+    classification_metrics: Output[ClassificationMetrics],
+    best_checkpoint: Output[Model],
+    last_k: int = 0,
+    metric: str = "accuracy",
+    threshold: float = 0.0,
+) -> NamedTuple("Outputs", [("metric_value", float), ("step", int), ("passed", bool)]):
+    """Evaluates every checkpoint of a run (or the newest few) and picks the best one.
+
+    Args:
+        checkpoints: Checkpoint directory of a training job (the custom_job's `checkpoints`).
+        metrics: Accuracy, loss and step of the best checkpoint, shown in the Vertex console.
+        classification_metrics: Confusion matrix of the best checkpoint on the evaluation set.
+        best_checkpoint: The best checkpoint file; its metadata names its step and metric.
+        last_k: Evaluate only the newest K checkpoints; 0 evaluates all of them.
+        metric: What "best" means: accuracy (higher is better) or loss (lower is better).
+        threshold: The value `metric` must reach (at least, or at most for loss) to pass.
+
+    Returns:
+        metric_value: The best checkpoint's value of `metric`.
+        step: The training step of the best checkpoint.
+        passed: Whether the best checkpoint reaches the threshold.
+    """
+    import logging
+    from collections import namedtuple
+
+    from components.vertex import evaluation
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    evaluations = evaluation.evaluate_directory(checkpoints.uri, last_k)
+    top = evaluation.best(evaluations, metric)
+    for key in ("accuracy", "loss", "step"):
+        metrics.log_metric(key, top.result[key])
+    metrics.log_metric("checkpoints_evaluated", len(evaluations))
+    classification_metrics.log_confusion_matrix(
+        list(top.result["labels"]), top.result["confusion_matrix"]
+    )
+    best_checkpoint.uri = top.uri
+    best_checkpoint.metadata.update(
+        {"step": top.step, "metric": metric, metric: top.result[metric]}
+    )
+    passed = evaluation.passes(top, metric, threshold)
+    outputs = namedtuple("Outputs", ["metric_value", "step", "passed"])
+    return outputs(float(top.result[metric]), top.step, passed)

@@ -1,0 +1,69 @@
+"""The train pipeline: a distributed CustomJob, checkpoint evaluation, export if good enough.
+
+custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints -> [metric passes] export_model
+"""
+
+from kfp import dsl
+
+from components.custom_job import custom_job
+from components.evaluate_checkpoints import evaluate_checkpoints
+from components.export_model import export_model
+from components.images import COMPONENT_IMAGE
+
+DEFAULT_POOLS = [
+    f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}",
+    f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}",
+]
+"""Primary plus one worker running the trainer: the smallest real DDP job."""
+
+
+@dsl.pipeline(name="vtp-train", description="Train with DDP, evaluate checkpoints, export.")
+def train_pipeline(
+    project: str,
+    output_root: str,
+    location: str = "us-central1",
+    display_name: str = "vtp-train",
+    worker_pool_specs: list = DEFAULT_POOLS,
+    trainer_args: list = [],
+    restart_job_on_worker_restart: bool = True,
+    scheduling_strategy: str = "",
+    timeout: str = "",
+    metric: str = "accuracy",
+    threshold: float = 0.95,
+    last_k: int = 0,
+    poll_interval_seconds: float = 10.0,
+):
+    """Trains, picks the best checkpoint, and exports it when it passes the threshold.
+
+    Args:
+        project: Google Cloud project that runs the jobs.
+        output_root: Cloud Storage prefix (gs://bucket/path) for models and checkpoints.
+        location: Vertex AI region.
+        display_name: Name of the training job in the console.
+        worker_pool_specs: Worker pools in gcloud's --worker-pool-spec syntax.
+        trainer_args: Trainer flags for every replica, e.g. ["--epochs=30"].
+        restart_job_on_worker_restart: Restart all workers together (what DDP needs).
+        scheduling_strategy: STANDARD, SPOT or FLEX_START; empty for Vertex's default.
+        timeout: Maximum run time of the training job, e.g. "4h".
+        metric: accuracy (higher is better) or loss (lower is better).
+        threshold: The best checkpoint is exported only if its metric is at least this good.
+        last_k: Evaluate only the newest K checkpoints; 0 evaluates all.
+        poll_interval_seconds: First wait between two status checks of the job.
+    """
+    job = custom_job(
+        project=project,
+        location=location,
+        display_name=display_name,
+        output_root=output_root,
+        worker_pool_specs=worker_pool_specs,
+        args=trainer_args,
+        restart_job_on_worker_restart=restart_job_on_worker_restart,
+        scheduling_strategy=scheduling_strategy,
+        timeout=timeout,
+        poll_interval_seconds=poll_interval_seconds,
+    )
+    evaluation = evaluate_checkpoints(
+        checkpoints=job.outputs["checkpoints"], last_k=last_k, metric=metric, threshold=threshold
+    )
+    with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
+        export_model(checkpoint=evaluation.outputs["best_checkpoint"])
