@@ -10,13 +10,17 @@ local Vertex service at `$VTP_LOCAL_ENDPOINT` instead of Vertex AI.
 import argparse
 import json
 import os
+import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from pipelines.cli import UsageError
 
-LOCAL_PROJECT = "local-project"
-"""The project `--local` uses when none is given: the local service accepts any."""
+PROJECT_ENVS = ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT")
+REGION_ENV = "CLOUDSDK_AI_REGION"
+LOCAL_PROJECT, LOCAL_REGION = "local", "us-central1"
+"""What `--local` uses when no project or region is given (as `vtp custom-jobs` does)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,10 +66,11 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--region", default=os.environ.get("CLOUDSDK_AI_REGION"))
+    parser.add_argument("--region", help=f"Vertex AI region (default: ${REGION_ENV})")
     parser.add_argument(
         "--project",
-        default=os.environ.get("CLOUDSDK_CORE_PROJECT") or os.environ.get("GOOGLE_CLOUD_PROJECT"),
+        help="Google Cloud project (default: $CLOUDSDK_CORE_PROJECT or $GOOGLE_CLOUD_PROJECT; "
+        f"'{LOCAL_PROJECT}' with --local)",
     )
     parser.add_argument(
         "--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)"
@@ -99,7 +104,10 @@ def _create(args: argparse.Namespace) -> int:
         return 0
     client, parent = _client(args, region)
     created = _call(
-        client.create_hyperparameter_tuning_job, parent=parent, hyperparameter_tuning_job=job
+        args,
+        lambda: client.create_hyperparameter_tuning_job(
+            parent=parent, hyperparameter_tuning_job=job
+        ),
     )
     print(f"Hyperparameter tuning job [{created.name}] submitted.", file=sys.stderr)
     _print_json(request_body(created))
@@ -110,7 +118,8 @@ def _describe(args: argparse.Namespace) -> int:
     from components.vertex.tuning_request import request_body
 
     client, parent = _client(args, _region(args))
-    job = _call(client.get_hyperparameter_tuning_job, name=_job_name(parent, args.job))
+    name = _job_name(parent, args.job)
+    job = _call(args, lambda: client.get_hyperparameter_tuning_job(name=name))
     _print_json(request_body(job))
     return 0
 
@@ -118,7 +127,7 @@ def _describe(args: argparse.Namespace) -> int:
 def _cancel(args: argparse.Namespace) -> int:
     client, parent = _client(args, _region(args))
     name = _job_name(parent, args.job)
-    _call(client.cancel_hyperparameter_tuning_job, name=name)
+    _call(args, lambda: client.cancel_hyperparameter_tuning_job(name=name))
     print(f"Request to cancel hyperparameter tuning job [{name}] has been sent.", file=sys.stderr)
     return 0
 
@@ -127,7 +136,7 @@ def _list(args: argparse.Namespace) -> int:
     from components.vertex.tuning_request import request_body
 
     client, parent = _client(args, _region(args))
-    jobs = list(_call(client.list_hyperparameter_tuning_jobs, parent=parent))
+    jobs = _call(args, lambda: list(client.list_hyperparameter_tuning_jobs(parent=parent)))
     if args.format == "json":
         _print_json([request_body(job) for job in jobs])
         return 0
@@ -151,26 +160,30 @@ def _list(args: argparse.Namespace) -> int:
 def _region(args: argparse.Namespace) -> str:
     from components.vertex.endpoint import api_endpoint
 
-    if not args.region:
-        raise UsageError("--region: required (or set CLOUDSDK_AI_REGION), e.g. us-central1")
+    region = args.region or os.environ.get(REGION_ENV) or (LOCAL_REGION if args.local else "")
+    if not region:
+        raise UsageError(f"no region: pass --region (e.g. us-central1) or set {REGION_ENV}")
     try:
-        api_endpoint(args.region)
+        api_endpoint(region)
     except ValueError as exc:
         raise UsageError(f"--region: {exc}") from None
-    return args.region
+    return region
 
 
 def _client(args: argparse.Namespace, region: str) -> tuple[Any, str]:
-    from components.vertex.client import job_client, location_path
+    from components.vertex.client import job_client
 
-    project = args.project or (LOCAL_PROJECT if args.local else None)
+    project = args.project or next((os.environ[e] for e in PROJECT_ENVS if os.environ.get(e)), "")
+    project = project or (LOCAL_PROJECT if args.local else "")
     if not project:
-        raise UsageError("--project: required (or set CLOUDSDK_CORE_PROJECT)")
+        raise UsageError(
+            "no project: pass --project or set CLOUDSDK_CORE_PROJECT (gcloud config set project P)"
+        )
     try:
         client = job_client(region, local=args.local)
     except ValueError as exc:  # a malformed $VTP_LOCAL_ENDPOINT
         raise UsageError(str(exc)) from None
-    return client, location_path(project, region)
+    return client, f"projects/{project}/locations/{region}"
 
 
 def _job_name(parent: str, job: str) -> str:
@@ -181,14 +194,29 @@ def _job_name(parent: str, job: str) -> str:
     return f"{parent}/hyperparameterTuningJobs/{job}"
 
 
-def _call(method: Any, **request: Any) -> Any:
+def _call(args: argparse.Namespace, request: Callable[[], Any]) -> Any:
+    """One service call; API and transport errors become a one-line message and exit 1."""
+    import google.auth.exceptions
+    import requests
     from google.api_core import exceptions
 
     try:
-        return method(**request)
+        return request()
     except exceptions.GoogleAPICallError as exc:
-        print(f"vtp: error: {exc.message or exc}", file=sys.stderr)
-        raise SystemExit(1) from None
+        message = re.sub(r"^[A-Z]+ \S+: ", "", exc.message or "")  # drop "POST https://..."
+        _fail(f"{exc.code.name if exc.code else 'error'}: {message}")
+    except google.auth.exceptions.DefaultCredentialsError:
+        _fail("no Google credentials; run `gcloud auth application-default login`")
+    except requests.ConnectionError:
+        from components.vertex.endpoint import local_endpoint
+
+        where = local_endpoint() if args.local else "Vertex AI"
+        _fail(f"cannot reach {where}" + ("; start it with `vtp local serve`" if args.local else ""))
+
+
+def _fail(message: str) -> None:
+    print(f"vtp: error: {message}", file=sys.stderr)
+    raise SystemExit(1)
 
 
 def _print_json(data: Any) -> None:

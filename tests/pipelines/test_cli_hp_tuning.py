@@ -7,12 +7,16 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import yaml
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
 from pipelines.cli import main
+from tests.fixtures import wait_until
+
+TASK = Path(__file__).parents[1] / "localvertex" / "tuning" / "objective_task.py"
 
 CONFIG = {
     "studySpec": {
@@ -147,7 +151,10 @@ def gcloud_body(tmp_path, url: str, handler: type[Recorder], args: list[str]) ->
 
 
 def vtp(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # API errors exit 1 from inside the command
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -182,31 +189,49 @@ def test_trial_counts_default_to_one_like_gcloud(tmp_path, recorder, capsys):
     assert (sent["maxTrialCount"], sent["parallelTrialCount"]) == (1, 1)
 
 
-def test_local_create_describe_list_cancel_through_the_aiplatform_client(
-    tmp_path, recorder, capsys, monkeypatch
-):
-    url, handler = recorder
-    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", url)
-    config = write_config(tmp_path, CONFIG)
-    code, dry, _ = vtp(
-        capsys, "hp-tuning-jobs", "create", f"--config={config}", *FLAGS, "--dry-run"
-    )
+def test_local_create_describe_list_cancel(local_service, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
+    task = ["python", str(TASK), "--record", str(tmp_path), "--steps=100", "--sleep=0.2"]
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "replicaCount": 1,
+        "containerSpec": {"imageUri": "python:3.11-slim", "command": task},
+    }
+    config = {
+        "studySpec": {
+            "metrics": [{"metricId": "score", "goal": "MAXIMIZE"}],
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}],
+        },
+        "maxTrialCount": 4,
+        "trialJobSpec": {"workerPoolSpecs": [pool]},
+    }
+    target = ["--region=us-central1", "--local"]
     code, out, err = vtp(
-        capsys, "hp-tuning-jobs", "create", f"--config={config}", *FLAGS, "--local"
+        capsys,
+        "hp-tuning-jobs",
+        "create",
+        f"--config={write_config(tmp_path, config)}",
+        "--display-name=cli-hp",
+        "--parallel-trial-count=2",
+        *target,
     )
     assert code == 0 and "submitted" in err
-    created = json.loads(out)
-    name = "projects/local-project/locations/us-central1/hyperparameterTuningJobs/1"
-    assert created["name"] == name
-    assert as_job(handler.requests[0][2]) == as_job(json.loads(dry))
-    code, out, _ = vtp(capsys, "hp-tuning-jobs", "describe", "1", "--region=us-central1", "--local")
-    assert code == 0 and json.loads(out)["displayName"] == "digits-hp"
-    code, out, _ = vtp(capsys, "hp-tuning-jobs", "list", "--region=us-central1", "--local")
-    assert code == 0 and out.split("\n")[1].split()[:3] == ["1", "digits-hp", "JOB_STATE_PENDING"]
-    code, _, err = vtp(capsys, "hp-tuning-jobs", "cancel", name, "--region=us-central1", "--local")
+    job_id = json.loads(out)["name"].rpartition("/")[2]
+
+    def describe() -> dict:
+        code, out, _ = vtp(capsys, "hp-tuning-jobs", "describe", job_id, *target)
+        assert code == 0
+        return json.loads(out)
+
+    wait_until(lambda: len(describe().get("trials", [])) == 2, 60, "two running trials")
+    code, out, _ = vtp(capsys, "hp-tuning-jobs", "list", *target)
+    rows = [line.split() for line in out.splitlines()]
+    assert code == 0 and [job_id, "cli-hp", "JOB_STATE_RUNNING", "0/4"] in rows
+    code, _, err = vtp(capsys, "hp-tuning-jobs", "cancel", job_id, *target)
     assert code == 0 and "cancel" in err
-    method, path, _ = handler.requests[-1]
-    assert (method, path.split("?")[0]) == ("POST", f"/v1/{name}:cancel")
+    wait_until(lambda: describe()["state"] == "JOB_STATE_CANCELLED", 60, "the job to cancel")
+    code, _, err = vtp(capsys, "hp-tuning-jobs", "describe", "404", *target)
+    assert code == 1 and "not found" in err
 
 
 def params(c: dict) -> list[dict]:
