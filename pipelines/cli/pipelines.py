@@ -1,0 +1,103 @@
+"""`vtp run` (a pipeline on this machine) and `vtp compile` (the YAML for Vertex Pipelines).
+
+vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]']
+vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
+"""
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipelines.cli import UsageError
+
+DEFAULT_RUN_DIR = ".vtp/run"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `run` and `compile`."""
+    run = subparsers.add_parser("run", help="run a pipeline locally against a local Vertex")
+    run.add_argument("pipeline", metavar="PIPELINE", help="train, tune or export")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="pipeline parameter (VALUE is JSON when it parses, else a string); repeatable",
+    )
+    run.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path(DEFAULT_RUN_DIR),
+        help=f"local service state, storage and pipeline outputs (default {DEFAULT_RUN_DIR})",
+    )
+    run.set_defaults(func=_run)
+    comp = subparsers.add_parser("compile", help="compile the pipelines to compiled/*.yaml")
+    comp.add_argument("pipelines", nargs="*", metavar="PIPELINE", help="default: all")
+    comp.add_argument("--check", action="store_true", help="fail if compiled/ is out of date")
+    comp.add_argument("--image", help="the project's image to use in the compiled pipelines")
+    comp.add_argument("--output-dir", type=Path, help="default: the repository's compiled/")
+    comp.set_defaults(func=_compile)
+
+
+def parse_params(values: list[str]) -> dict[str, Any]:
+    """`NAME=VALUE` pairs; VALUE as JSON where it parses (numbers, lists, dicts), else text."""
+    params: dict[str, Any] = {}
+    for item in values:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--param expects NAME=VALUE with a parameter name, got {item!r}")
+        try:
+            params[name] = json.loads(text)
+        except json.JSONDecodeError:
+            params[name] = text
+    return params
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pipelines import catalog
+    from pipelines.local_run import run_pipeline
+    from pipelines.summary import summarize
+
+    params = parse_params(args.param)
+    try:
+        pipeline = catalog.entry(args.pipeline).load()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _check_params(pipeline, args.pipeline, params)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    result = run_pipeline(args.pipeline, params, args.state_dir.resolve())
+    print(summarize(result))
+    return 0 if result.succeeded else 1
+
+
+def _check_params(pipeline: Any, name: str, params: dict[str, Any]) -> None:
+    known = set(pipeline.component_spec.inputs or {})
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise UsageError(
+            f"--param {unknown[0]}: not a parameter of pipeline {name!r}; "
+            f"it takes {', '.join(sorted(known))}"
+        )
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from pipelines import catalog
+    from pipelines.compile import COMPILED_DIR, compile_all
+
+    unknown = [name for name in args.pipelines if name not in catalog.PIPELINES]
+    if unknown:
+        choices = ", ".join(catalog.PIPELINES)
+        raise UsageError(f"unknown pipeline {unknown[0]!r}; choose from {choices}")
+    kwargs = {"image": args.image} if args.image else {}
+    outcomes = compile_all(
+        args.output_dir or COMPILED_DIR, names=args.pipelines or None, check=args.check, **kwargs
+    )
+    for outcome in outcomes:
+        verb = ("out of date" if args.check else "written") if outcome.changed else "up to date"
+        print(f"{outcome.path}: {verb}")
+        if args.check and outcome.diff:
+            print(outcome.diff, file=sys.stderr)
+    return 1 if args.check and any(o.changed for o in outcomes) else 0

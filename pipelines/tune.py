@@ -1,0 +1,97 @@
+"""The tune pipeline: tune, retrain with the best parameters, evaluate, export if good enough.
+
+hyperparameter_tuning -> custom_job(best parameters) -> evaluate_checkpoints
+    -> [metric passes] export_model
+"""
+
+from kfp import dsl
+
+from components.custom_job import custom_job
+from components.evaluate_checkpoints import evaluate_checkpoints
+from components.export_model import export_model
+from components.hyperparameter_tuning import hyperparameter_tuning
+from components.images import COMPONENT_IMAGE
+from pipelines.train import DEFAULT_POOLS
+
+TRIAL_POOLS = [f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}"]
+"""One replica per trial: trials are many and short, so they gain more from running in parallel."""
+
+DEFAULT_STUDY = {
+    "metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}],
+    "parameters": [
+        {
+            "parameterId": "learning_rate",
+            "doubleValueSpec": {"minValue": 1e-4, "maxValue": 3e-2},
+            "scaleType": "UNIT_LOG_SCALE",
+        },
+        {"parameterId": "hidden_size", "discreteValueSpec": {"values": [32, 64, 128, 256]}},
+    ],
+    "measurementSelectionType": "BEST_MEASUREMENT",
+}
+"""Learning rate and width of the digits model; ids are the trainer's flags."""
+
+
+@dsl.pipeline(name="vtp-tune", description="Tune, retrain with the best trial, evaluate, export.")
+def tune_pipeline(
+    project: str,
+    output_root: str,
+    location: str = "us-central1",
+    study_spec: dict = DEFAULT_STUDY,
+    trial_pool_specs: list = TRIAL_POOLS,
+    trial_args: list = ["--epochs=5", "--eval_interval=50"],
+    max_trial_count: int = 4,
+    parallel_trial_count: int = 2,
+    max_failed_trial_count: int = 1,
+    worker_pool_specs: list = DEFAULT_POOLS,
+    trainer_args: list = [],
+    metric: str = "accuracy",
+    threshold: float = 0.95,
+    poll_interval_seconds: float = 10.0,
+):
+    """Finds good hyperparameters, trains a final model with them, and exports it.
+
+    Args:
+        project: Google Cloud project that runs the jobs.
+        output_root: Cloud Storage prefix (gs://bucket/path) for trials, models, checkpoints.
+        location: Vertex AI region.
+        study_spec: The StudySpec (REST field names); parameter ids are trainer flags.
+        trial_pool_specs: Worker pools of each trial, in gcloud's --worker-pool-spec syntax.
+        trial_args: Trainer flags for every trial (shorter runs than the final training).
+        max_trial_count: Trials to run in all.
+        parallel_trial_count: Trials that may run at once.
+        max_failed_trial_count: Failed trials tolerated before the tuning job fails.
+        worker_pool_specs: Worker pools of the final training job.
+        trainer_args: Trainer flags of the final training job; the best parameters follow them.
+        metric: accuracy (higher is better) or loss (lower is better) for the final model.
+        threshold: The final model is exported only if its metric is at least this good.
+        poll_interval_seconds: First wait between two status checks of each job.
+    """
+    tuning = hyperparameter_tuning(
+        project=project,
+        location=location,
+        display_name="vtp-tune",
+        output_root=output_root,
+        study_spec=study_spec,
+        worker_pool_specs=trial_pool_specs,
+        args=trial_args,
+        max_trial_count=max_trial_count,
+        parallel_trial_count=parallel_trial_count,
+        max_failed_trial_count=max_failed_trial_count,
+        poll_interval_seconds=poll_interval_seconds,
+    )
+    final = custom_job(
+        project=project,
+        location=location,
+        display_name="vtp-tune-final",
+        output_root=output_root,
+        worker_pool_specs=worker_pool_specs,
+        args=trainer_args,
+        parameters=tuning.outputs["best_parameters"],
+        restart_job_on_worker_restart=True,
+        poll_interval_seconds=poll_interval_seconds,
+    )
+    evaluation = evaluate_checkpoints(
+        checkpoints=final.outputs["checkpoints"], metric=metric, threshold=threshold
+    )
+    with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
+        export_model(checkpoint=evaluation.outputs["best_checkpoint"])
