@@ -164,28 +164,31 @@ def _scheduling_flags(flags: JobFlags) -> dict[str, Any]:
 def _apply_args_and_command(spec: dict[str, Any], flags: JobFlags) -> None:
     args = [a for value in flags.args for a in poolspec.split_list(value)]
     command = [c for value in flags.command for c in poolspec.split_list(value)]
-    pools = [p for p in spec.get("workerPoolSpecs") or [] if isinstance(p, dict)]
-    if command and not any(p.get("containerSpec") for p in pools):
+    pools = spec.get("workerPoolSpecs")
+    if not isinstance(pools, list) or not (args or command):
+        return  # a malformed file is reported by validation, naming the field
+    if command and not any(isinstance(p, dict) and p.get("containerSpec") for p in pools):
         raise SpecError(
             "--command",
             "no pool runs a container image, and Python package "
             "pools take no command; drop --command or use --args",
         )
-    for index, pool in enumerate(pools):
-        spec["workerPoolSpecs"][index] = pool = _copy_task(pool)
-        for task in ("containerSpec", "pythonPackageSpec"):
-            if args and pool.get(task):
-                pool[task]["args"] = list(args)
-        if command and pool.get("containerSpec"):
-            pool["containerSpec"]["command"] = list(command)
+    spec["workerPoolSpecs"] = [_with_args(p, args, command) for p in pools]
 
 
-def _copy_task(pool: dict[str, Any]) -> dict[str, Any]:
-    copied = dict(pool)
+def _with_args(pool: Any, args: list[str], command: list[str]) -> Any:
+    """A copy of `pool` whose tasks take `args` and (containers only) `command`, as gcloud does."""
+    if not isinstance(pool, dict):
+        return pool
+    pool = dict(pool)
     for task in ("containerSpec", "pythonPackageSpec"):
-        if isinstance(copied.get(task), dict):
-            copied[task] = dict(copied[task])
-    return copied
+        if isinstance(pool.get(task), dict) and pool[task]:
+            pool[task] = dict(pool[task])
+            if args:
+                pool[task]["args"] = list(args)
+            if command and task == "containerSpec":
+                pool[task]["command"] = list(command)
+    return pool
 
 
 def _job_fields(config: ConfigFile | None, flags: JobFlags) -> dict[str, Any]:
