@@ -61,7 +61,7 @@ def test_gcloud_tuning_job_runs_the_digits_trainer(local_service, gcloud, tmp_pa
         [metric] = trial["finalMeasurement"]["metrics"]
         assert metric["metricId"] == "accuracy" and 0 < metric["value"] <= 1
         steps = [int(m["stepCount"]) for m in trial["measurements"]]
-        assert steps[0] == 10 and steps == sorted(set(steps))  # every evaluation, in order
+        assert steps and steps == sorted(set(steps))  # every evaluation, in step order
         assert trial["finalMeasurement"] == trial["measurements"][-1]  # LAST_MEASUREMENT
         model = local_service.gcs_root / "my-bucket" / "digits-hp" / trial["id"] / "model"
         assert any(model.iterdir()), f"trial {trial['id']} wrote no model under {model}"
