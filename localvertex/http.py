@@ -273,7 +273,9 @@ class Running:
         self.server = server
         self.service = server.service
         self.url = server.url
-        self._thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="http", daemon=True
+        )
 
     def __enter__(self) -> "Running":
         self._thread.start()

@@ -296,8 +296,9 @@ class LocalVertex:
         for process in self.store.processes():
             kill_leftovers(process.pid, process.token)
             self.store.remove_process(process.job_id, process.replica)
-        for record in self.store.jobs():
-            self._recover_job(record)
+        with self._changed:
+            for record in list(self.store.jobs()):
+                self._recover_job(record)
 
     def _recover_job(self, record: JobRecord) -> None:
         state = record.job.state

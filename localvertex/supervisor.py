@@ -144,7 +144,7 @@ class JobRun(threading.Thread):
         except Exception:
             _log.error("job %s: internal error\n%s", self.job_id, traceback.format_exc())
             outcome = Outcome(State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE)
-        self._stop(self._live())
+        self._stop_replicas(self._live())
         self._answer_commands()
         self._book.finish(self.job_id, outcome)
 
@@ -166,7 +166,7 @@ class JobRun(threading.Thread):
             if self._cancel.is_set() or self._shutdown.is_set():
                 return self._interrupted()
             if self._timed_out():
-                self._stop(self._live())
+                self._stop_replicas(self._live())
                 return Outcome(
                     State.JOB_STATE_FAILED, errors.DEADLINE_EXCEEDED, self._timeout_msg()
                 )
@@ -193,10 +193,10 @@ class JobRun(threading.Thread):
             replica.finished = True
             return None
         if action is rules.Action.SUCCEED:
-            self._stop(self._live())
+            self._stop_replicas(self._live())
             return Outcome(State.JOB_STATE_SUCCEEDED)
         if action is rules.Action.FAIL:
-            self._stop(self._live())
+            self._stop_replicas(self._live())
             log = self.log_path(replica.name)
             hint = f" To find out more about why your job exited please check the logs: {log}"
             return Outcome(State.JOB_STATE_FAILED, decision.error_code, decision.message + hint)
@@ -206,7 +206,7 @@ class JobRun(threading.Thread):
         if action is rules.Action.RESTART_WORKER:
             self._start(replica)
             return None
-        self._stop(self._live())
+        self._stop_replicas(self._live())
         if action is rules.Action.RETRY_JOB:
             self._cluster = self._new_cluster()  # a new attempt gets fresh ports
         for each in self._replicas.values():
@@ -234,6 +234,12 @@ class JobRun(threading.Thread):
             return
         replica.proc = proc
         self._book.add_process(ProcessRecord(self.job_id, replica.name, proc.pid, replica.token))
+        # Wake the loop the moment the process ends, instead of at the next poll.
+        threading.Thread(target=self._wake_on_exit, args=(proc,), daemon=True).start()
+
+    def _wake_on_exit(self, proc: subprocess.Popen) -> None:
+        proc.wait()
+        self._wake.set()
 
     def _exits(self) -> list[rules.ReplicaExit]:
         exits, self._early_exits = self._early_exits, []
@@ -252,7 +258,7 @@ class JobRun(threading.Thread):
                 )
         return sorted(exits, key=lambda e: (not e.preempted, e.replica))
 
-    def _stop(self, replicas: list[Replica], grace: float | None = None) -> None:
+    def _stop_replicas(self, replicas: list[Replica], grace: float | None = None) -> None:
         """SIGTERM each replica's group, SIGKILL what is left after the grace period, reap."""
         deadline = time.monotonic() + (self._config.grace_period if grace is None else grace)
         for replica in replicas:
@@ -311,7 +317,7 @@ class JobRun(threading.Thread):
     # -- helpers ------------------------------------------------------------------------------
 
     def _interrupted(self) -> Outcome:
-        self._stop(self._live())
+        self._stop_replicas(self._live())
         if self._cancel.is_set():
             return Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
         return Outcome(None)

@@ -1,12 +1,12 @@
 """A replica whose behaviour the test chooses: how it ends, when, and what it does on SIGTERM.
 
-    python scripted_replica.py --record DIR [--wait-starts R=N] [--in-step-with R] [--sleep S]
-                               [--exit CODE | --signal NAME] [--times N]
-                               [--on-sigterm CODE | --ignore-sigterm]
+    python scripted_replica.py --record DIR [--wait-starts R=N] [--in-step-with R]
+                               [--wait-file PATH] [--sleep S] [--exit CODE | --signal NAME]
+                               [--times N] [--on-sigterm CODE | --ignore-sigterm]
 
 Every start appends a line to `DIR/<replica>.starts` and writes `DIR/<replica>.env.json`, so a
 test can count restarts and read what Vertex's environment looked like. `--times N` applies the
-exit code or signal to the first N starts only; later starts exit 0.
+sleep and the exit code or signal to the first N starts only; later starts exit 0 at once.
 """
 
 import argparse
@@ -39,6 +39,7 @@ def main() -> int:
     parser.add_argument(
         "--in-step-with", default="", help="REPLICA: wait until it started as often"
     )
+    parser.add_argument("--wait-file", type=Path, help="wait until this file exists")
     parser.add_argument("--sleep", type=float, default=0.0)
     parser.add_argument("--exit", type=int, default=0)
     parser.add_argument("--signal", default="")
@@ -63,9 +64,11 @@ def main() -> int:
             time.sleep(0.02)
     while args.in_step_with and starts(args.record, args.in_step_with) < starts(args.record, me):
         time.sleep(0.02)
-    time.sleep(args.sleep)
+    while args.wait_file and not args.wait_file.exists():
+        time.sleep(0.02)
     if args.times and starts(args.record, me) > args.times:
         return 0
+    time.sleep(args.sleep)
     if args.signal:
         signum = getattr(signal, f"SIG{args.signal}")
         if signum != signal.SIGKILL:
