@@ -108,8 +108,12 @@ class Router:
         return error.http_status, error.to_json()
 
 
+EXTENSIONS: tuple[str, ...] = ("localvertex.tuning",)
+"""Modules that add resource types (`register(service, router)`): tuning, models, pipelines."""
+
+
 def build_router(service: LocalVertex) -> Router:
-    """Every route of the service, plus those `localvertex.tuning` registers."""
+    """Every route of the service, plus those the EXTENSIONS register."""
     router = Router()
     routes = _Routes(service)
     router.add("POST", _PARENT + "/customJobs", routes.create)
@@ -123,10 +127,8 @@ def build_router(service: LocalVertex) -> Router:
     router.add("POST", _PARENT + r"/operations/(?P<op>[^/:]+):wait", routes.operation)
     router.add("POST", "/v2/entries:list", routes.entries)
     router.add("GET", "/healthz", lambda _request: '{"status": "ok"}')
-    if importlib.util.find_spec("localvertex.tuning") is not None:
-        tuning = importlib.import_module("localvertex.tuning")
-        if hasattr(tuning, "register"):
-            tuning.register(service, router)
+    for name in EXTENSIONS:
+        importlib.import_module(name).register(service, router)
     return router
 
 
