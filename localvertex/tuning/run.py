@@ -84,6 +84,7 @@ class StudyRun:
         self._stops: dict[str, stopping.Stop] = {}
         self._exhausted = False
         self._failure: str = ""  # why the job is failing, while its last trials stop
+        self._resumed = False
 
     # -- called by the tuner ------------------------------------------------------------------
 
@@ -93,6 +94,8 @@ class StudyRun:
             if self.job.state in TERMINAL:
                 return False
             before = HyperparameterTuningJob.serialize(self.job)
+            if not self._resumed:
+                self._resume()
             for trial in self._running():
                 self._refresh(trial)
             if self.job.state == JobState.JOB_STATE_CANCELLING or self._failure:
@@ -119,6 +122,16 @@ class StudyRun:
             self._commit()
 
     # -- trials -------------------------------------------------------------------------------
+
+    def _resume(self) -> None:
+        """After a service restart, re-send the stops that the restart undid (no-op when new)."""
+        self._resumed = True
+        for trial in self._running():
+            if (
+                trial.state == Trial.State.STOPPING
+                or self.job.state == JobState.JOB_STATE_CANCELLING
+            ):
+                self._cancel_custom_job(trial)
 
     def _running(self) -> list[Trial]:
         return [t for t in self.job.trials if t.state in RUNNING_TRIAL]
