@@ -8,6 +8,7 @@ replica is a process on 127.0.0.1, so each gets its own port in place of its own
 """
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # Role names TensorFlow expects in TF_CONFIG, by pool index.
@@ -54,6 +55,18 @@ def replica_environment(cluster: Cluster, pool: int, index: int) -> dict[str, st
     if pool in (0, 1):
         env.update(_torch_nodes(cluster, pool, index))
     env.update(output_directories(cluster.base_output_dir, cluster.trial_id))
+    return env
+
+
+def layered_environment(inherited: Mapping[str, str], *layers: Mapping[str, str]) -> dict[str, str]:
+    """`inherited` without the variables the service owns, then each layer over the previous."""
+    env = {
+        k: v
+        for k, v in inherited.items()
+        if k not in OWNED_NAMES and not k.startswith(OWNED_PREFIXES)
+    }
+    for layer in layers:
+        env.update(layer)
     return env
 
 

@@ -11,15 +11,13 @@ A scheduler thread starts queued jobs, in creation order, when their replicas fi
 (`capacity.py`); each started job gets a `JobRun` thread (`supervisor.py`).
 """
 
-import base64
 import json
 import logging
 import re
-import secrets
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,13 +32,13 @@ from localvertex.filters import compile_filter
 from localvertex.launch import JobPlan, plan_job
 from localvertex.packages import missing_archives
 from localvertex.process import kill_leftovers
-from localvertex.resources import JobName, job_json, parse_job_name
+from localvertex.resources import done_operation, job_json, new_id, page, parse_job_name
 from localvertex.store import JobRecord, ProcessRecord, Runtime, Store
 from localvertex.supervisor import JobRun, Outcome
 
 State = aiplatform_v1.JobState
 TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
-DEFAULT_PAGE_SIZE = 100
+CANCELLED = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
 MAX_LOG_BYTES = 1 << 20
 _log = logging.getLogger(__name__)
 
@@ -52,14 +50,15 @@ class LocalVertex:
         self.config = config
         self.store = Store(config.state_dir / "state.db")
         self.capacity = Capacity(config.gpus, config.max_replicas)
+        self.started = threading.Event()
+        """Set once `start()` has recovered the previous state and scheduling runs."""
+        self.closing = threading.Event()
+        """Set when `close()` begins: create nothing more."""
+        self._closing = self.closing  # the name localvertex.tuning reads today; use `closing`
         self._runs: dict[str, JobRun] = {}
         self._queue: list[str] = []
-        self._lock = threading.RLock()
-        self._changed = threading.Condition(self._lock)
-        self._closing = threading.Event()
-        self._scheduler = threading.Thread(
-            target=self._schedule_loop, name="scheduler", daemon=True
-        )
+        self._changed = threading.Condition(threading.RLock())
+        self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -67,13 +66,14 @@ class LocalVertex:
         """Recover what a previous run left behind, then start scheduling."""
         self._recover()
         self._scheduler.start()
+        self.started.set()
 
     def close(self) -> None:
         """Stop every replica; running jobs go back to the queue for the next start."""
-        self._closing.set()
+        self.closing.set()
         with self._changed:
             self._changed.notify_all()
-        runs = list(self._runs.values())
+            runs = list(self._runs.values())
         for run in runs:
             run.shutdown()
         for run in runs:
@@ -92,31 +92,35 @@ class LocalVertex:
         trial_id: str = "",
         listed: bool = True,
     ) -> str:
-        """Validate and queue `job` under `parent`; return its resource name."""
+        """Validate and queue `job` under `parent`; return its resource name.
+
+        `extra_env` is added to every replica's environment, `trial_id` makes the job a tuning
+        trial (CLOUD_ML_TRIAL_ID, AIP_* under `<base>/<trial_id>/`), and `listed=False` keeps it
+        out of `customJobs.list`, as Vertex does with a tuning job's trials.
+        """
         if not job.display_name:
             raise errors.invalid_argument("customJob.displayName is required.")
         self._check_runnable(job.job_spec)
         now = datetime.now(UTC)
-        record = JobRecord(
-            aiplatform_v1.CustomJob(
-                name=f"{parent}/customJobs/{secrets.randbelow(9 * 10**18) + 10**18}",
-                display_name=job.display_name,
-                job_spec=job.job_spec,
-                labels=dict(job.labels),
-                state=State.JOB_STATE_QUEUED,
-                create_time=now,
-                update_time=now,
-            ),
-            Runtime(trial_id=trial_id, extra_env=dict(extra_env or {}), listed=listed),
+        resource = aiplatform_v1.CustomJob(
+            name=f"{parent}/customJobs/{new_id()}",
+            display_name=job.display_name,
+            job_spec=job.job_spec,
+            labels=dict(job.labels),
+            state=State.JOB_STATE_QUEUED,
+            create_time=now,
+            update_time=now,
         )
         if "encryption_spec" in job:
-            record.job.encryption_spec = job.encryption_spec
+            resource.encryption_spec = job.encryption_spec
+        runtime = Runtime(trial_id=trial_id, extra_env=dict(extra_env or {}), listed=listed)
+        record = JobRecord(resource, runtime)
         with self._changed:
             self.store.insert_job(record)
             self._queue.append(record.id)
             self._changed.notify_all()
         _log.info("job %s (%s): created, queued", record.id, job.display_name)
-        return record.job.name
+        return resource.name
 
     def get_custom_job(self, name: str) -> aiplatform_v1.CustomJob:
         """The job named `name`; raise ApiError NOT_FOUND."""
@@ -127,13 +131,9 @@ class LocalVertex:
     ) -> tuple[list[aiplatform_v1.CustomJob], str]:
         """One page of the listed jobs under `parent` that match `filter`, and the next token."""
         predicate = compile_filter(filter)
-        start = _decode_token(page_token)
-        size = min(page_size or DEFAULT_PAGE_SIZE, 1000)
         jobs = [r.job for r in self.store.jobs(parent) if r.runtime.listed]
         jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
-        page = jobs[start : start + size]
-        more = start + size < len(jobs)
-        return page, _encode_token(start + size) if more else ""
+        return page(jobs, page_size, page_token, default_size=100)
 
     def cancel_custom_job(self, name: str) -> None:
         """Start cancelling the job (CANCELLING, then CANCELLED); raise if it already ended."""
@@ -146,9 +146,7 @@ class LocalVertex:
                 )
             if record.id in self._queue:
                 self._queue.remove(record.id)
-                self._finish_record(
-                    record, Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
-                )
+                self._finish_record(record, CANCELLED)
                 return
             self._update(record, State.JOB_STATE_CANCELLING)
             run = self._runs.get(record.id)
@@ -164,8 +162,11 @@ class LocalVertex:
                 "for it to end before deleting it."
             )
         self.store.delete_job(record.id)
-        shutil.rmtree(self.config.state_dir / "jobs" / record.id, ignore_errors=True)
-        return self._operation(record.job.name, "DeleteOperationMetadata")
+        shutil.rmtree(self._job_dir(record), ignore_errors=True)
+        parent = record.job.name.split("/customJobs/")[0]
+        operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
+        self.store.put_operation(operation["name"], json.dumps(operation))
+        return operation
 
     def get_operation(self, name: str) -> dict:
         """A long-running operation by name; raise ApiError NOT_FOUND."""
@@ -190,14 +191,12 @@ class LocalVertex:
     ) -> dict:
         """Log text of one replica (or all) from byte `offset`, and where to read on from."""
         record = self._record(name)
-        replicas = [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]
+        replicas = self._replica_names(record)
         if replica and replica not in replicas:
-            raise errors.invalid_argument(
-                f"replica {replica!r} is not in this job ({', '.join(replicas)})."
-            )
-        logs = self._log_dir(record)
+            known = ", ".join(replicas)
+            raise errors.invalid_argument(f"replica {replica!r} is not in this job ({known}).")
         entries = [
-            joblogs.read(logs / f"{n}.log", n, offset, max_bytes)
+            joblogs.read(self._job_dir(record) / "logs" / f"{n}.log", n, offset, max_bytes)
             for n in ([replica] if replica else replicas)
         ]
         return {"name": record.job.name, "jobState": record.job.state.name, "entries": entries}
@@ -213,17 +212,16 @@ class LocalVertex:
         """Cloud Logging `entries:list` over replica logs: matching entries and the next token."""
         predicate = compile_filter(filter)
         projects = {n.split("/")[1] for n in resource_names if n.startswith("projects/")}
+        # Jobs the filter pins down by ID, so a stream-logs poll reads only that job's logs.
         job_ids = re.findall(r'resource\.labels\.job_id\s*=\s*"?([\w-]+)', filter)
         records = [self.store.get_job(i) for i in job_ids] if job_ids else self.store.jobs()
         found = []
-        for record in filter_records(records, projects):
-            found += [e for e in self._log_entries(record) if predicate(e)]
+        for record in records:
+            if record and (not projects or record.job.name.split("/")[1] in projects):
+                found += [e for e in self._log_entries(record) if predicate(e)]
         descending = order_by.strip().lower().endswith("desc")
         found.sort(key=lambda e: (e["timestamp"], e["insertId"]), reverse=descending)
-        start = _decode_token(page_token)
-        size = min(page_size or 1000, 1000)
-        more = start + size < len(found)
-        return found[start : start + size], _encode_token(start + size) if more else ""
+        return page(found, page_size, page_token, default_size=1000)
 
     def wait_custom_job(self, name: str, timeout: float | None = None) -> aiplatform_v1.CustomJob:
         """Block until the job reaches a terminal state (or `timeout` seconds); return it."""
@@ -239,12 +237,14 @@ class LocalVertex:
     # -- JobBook: what JobRun threads report --------------------------------------------------
 
     def set_state(self, job_id: str, state: State) -> None:
+        """A job moved on (PENDING, RUNNING); a cancellation already asked for stays."""
         with self._changed:
             record = self.store.get_job(job_id)
             if record.job.state != State.JOB_STATE_CANCELLING:
                 self._update(record, state)
 
     def save_history(self, job_id: str, history: rules.History) -> None:
+        """Persist a job's retry and restart counters."""
         with self._changed:
             record = self.store.get_job(job_id)
             record.runtime.job_retries = history.job_retries
@@ -252,12 +252,15 @@ class LocalVertex:
             self.store.update_job(record)
 
     def add_process(self, process: ProcessRecord) -> None:
+        """Record a replica process group before anything else can go wrong."""
         self.store.add_process(process)
 
     def remove_process(self, job_id: str, replica: str) -> None:
+        """Forget a reaped replica process group."""
         self.store.remove_process(job_id, replica)
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
+        """A JobRun ended: free its resources and record the outcome."""
         with self._changed:
             run = self._runs.pop(job_id)
             self.capacity.release(run.gpus)
@@ -267,17 +270,17 @@ class LocalVertex:
             else:
                 self._finish_record(record, outcome)
 
-    # -- scheduling ---------------------------------------------------------------------------
+    # -- scheduling and recovery --------------------------------------------------------------
 
-    def _schedule_loop(self) -> None:
-        while not self._closing.is_set():
+    def _schedule(self) -> None:
+        while not self.closing.is_set():
             with self._changed:
                 self._start_queued()
                 self._changed.wait(self.config.poll_interval)
 
     def _start_queued(self) -> None:
         # Strict FIFO: a job that does not fit yet holds back the ones behind it, as a quota would.
-        while self._queue and not self._closing.is_set():
+        while self._queue and not self.closing.is_set():
             record = self.store.get_job(self._queue[0])
             plan = self._plan(record.job.job_spec)
             gpus = self.capacity.allocate(Needs.of(plan, self.config.ignore_accelerators))
@@ -305,9 +308,7 @@ class LocalVertex:
         if state == State.JOB_STATE_QUEUED:
             self._queue.append(record.id)
         elif state == State.JOB_STATE_CANCELLING:
-            self._finish_record(
-                record, Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
-            )
+            self._finish_record(record, CANCELLED)
         elif state in (State.JOB_STATE_PENDING, State.JOB_STATE_RUNNING):
             scheduling = record.job.job_spec.scheduling
             policy = rules.Policy(
@@ -319,10 +320,10 @@ class LocalVertex:
                 self._queue.append(record.id)
                 _log.info("job %s: the service stopped while it ran; queued again", record.id)
             else:
-                outcome = Outcome(
+                failed = Outcome(
                     State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE
                 )
-                self._finish_record(record, outcome)
+                self._finish_record(record, failed)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -340,24 +341,26 @@ class LocalVertex:
         if reason:
             raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
 
-    def _log_dir(self, record: JobRecord) -> Path:
-        return self.config.state_dir / "jobs" / record.id / "logs"
+    def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
+        return plan_job(spec, self.config.project_images)
+
+    def _replica_names(self, record: JobRecord) -> list[str]:
+        return [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]
+
+    def _job_dir(self, record: JobRecord) -> Path:
+        return self.config.state_dir / "jobs" / record.id
 
     def _log_entries(self, record: JobRecord) -> list[dict]:
-        replicas = [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]
         found = []
-        for replica in replicas:
-            path = self._log_dir(record) / f"{replica}.log"
-            if record.id not in self._runs:  # nobody else indexes it any more
+        for replica in self._replica_names(record):
+            path = self._job_dir(record) / "logs" / f"{replica}.log"
+            if record.id not in self._runs:  # no supervisor indexes it any more
                 joblogs.index_lines(path, final=True)
             found += joblogs.entries(path, record.job.name, replica)
         return found
 
-    def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
-        return plan_job(spec, self.config.project_images)
-
     def _record(self, name: str) -> JobRecord:
-        wanted: JobName = parse_job_name(name)
+        wanted = parse_job_name(name)
         record = self.store.get_job(wanted.job_id)
         if record is None or not wanted.matches(record.job.name):
             raise errors.not_found(f"CustomJob {name} not found.")
@@ -379,41 +382,3 @@ class LocalVertex:
         if outcome.error_code:
             record.job.error = status_pb2.Status(code=outcome.error_code, message=outcome.message)
         self._update(record, outcome.state)
-
-    def _operation(self, resource: str, metadata_type: str) -> dict:
-        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        parent = resource.split("/customJobs/")[0]
-        name = f"{parent}/operations/{secrets.randbelow(9 * 10**18) + 10**18}"
-        operation = {
-            "name": name,
-            "metadata": {
-                "@type": f"type.googleapis.com/google.cloud.aiplatform.v1.{metadata_type}",
-                "genericMetadata": {"createTime": now, "updateTime": now},
-            },
-            "done": True,
-            "response": {"@type": "type.googleapis.com/google.protobuf.Empty"},
-        }
-        self.store.put_operation(name, json.dumps(operation))
-        return operation
-
-
-def filter_records(records: Iterable[JobRecord | None], projects: set[str]) -> list[JobRecord]:
-    """The existing records, in `projects` when any are named."""
-    kept = [r for r in records if r is not None]
-    return [r for r in kept if not projects or r.job.name.split("/")[1] in projects]
-
-
-def _encode_token(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
-
-
-def _decode_token(token: str) -> int:
-    if not token:
-        return 0
-    try:
-        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
-        if kind == "offset" and value.isdigit():
-            return int(value)
-    except (ValueError, UnicodeDecodeError):
-        pass
-    raise errors.invalid_argument(f"Invalid pageToken {token!r}.")

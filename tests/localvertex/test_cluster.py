@@ -4,7 +4,12 @@ import json
 
 import pytest
 
-from localvertex.cluster import Cluster, output_directories, replica_environment
+from localvertex.cluster import (
+    Cluster,
+    layered_environment,
+    output_directories,
+    replica_environment,
+)
 
 POOLS = (("127.0.0.1:1000",), ("127.0.0.1:1001", "127.0.0.1:1002"), (), ("127.0.0.1:1003",))
 CLUSTER = Cluster("123", POOLS, '{"workerPoolSpecs": []}', "gs://b/out", trial_id="")
@@ -63,3 +68,9 @@ def test_a_trial_gets_its_id_and_its_own_output_directories():
 
 def test_no_base_output_directory_means_no_aip_directories():
     assert output_directories("") == {}
+
+
+def test_layers_override_in_order_and_inherited_vertex_variables_are_dropped():
+    inherited = {"PATH": "/bin", "RANK": "7", "AIP_MODEL_DIR": "gs://old/", "TEAM": "a"}
+    env = layered_environment(inherited, {"RANK": "0"}, {"TEAM": "b"})
+    assert env == {"PATH": "/bin", "RANK": "0", "TEAM": "b"}
