@@ -24,7 +24,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ REUSABLE = frozenset(
         State.JOB_STATE_PAUSED,
     }
 )
+LOCAL_MAX_POLL_SECONDS = 2.0
+"""Polls of the local service cost nothing; backing off further would only add latency."""
 TASK_LABEL = "vtp-task"
 """Label on every job a task starts: a hash of the pipeline run and task names."""
 
@@ -245,6 +247,8 @@ def run_job(
 ) -> Any:
     """Submit (or re-attach to) `job` and wait for it, cancelling it on SIGTERM."""
     client, name = submit_or_attach(kind, target, job, key, gcp_resources)
+    if target.local:
+        polling = replace(polling, max=min(polling.max, LOCAL_MAX_POLL_SECONDS))
     with cancel_on_sigterm(client, kind, name):
         return wait(client, kind, name, polling)
 
