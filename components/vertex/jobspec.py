@@ -18,7 +18,8 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from components.vertex import poolspec
+import storage
+from components.vertex import autopackage, poolspec
 from components.vertex.config import ConfigFile, load_config
 from components.vertex.protodict import SpecError
 from components.vertex.validation import problem_of, relocated, validate_custom_job
@@ -51,6 +52,8 @@ class JobFlags:
     max_wait_duration: str | None = None
     disable_retries: bool = False
     base_output_dir: str | None = None
+    staging_bucket: str | None = None
+    """gs:// prefix for archives autopackaged from local code (default: --base-output-dir)."""
 
 
 # REST path in the CustomJob -> (flag, JobFlags attribute that holds it).
@@ -72,8 +75,26 @@ _DURATION_PARTS = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+
 
 
 def build_custom_job(flags: JobFlags) -> aiplatform_v1.CustomJob:
-    """The CustomJob that `custom-jobs create` would submit; SpecError names any bad input."""
-    job = build_request_body(flags)
+    """The CustomJob that `custom-jobs create` would submit; SpecError names any bad input.
+
+    Pools that name local code are refused here: only `build_packaged_job` packages it.
+    """
+    job, _ = _build(flags, package_local_code=False)
+    return _custom_job(job)
+
+
+def build_packaged_job(
+    flags: JobFlags, default_staging: str | None = None
+) -> tuple[aiplatform_v1.CustomJob, autopackage.Package | None]:
+    """The CustomJob and, when pool 0 names local code, the archives it runs (not staged yet).
+
+    The archives go under `--staging-bucket`, else `--base-output-dir`, else `default_staging`.
+    """
+    job, package = _build(flags, package_local_code=True, default_staging=default_staging)
+    return _custom_job(job), package
+
+
+def _custom_job(job: dict[str, Any]) -> aiplatform_v1.CustomJob:
     return aiplatform_v1.CustomJob.from_json(json.dumps(job), ignore_unknown_fields=False)
 
 
@@ -84,6 +105,12 @@ def request_body(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
 
 def build_request_body(flags: JobFlags) -> dict[str, Any]:
     """The validated CustomJob as a REST-form dict (see `build_custom_job`)."""
+    return _build(flags, package_local_code=False)[0]
+
+
+def _build(
+    flags: JobFlags, package_local_code: bool, default_staging: str | None = None
+) -> tuple[dict[str, Any], autopackage.Package | None]:
     if not flags.worker_pool_specs and not flags.config:
         raise SpecError(
             "--worker-pool-spec",
@@ -93,9 +120,14 @@ def build_request_body(flags: JobFlags) -> dict[str, Any]:
     pools = [poolspec.parse_worker_pool_spec(v, i) for i, v in enumerate(flags.worker_pool_specs)]
     package_uris = poolspec.split_list(flags.python_package_uris or "")
     spec = dict(config.spec) if config else {}
+    package = None
     if pools:
         poolspec.check_software(pools, package_uris)
-        spec["workerPoolSpecs"] = [poolspec.to_rest(p, package_uris) for p in pools]
+        package = _package(pools[0], flags, package_local_code, default_staging)
+        software = package.python_package_spec(package_uris) if package else None
+        spec["workerPoolSpecs"] = [poolspec.to_rest(p, package_uris, software) for p in pools]
+    elif flags.staging_bucket is not None:
+        raise SpecError("--staging-bucket", "only used with local-package-path; drop it")
     _check_package_uris_used(pools, package_uris)
     _apply_spec_flags(spec, flags)
     _apply_args_and_command(spec, flags)
@@ -104,7 +136,49 @@ def build_request_body(flags: JobFlags) -> dict[str, Any]:
         validate_custom_job(job)
     except SpecError as exc:
         raise _attribute(exc, flags, config, bool(pools)) from None
-    return job
+    return job, package
+
+
+def _package(
+    pool: poolspec.PoolFlags, flags: JobFlags, allowed: bool, default_staging: str | None
+) -> autopackage.Package | None:
+    """Pool 0's local code built into archives under the staging location; None if it has none."""
+    if not poolspec.names_local_code(pool):
+        if flags.staging_bucket is not None:
+            raise SpecError("--staging-bucket", "only used with local-package-path; drop it")
+        return None
+    where = poolspec.Pool(0).where
+    if not allowed:
+        raise SpecError(
+            where("local-package-path"),
+            "local code is packaged by `vtp custom-jobs create` or the autopackage component; "
+            "pass the pythonPackageSpec they make instead",
+        )
+    try:
+        archives = autopackage.build(autopackage.LocalCode.from_pool_flags(pool))
+    except SpecError as exc:
+        raise SpecError(where(exc.path), problem_of(exc)) from None
+    flag, staging = staging_location(flags, default_staging)
+    try:
+        storage.split_gcs_uri(staging)
+    except ValueError as exc:
+        raise SpecError(flag, str(exc)) from None
+    return autopackage.Package.staged_at(archives, staging, pool["executor-image-uri"])
+
+
+def staging_location(flags: JobFlags, default: str | None = None) -> tuple[str, str]:
+    """(flag that set it, gs:// prefix) where autopackaged archives go."""
+    if flags.staging_bucket:
+        return "--staging-bucket", flags.staging_bucket
+    if flags.base_output_dir:
+        return "--base-output-dir", flags.base_output_dir
+    if default:
+        return "--staging-bucket", default
+    raise SpecError(
+        "--staging-bucket",
+        "local-package-path needs a Cloud Storage location for the package: pass "
+        "--staging-bucket=gs://BUCKET[/PATH] (or --base-output-dir, used when it is absent)",
+    )
 
 
 def _check_package_uris_used(pools: list[poolspec.PoolFlags], package_uris: list[str]) -> None:

@@ -9,7 +9,6 @@ python module with no package, a duplicated key), we say so here, naming the fla
 
 import difflib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from components.vertex.accelerators import valid_accelerator_types
@@ -33,7 +32,7 @@ KEYS = (*INT_KEYS, *LIST_KEYS, *STR_KEYS)
 """Every key gcloud accepts in `--worker-pool-spec`."""
 
 AUTOPACKAGING_KEYS = ("local-package-path", "script", "output-image-uri", *LIST_KEYS)
-"""Keys that only make sense when gcloud builds an image from local code (pool 0 only)."""
+"""Keys that describe local code to package (pool 0 only; see `autopackage`)."""
 
 REST_FIELDS = {
     "machineSpec.machineType": "machine-type",
@@ -50,8 +49,6 @@ REST_FIELDS = {
     "pythonPackageSpec.args": "--args",
 }
 """Which flag key (or flag) sets each REST field of a pool, to word errors the user's way."""
-
-_REGISTRIES = ("gcr.io", "eu.gcr.io", "asia.gcr.io", "us.gcr.io")
 
 PoolFlags = dict[str, Any]
 """One parsed `--worker-pool-spec`: flag keys to str, int or list[str] values; {} = skipped."""
@@ -123,19 +120,38 @@ def _convert(key: str, raw: str, pool: Pool) -> str | int | list[str]:
     return raw
 
 
+def names_local_code(flags: PoolFlags) -> bool:
+    """True when the pool asks for autopackaging (`local-package-path`)."""
+    return "local-package-path" in flags
+
+
 def check_software(pools: list[PoolFlags], package_uris: list[str]) -> None:
-    """Check what each flag pool runs; raise SpecError naming the flag key at fault."""
+    """Check what each flag pool runs; raise SpecError naming the flag key at fault.
+
+    When pool 0 names local code, every pool runs the package built from it (as gcloud runs
+    the image built from it): later pools give machines only. The local directory itself is
+    checked when it is packaged (`autopackage.build`).
+    """
     if not pools or not pools[0]:
         raise SpecError(
             f"{FLAG} #1 (pool 0)",
             "the primary pool cannot be empty; only later pools may be empty ('') to skip a role",
         )
+    local = names_local_code(pools[0])
     for index, flags in enumerate(pools):
-        if flags:
-            _check_pool_software(flags, Pool(index), package_uris)
+        if not flags:
+            continue
+        pool = Pool(index)
+        _check_machine(flags, pool)
+        if not local:
+            _check_pool_software(flags, pool, package_uris)
+        elif index == 0:
+            _check_local_code_keys(flags, pool)
+        else:
+            _check_reusing_pool(flags, pool)
 
 
-def _check_pool_software(flags: PoolFlags, pool: Pool, package_uris: list[str]) -> None:
+def _check_machine(flags: PoolFlags, pool: Pool) -> None:
     if "machine-type" not in flags:
         raise SpecError(
             pool.where("machine-type"),
@@ -149,9 +165,12 @@ def _check_pool_software(flags: PoolFlags, pool: Pool, package_uris: list[str]) 
         )
     if "accelerator-count" in flags and "accelerator-type" not in flags:
         raise SpecError(pool.where("accelerator-count"), "needs accelerator-type too")
+
+
+def _check_pool_software(flags: PoolFlags, pool: Pool, package_uris: list[str]) -> None:
     local = [k for k in AUTOPACKAGING_KEYS if k in flags]
     if local:
-        raise _autopackaging_error(flags, pool, local)
+        raise _misplaced_local_keys(pool, local)
     has_image, has_executor = "container-image-uri" in flags, "executor-image-uri" in flags
     if has_image == has_executor:
         problem = "both" if has_image else "neither"
@@ -186,58 +205,62 @@ def _check_package_pool(flags: PoolFlags, pool: Pool, package_uris: list[str]) -
         )
 
 
-def _autopackaging_error(flags: PoolFlags, pool: Pool, local: list[str]) -> SpecError:
-    keys = ", ".join(local)
+def _misplaced_local_keys(pool: Pool, keys: list[str]) -> SpecError:
     if pool.index > 0:
         return SpecError(
             pool.where(),
-            f"sets {keys}; local code is named in pool 0 only "
-            "and later pools reuse the image built from it",
+            f"sets {', '.join(keys)}; local code is named in pool 0 only "
+            "and later pools reuse the package built from it",
         )
-    if "local-package-path" not in flags:
-        return SpecError(
-            pool.where(),
-            f"sets {keys} without local-package-path; these keys describe local code to package",
-        )
-    if "executor-image-uri" not in flags:
-        return SpecError(
-            pool.where("executor-image-uri"),
-            "required with local-package-path (the base image to build on)",
-        )
-    if ("python-module" in flags) == ("script" in flags):
-        return SpecError(
-            pool.where(), "with local-package-path give exactly one of python-module and script"
-        )
-    problem = _local_code_problem(flags)
-    if problem:
-        return SpecError(pool.where(problem[0]), problem[1])
     return SpecError(
-        pool.where("local-package-path"),
-        "autopackaging (building an image "
-        "from local code) is not supported yet; build and push the image yourself "
-        "and use container-image-uri, or upload a package and use "
-        "--python-package-uris with executor-image-uri and python-module",
+        pool.where(),
+        f"sets {', '.join(keys)} without local-package-path; these keys describe local code "
+        "to package",
     )
 
 
-def _local_code_problem(flags: PoolFlags) -> tuple[str, str] | None:
-    """(key, problem) for a local directory or output image that autopackaging cannot use."""
-    directory = Path(flags["local-package-path"]).expanduser()
-    if not directory.is_dir():
-        return "local-package-path", f"directory {str(directory)!r} not found"
-    image = flags.get("output-image-uri")
-    if image is not None:
-        host = image.split("/")[0]
-        if host not in _REGISTRIES and not host.endswith("-docker.pkg.dev"):
-            return "output-image-uri", (
-                f"{image!r} is not in Container Registry (gcr.io) or Artifact Registry "
-                "(REGION-docker.pkg.dev)"
+def _check_local_code_keys(flags: PoolFlags, pool: Pool) -> None:
+    if "executor-image-uri" not in flags:
+        raise SpecError(
+            pool.where("executor-image-uri"),
+            "required with local-package-path (the prebuilt image that installs and runs "
+            "the package, e.g. us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-4.py310:latest)",
+        )
+    if ("python-module" in flags) == ("script" in flags):
+        raise SpecError(
+            pool.where(), "with local-package-path give exactly one of python-module and script"
+        )
+    for key, why in (
+        ("container-image-uri", "the pool runs the package built from local-package-path"),
+        (
+            "output-image-uri",
+            "vtp packages local code as a Python source distribution "
+            "and builds no image (no Docker needed)",
+        ),
+    ):
+        if key in flags:
+            raise SpecError(pool.where(key), f"not used with local-package-path: {why}; drop it")
+
+
+def _check_reusing_pool(flags: PoolFlags, pool: Pool) -> None:
+    software = ("container-image-uri", "executor-image-uri", "python-module", *AUTOPACKAGING_KEYS)
+    for key in software:
+        if key in flags:
+            raise SpecError(
+                pool.where(key),
+                "pool 0 names local code (local-package-path) and every pool runs the package "
+                "built from it; give machines only here and drop the key",
             )
-    return None
 
 
-def to_rest(flags: PoolFlags, package_uris: list[str]) -> dict[str, Any]:
-    """The REST `WorkerPoolSpec` dict for one parsed flag, as gcloud builds it ({} stays {})."""
+def to_rest(
+    flags: PoolFlags, package_uris: list[str], package_spec: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The REST `WorkerPoolSpec` dict for one parsed flag, as gcloud builds it ({} stays {}).
+
+    `package_spec` is the autopackaged `pythonPackageSpec` that every pool runs when pool 0
+    names local code.
+    """
     if not flags:
         return {}
     machine: dict[str, Any] = {"machineType": flags["machine-type"]}
@@ -245,7 +268,12 @@ def to_rest(flags: PoolFlags, package_uris: list[str]) -> dict[str, Any]:
         machine["acceleratorType"] = flags["accelerator-type"]
         machine["acceleratorCount"] = flags.get("accelerator-count", 1)
     pool: dict[str, Any] = {"machineSpec": machine, "replicaCount": flags.get("replica-count", 1)}
-    if "container-image-uri" in flags:
+    if package_spec is not None:
+        pool["pythonPackageSpec"] = {
+            **package_spec,
+            "packageUris": list(package_spec["packageUris"]),
+        }
+    elif "container-image-uri" in flags:
         pool["containerSpec"] = {"imageUri": flags["container-image-uri"]}
     else:
         pool["pythonPackageSpec"] = {

@@ -2,7 +2,9 @@
 
 `create` takes the flags of `gcloud ai custom-jobs create` (plus scheduling and output flags
 gcloud lacks), builds and validates the CustomJob before anything is sent, and then prints it
-(`--dry-run`), submits it to the local service (`--local`) or submits it to Vertex. `describe`,
+(`--dry-run`), submits it to the local service (`--local`) or submits it to Vertex. Local code
+in pool 0 (`local-package-path`) is packaged as a Python source distribution, not a Docker
+image (`components.vertex.autopackage`), and staged before the job is submitted. `describe`,
 `list`, `cancel` and `stream-logs` go through the same aiplatform client. The spec library and
 the client are imported when a command runs, so `vtp --help` stays fast.
 """
@@ -22,7 +24,26 @@ REGION_ENV = "CLOUDSDK_AI_REGION"
 LOCAL_PROJECT = "local"
 """Project the local service files jobs under when none is given."""
 LOCAL_REGION = "us-central1"
+LOCAL_STAGING = "gs://vtp-local-staging"
+"""Where `--local` stages autopackaged code when neither --staging-bucket nor --base-output-dir
+is given (under $VTP_GCS_ROOT, default .vtp/local/gcs as `vtp local serve`)."""
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START", "ON_DEMAND", "LOW_COST")
+
+
+CREATE_DESCRIPTION = """\
+Create a custom job from gcloud-style flags and/or a --config file.
+
+Autopackaging: pool 0 may name local code as in gcloud, e.g.
+  --worker-pool-spec=machine-type=n1-standard-4,executor-image-uri=IMAGE,\\
+local-package-path=DIR,python-module=mytask.train[,requirements=A;B][,extra-dirs=D]
+(or script=PATH instead of python-module). Unlike gcloud, no Docker image is built:
+DIR becomes a reproducible Python source distribution, staged at
+STAGING/vtp-packages/<sha256>/<name>-0.0.0.tar.gz, and every pool runs it as a
+pythonPackageSpec on the prebuilt executor image IMAGE (later pools give machines only).
+STAGING is --staging-bucket, else --base-output-dir (with --local, else
+gs://vtp-local-staging under $VTP_GCS_ROOT). --dry-run builds the archive and prints
+the request but stages nothing.
+"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,6 +91,8 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "create",
         help="create a custom job from gcloud-style flags and/or a --config file",
+        description=CREATE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
     _add_target_flags(parser)
@@ -113,30 +136,63 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
     add("--max-wait-duration", help="how long a FLEX_START job waits for capacity, e.g. 2h")
     add("--disable-retries", action="store_true", help="fail instead of retrying the job")
     add("--base-output-dir", help="gs:// prefix for AIP_MODEL_DIR, checkpoints and logs")
+    add(
+        "--staging-bucket",
+        metavar="GS_URI",
+        help="gs://BUCKET[/PATH] for packages built from local-package-path "
+        "(default: --base-output-dir)",
+    )
     parser.set_defaults(func=_create)
 
 
 def _create(args: argparse.Namespace) -> int:
-    from components.vertex.jobspec import build_custom_job, request_body
+    from components.vertex.jobspec import build_packaged_job, request_body
     from components.vertex.protodict import SpecError
 
     if args.dry_run and args.local:
         raise UsageError("--dry-run and --local: choose one (--dry-run submits nothing)")
     if args.region:
         _client_endpoint(args.region)  # a bad --region is an error even for --dry-run
+    flags = _job_flags(args)
     try:
-        job = build_custom_job(_job_flags(args))
+        job, package = build_packaged_job(flags, LOCAL_STAGING if args.local else None)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
     if args.dry_run:
+        for uri in package.package_uris if package else ():
+            print(f"vtp: --dry-run: built {uri}; not staged", file=sys.stderr)
         print(json.dumps(request_body(job), indent=2))
         return 0
     project, region = _project(args), _region(args)
     client, parent = _client(args, region), _parent(project, region)
+    if package:
+        _stage(args, flags, package)
     created = _call(args, lambda: client.create_custom_job(parent=parent, custom_job=job))
     print(f"CustomJob [{created.name}] is submitted successfully.", file=sys.stderr)
     print(created.name)
     return 0
+
+
+def _stage(args: argparse.Namespace, flags: Any, package: Any) -> None:
+    """Put the autopackaged archives at their URIs (a --local run stages under the local root)."""
+    from components.vertex.jobspec import staging_location
+    from components.vertex.staging import StagingError, stage
+    from storage import GCS_ROOT_ENV
+
+    if args.local and not os.environ.get(GCS_ROOT_ENV):
+        from pipelines.cli.local import DEFAULT_STATE_DIR
+
+        # Where `vtp local serve` keeps its storage by default, as VTP_LOCAL_ENDPOINT defaults
+        # to its default port.
+        os.environ[GCS_ROOT_ENV] = os.path.abspath(os.path.join(DEFAULT_STATE_DIR, "gcs"))
+    flag, _ = staging_location(flags, LOCAL_STAGING if args.local else None)
+    try:
+        written = stage(package.files)
+    except StagingError as exc:
+        _fail(f"{flag}: {exc}")
+    for uri in package.package_uris:
+        state = "staged" if uri in written else "already staged"
+        print(f"Python package [{uri}] is {state} for your custom job.", file=sys.stderr)
 
 
 def _job_flags(args: argparse.Namespace) -> Any:

@@ -132,14 +132,14 @@ CASES = [
     ),
     # --- autopackaging (local code) ---
     (
-        "autopackaging-not-supported",
+        "autopackaging-without-staging",
         [
             wps(
                 f"machine-type=n1-standard-4,executor-image-uri={EXECUTOR},"
                 "local-package-path={dir},script=task.py"
             )
         ],
-        ["local-package-path", "not supported yet"],
+        ["--staging-bucket", "local-package-path needs a Cloud Storage location"],
     ),
     (
         "local-package-without-executor",
