@@ -1,0 +1,33 @@
+"""Pipeline jobs in the local Vertex service: the compiled spec of a PipelineJob run by kfp.local.
+
+Pure pieces: `spec` (what a request must hold, the run's typed arguments). Service pieces:
+`store` (SQLite rows of resources, shared with `localvertex.schedules`), `worker` (the process
+that runs one pipeline), `runs` (the API and the run processes) and `routes`, which
+`localvertex.http.build_router` adds through `register`.
+"""
+
+import weakref
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from localvertex.http import Router
+    from localvertex.pipeline_jobs.runs import PipelineJobs
+    from localvertex.service import LocalVertex
+
+_by_service: "weakref.WeakKeyDictionary[LocalVertex, PipelineJobs]" = weakref.WeakKeyDictionary()
+
+
+def for_service(service: "LocalVertex") -> "PipelineJobs":
+    """The one PipelineJobs of `service` (schedules create their runs through it)."""
+    from localvertex.pipeline_jobs.runs import PipelineJobs
+
+    if service not in _by_service:
+        _by_service[service] = PipelineJobs(service)
+    return _by_service[service]
+
+
+def register(service: "LocalVertex", router: "Router") -> None:
+    """Add the pipelineJobs routes of `service` to `router`."""
+    from localvertex.pipeline_jobs.routes import add_routes
+
+    add_routes(router, for_service(service))

@@ -1,0 +1,371 @@
+"""The pipeline half of the local service: pipelineJobs created, run with kfp.local, cancelled.
+
+Each run is a `worker.py` process in its own process group, started with the service's URL and
+storage root, so the components it runs call back into this service exactly as they call Vertex.
+A watcher thread per run moves it through Vertex's states (QUEUED -> PENDING -> RUNNING ->
+SUCCEEDED / FAILED, or CANCELLING -> CANCELLED): cancel sends SIGTERM to the group, and SIGKILL
+after the service's grace period. A service that stops while runs are in flight kills them; on
+restart, runs it left unfinished fail with a message saying so (kfp.local cannot resume a DAG).
+"""
+
+import atexit
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from datetime import UTC, datetime
+from pathlib import Path
+
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
+from google.rpc import status_pb2
+
+import storage
+from components.vertex.endpoint import LOCAL_ENDPOINT_ENV
+from localvertex import errors
+from localvertex.filters import compile_filter
+from localvertex.logs import read as read_log
+from localvertex.pipeline_jobs import spec as specs
+from localvertex.pipeline_jobs import worker
+from localvertex.pipeline_jobs.store import Record, ResourceStore
+from localvertex.process import TOKEN_ENV, kill_leftovers, signal_group, spawn
+from localvertex.resources import done_operation, new_id, page
+from localvertex.service import LocalVertex
+
+State = aiplatform_v1.PipelineState
+TERMINAL = frozenset(
+    {State.PIPELINE_STATE_SUCCEEDED, State.PIPELINE_STATE_FAILED, State.PIPELINE_STATE_CANCELLED}
+)
+STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
+_OUTPUT_ONLY = (
+    *("name", "state", "create_time", "start_time", "end_time", "update_time", "job_detail"),
+    *("error", "schedule_name", "template_metadata"),
+)
+_live: "weakref.WeakSet[PipelineJobs]" = weakref.WeakSet()
+_log = logging.getLogger(__name__)
+
+
+class PipelineJobs:
+    """PipelineJobs of one LocalVertex, each run by a worker process."""
+
+    def __init__(self, service: LocalVertex) -> None:
+        self.service = service
+        self.store = ResourceStore(
+            service.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
+        )
+        self._changed = threading.Condition(threading.RLock())
+        self._processes: dict[str, subprocess.Popen] = {}
+        self._watchers: list[threading.Thread] = []
+        self._stopping = False
+        self._recover()
+        _live.add(self)
+        threading.Thread(target=self._lifecycle, name="pipeline-jobs", daemon=True).start()
+
+    # -- the API ------------------------------------------------------------------------------
+
+    def create(
+        self, parent: str, job: aiplatform_v1.PipelineJob, job_id: str = "", schedule: str = ""
+    ) -> aiplatform_v1.PipelineJob:
+        """Check `job` as Vertex would, store it and start its run; return the created job."""
+        spec, root, arguments = self.check(job)
+        if job_id:
+            specs.check_job_id(job_id)
+        created = _created(job, f"{parent}/pipelineJobs/{job_id or new_id()}", root, schedule)
+        record = Record(created, {"pid": 0, "token": ""})
+        with self._changed:
+            if self._stopping:
+                raise errors.ApiError(errors.INTERNAL, "The local service is stopping.")
+            try:
+                self.store.insert(record)
+            except sqlite3.IntegrityError:
+                raise errors.ApiError(6, f"PipelineJob {created.name} already exists.") from None
+            local_root = self.service.config.storage_root.joinpath(*storage.split_gcs_uri(root))
+            self._write_request(record.id, worker.request(spec, arguments, local_root))
+            if self.service.started.is_set():
+                self._launch(record)
+        _log.info("pipeline job %s (%s): created", record.id, created.display_name)
+        return record.resource
+
+    def check(self, job: aiplatform_v1.PipelineJob) -> tuple[dict, str, dict]:
+        """Raise INVALID_ARGUMENT unless `job` can run; return its spec, root and arguments."""
+        spec = specs.pipeline_spec(job)
+        root = specs.pipeline_root(job, spec)
+        specs.check_runtime(job)
+        values = json_format.MessageToDict(job._pb.runtime_config).get("parameterValues", {})
+        return spec, root, specs.run_arguments(spec, values)
+
+    def get(self, name: str) -> aiplatform_v1.PipelineJob:
+        """The job named `name`; raise NOT_FOUND."""
+        return self._record(name).resource
+
+    def list(
+        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[aiplatform_v1.PipelineJob], str]:
+        """One page of the jobs under `parent` that match `filter`, and the next page token."""
+        predicate = compile_filter(filter)
+        jobs = [r.resource for r in self.store.all(parent)]
+        return page([j for j in jobs if predicate(_as_dict(j))], page_size, page_token, 100)
+
+    def cancel(self, name: str) -> None:
+        """Start cancelling a run (CANCELLING, then CANCELLED); raise if it has ended."""
+        with self._changed:
+            record = self._record(name)
+            state = record.resource.state
+            if state in TERMINAL:
+                raise errors.failed_precondition(
+                    f"Cannot cancel {record.resource.name}: it is already in state {state.name}."
+                )
+            if record.id not in self._processes:  # queued, never started
+                self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            elif state != State.PIPELINE_STATE_CANCELLING:
+                record.runtime["cancel_at"] = time.time()
+                self._set_state(record, State.PIPELINE_STATE_CANCELLING)
+                signal_group(record.runtime["pid"], signal.SIGTERM)
+
+    def delete(self, name: str) -> dict:
+        """Delete an ended job and its run files; return the done Operation."""
+        record = self._record(name)
+        if record.resource.state not in TERMINAL:
+            raise errors.failed_precondition(
+                f"{record.resource.name} is in state {record.resource.state.name}; cancel it and "
+                "wait for it to end before deleting it."
+            )
+        self.store.delete(record.id)
+        shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
+        operation = done_operation(
+            f"{record.parent}/operations/{new_id()}", "DeleteOperationMetadata"
+        )
+        self.service.store.put_operation(operation["name"], json.dumps(operation))
+        return operation
+
+    def read_logs(self, name: str, offset: int, max_bytes: int) -> dict:
+        """The run's log text from byte `offset`, and where to read on from."""
+        record = self._record(name)
+        entry = read_log(self._run_dir(record.id) / "run.log", "pipeline", offset, max_bytes)
+        entry.pop("replica")
+        return {"name": record.resource.name, "pipelineState": record.resource.state.name, **entry}
+
+    def active_runs(self, schedule: str) -> int:
+        """How many runs that `schedule` started have not ended yet."""
+        return sum(
+            1
+            for r in self.store.all()
+            if r.resource.schedule_name == schedule and r.resource.state not in TERMINAL
+        )
+
+    def wait(self, name: str, timeout: float | None = None) -> aiplatform_v1.PipelineJob:
+        """Block until the job ends (or `timeout` seconds pass); return it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while (job := self.get(name)).state not in TERMINAL:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._changed.wait(left)
+        return job
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def _launch(self, record: Record) -> None:
+        token = secrets.token_hex(16)
+        run_dir = self._run_dir(record.id)
+        env = {
+            **os.environ,
+            LOCAL_ENDPOINT_ENV: _service_url(self.service),
+            storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
+            TOKEN_ENV: token,
+            "PYTHONUNBUFFERED": "1",
+        }
+        argv = [sys.executable, "-m", "localvertex.pipeline_jobs.worker", str(run_dir)]
+        process = spawn(argv, env, run_dir, run_dir / "run.log")
+        record.runtime.update(pid=process.pid, token=token)
+        self._processes[record.id] = process
+        self._set_state(record, State.PIPELINE_STATE_PENDING)
+        watcher = threading.Thread(
+            target=self._watch, args=(record.id, process), name=f"pipeline-{record.id}"
+        )
+        watcher.daemon = True
+        self._watchers.append(watcher)
+        watcher.start()
+
+    def _watch(self, job_id: str, process: subprocess.Popen) -> None:
+        while True:
+            try:
+                process.wait(timeout=self.service.config.poll_interval)
+                break
+            except subprocess.TimeoutExpired:
+                self._check(job_id, process)
+        signal_group(process.pid, signal.SIGKILL)  # whatever the run left behind
+        with self._changed:
+            self._processes.pop(job_id, None)
+            record = self.store.get(job_id)
+            if record is not None:
+                self._settle(record, process.returncode)
+
+    def _check(self, job_id: str, process: subprocess.Popen) -> None:
+        with self._changed:
+            record = self.store.get(job_id)
+            if record is None:
+                return
+            state = record.resource.state
+            if state == State.PIPELINE_STATE_PENDING and self._started(job_id):
+                self._set_state(record, State.PIPELINE_STATE_RUNNING)
+            grace = self.service.config.grace_period
+            if state == State.PIPELINE_STATE_CANCELLING and (
+                time.time() > record.runtime.get("cancel_at", 0) + grace
+            ):
+                signal_group(process.pid, signal.SIGKILL)
+
+    def _settle(self, record: Record, returncode: int) -> None:
+        """Record how the run ended."""
+        if record.resource.state == State.PIPELINE_STATE_CANCELLING:
+            self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            return
+        if self._stopping:
+            self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, STOPPED_MESSAGE)
+            return
+        result = worker.read_result(self._run_dir(record.id))
+        if result is None:
+            message = f"The pipeline run process exited with status {returncode} and no result."
+            self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, message)
+        elif result["succeeded"]:
+            self._finish(record, State.PIPELINE_STATE_SUCCEEDED)
+        else:
+            self._finish(
+                record, State.PIPELINE_STATE_FAILED, errors.FAILED_PRECONDITION, result["error"]
+            )
+
+    def _lifecycle(self) -> None:
+        """Start queued runs once the service serves; stop every run when it closes."""
+        service = self.service
+        while not service.started.wait(0.1):
+            if service.closing.is_set():
+                break
+        with self._changed:
+            queued = [
+                r for r in self.store.all() if r.resource.state == State.PIPELINE_STATE_QUEUED
+            ]
+            for record in queued if not (self._stopping or service.closing.is_set()) else []:
+                self._launch(record)
+        service.closing.wait()
+        self.stop()
+
+    def stop(self) -> None:
+        """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
+        with self._changed:
+            if self._stopping:
+                return
+            self._stopping = True
+            for process in self._processes.values():
+                signal_group(process.pid, signal.SIGKILL)
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.join()
+        self.store.close()
+
+    def _recover(self) -> None:
+        """Settle the runs a stopped (or killed) service left in flight."""
+        for record in list(self.store.all()):
+            state = record.resource.state
+            if state in TERMINAL or state == State.PIPELINE_STATE_QUEUED:
+                continue
+            if record.runtime.get("token"):
+                kill_leftovers(record.runtime["pid"], record.runtime["token"])
+            if state == State.PIPELINE_STATE_CANCELLING:
+                self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            else:
+                self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, STOPPED_MESSAGE)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _record(self, name: str) -> Record:
+        parent, _, job_id = name.rpartition("/pipelineJobs/")
+        record = self.store.get(job_id)
+        if record is None or not _same_parent(parent, record.parent):
+            raise errors.not_found(f"PipelineJob {name} not found.")
+        return record
+
+    def _set_state(self, record: Record, state: State) -> None:
+        now = datetime.now(UTC)
+        job = record.resource
+        job.state, job.update_time = state, now
+        if state == State.PIPELINE_STATE_RUNNING and "start_time" not in job:
+            job.start_time = now
+        if state in TERMINAL:
+            job.end_time = now
+        self.store.update(record)
+        self._changed.notify_all()
+        _log.info("pipeline job %s: %s", record.id, state.name)
+
+    def _finish(self, record: Record, state: State, code: int = 0, message: str = "") -> None:
+        if code:
+            record.resource.error = status_pb2.Status(code=code, message=message)
+        self._set_state(record, state)
+
+    def _run_dir(self, job_id: str) -> Path:
+        return self.service.config.state_dir / "pipelines" / job_id
+
+    def _started(self, job_id: str) -> bool:
+        return (self._run_dir(job_id) / worker.STARTED).exists()
+
+    def _write_request(self, job_id: str, request: dict) -> None:
+        run_dir = self._run_dir(job_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / worker.REQUEST).write_text(json.dumps(request))
+
+
+def job_json(job: aiplatform_v1.PipelineJob, enum_ints: bool = False) -> str:
+    """A PipelineJob as the REST API returns it: camelCase, defaults left out."""
+    return aiplatform_v1.PipelineJob.to_json(
+        job,
+        use_integers_for_enums=enum_ints,
+        always_print_fields_with_no_presence=False,
+        indent=None,
+    )
+
+
+def _created(
+    job: aiplatform_v1.PipelineJob, name: str, root: str, schedule: str
+) -> aiplatform_v1.PipelineJob:
+    created = aiplatform_v1.PipelineJob(job)
+    for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
+        delattr(created, field)
+    now = datetime.now(UTC)
+    created.name, created.schedule_name = name, schedule
+    created.state, created.create_time, created.update_time = State.PIPELINE_STATE_QUEUED, now, now
+    created.runtime_config.gcs_output_directory = root
+    return created
+
+
+def _as_dict(job: aiplatform_v1.PipelineJob) -> dict:
+    return json.loads(job_json(job))
+
+
+def _same_parent(asked: str, stored: str) -> bool:
+    # `-` stands for any project or location, as for customJobs.
+    asked_parts, stored_parts = asked.split("/"), stored.split("/")
+    return len(asked_parts) == len(stored_parts) and all(
+        a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
+    )
+
+
+def _service_url(service: LocalVertex) -> str:
+    # The HTTP server sets `url` once it has bound its port (port 0 picks a free one).
+    return getattr(service, "url", "") or f"http://127.0.0.1:{service.config.port}"
+
+
+@atexit.register
+def _stop_all() -> None:
+    """Kill the runs of services that were never closed, so no run outlives the service."""
+    for jobs in list(_live):
+        with contextlib.suppress(Exception):
+            jobs.stop()

@@ -1,0 +1,198 @@
+"""The PipelineJob that `vtp submit` and `vtp schedule` send, built by the aiplatform SDK itself.
+
+`aiplatform.PipelineJob(template_path=compiled/<name>.yaml, ...)` turns the compiled YAML, the
+pipeline root and the parameter values into the request; we only check the input first, so a
+mistake is reported with the flag that caused it before anything is sent: `--param` values are
+parsed by the type the compiled pipeline declares, unknown and missing parameters are named, the
+pipeline root must be on Cloud Storage and the region must be a Vertex AI location.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.vertex.endpoint import api_endpoint
+from pipelines import catalog
+from pipelines.compile import COMPILED_DIR
+
+LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
+"""Pipeline root of local runs when none is given (under the local service's storage root)."""
+
+_SERVICE_ACCOUNT = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]+")
+_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+class SubmitError(ValueError):
+    """Bad input; the message names the flag at fault."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What the user asked to run, as flags give it (parameter values still text)."""
+
+    pipeline: str
+    project: str
+    region: str
+    pipeline_root: str
+    params: dict[str, str] = field(default_factory=dict)
+    display_name: str = ""
+    service_account: str = ""
+    enable_caching: bool | None = None
+    local: bool = False
+
+
+def template_path(pipeline: str, compiled_dir: Path = COMPILED_DIR) -> Path:
+    """The compiled YAML: a catalog pipeline's under `compiled_dir`, or a file the user names."""
+    if pipeline.endswith(_TEMPLATE_SUFFIXES):
+        path = Path(pipeline)
+        if not path.is_file():
+            raise SubmitError(f"PIPELINE: no compiled pipeline file {pipeline!r}")
+        return path
+    try:
+        catalog.entry(pipeline)
+    except ValueError as exc:
+        raise SubmitError(f"PIPELINE: {exc}, or a compiled pipeline .yaml/.json file") from None
+    path = compiled_dir / f"{pipeline}.yaml"
+    if not path.is_file():
+        raise SubmitError(f"PIPELINE: {path} does not exist; run `vtp compile {pipeline}`")
+    return path
+
+
+def load_template(path: Path) -> dict[str, Any]:
+    """The compiled pipeline spec; SubmitError when the file is not one."""
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise SubmitError(f"PIPELINE: {path} is not YAML or JSON: {exc}") from None
+    if not isinstance(spec, dict) or "root" not in spec or "pipelineInfo" not in spec:
+        raise SubmitError(f"PIPELINE: {path} is not a compiled pipeline (no root/pipelineInfo)")
+    return spec
+
+
+def parameters(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The pipeline's parameters as the compiled spec declares them (type, default)."""
+    return spec["root"].get("inputDefinitions", {}).get("parameters", {})
+
+
+def parse_param_flags(values: list[str]) -> dict[str, str]:
+    """`--param NAME=VALUE` flags as {NAME: VALUE text}."""
+    params: dict[str, str] = {}
+    for item in values:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise SubmitError(f"--param expects NAME=VALUE with a parameter name, got {item!r}")
+        params[name] = text
+    return params
+
+
+def parameter_values(sub: Submission, declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Typed values for every given parameter, with project/location filled from the flags."""
+    given = dict(sub.params)
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise SubmitError(
+            f"--param {unknown[0]}: not a parameter of pipeline {sub.pipeline!r}; it takes "
+            f"{', '.join(sorted(declared))}"
+        )
+    values = {name: typed(name, declared[name], text) for name, text in given.items()}
+    implied: dict[str, Any] = {"project": sub.project, "location": sub.region}
+    if sub.local and sub.pipeline in catalog.PIPELINES:
+        implied.update(catalog.entry(sub.pipeline).local_params)
+    values = {**{k: v for k, v in implied.items() if k in declared}, **values}
+    missing = [n for n, d in sorted(declared.items()) if n not in values and _required(d)]
+    if missing:
+        raise SubmitError(
+            f"--param {missing[0]}=VALUE is required: pipeline {sub.pipeline!r} has no default "
+            "for it"
+        )
+    return values
+
+
+def typed(name: str, declaration: dict[str, Any], text: str) -> Any:
+    """A `--param` value parsed as its declared type (STRING stays text, LIST/STRUCT are JSON)."""
+    kind = declaration.get("parameterType", "STRING")
+    try:
+        if kind == "NUMBER_INTEGER":
+            return int(text)
+        if kind == "NUMBER_DOUBLE":
+            return float(text)
+        if kind == "BOOLEAN":
+            return _boolean(text)
+        if kind in ("LIST", "STRUCT"):
+            value = json.loads(text)
+            if not isinstance(value, list if kind == "LIST" else dict):
+                raise ValueError(kind)
+            return value
+    except ValueError:
+        example = {"LIST": '["a", "b"]', "STRUCT": '{"k": 1}', "BOOLEAN": "true"}.get(kind, "3")
+        raise SubmitError(
+            f"--param {name}: expected a {kind} value (e.g. {example}), got {text!r}"
+        ) from None
+    return text
+
+
+def check_target(sub: Submission) -> None:
+    """Region, pipeline root and service account as Vertex will accept them."""
+    try:
+        api_endpoint(sub.region)
+    except ValueError as exc:
+        raise SubmitError(f"--region: {exc}") from None
+    if not re.fullmatch(r"gs://[a-z0-9][-_.a-z0-9]{1,220}[a-z0-9](/.*)?", sub.pipeline_root):
+        raise SubmitError(
+            f"--pipeline-root must be a Cloud Storage URI gs://BUCKET[/PATH], got "
+            f"{sub.pipeline_root!r}"
+        )
+    if sub.service_account and not _SERVICE_ACCOUNT.fullmatch(sub.service_account):
+        raise SubmitError(
+            f"--service-account must be an email such as NAME@PROJECT.iam.gserviceaccount.com, "
+            f"got {sub.service_account!r}"
+        )
+    if len(sub.display_name) > 128:
+        raise SubmitError("--display-name must be at most 128 characters")
+
+
+def pipeline_job(sub: Submission, credentials: Any = None, compiled_dir: Path = COMPILED_DIR):
+    """The checked `aiplatform.PipelineJob` for `sub` (built offline; `submit` sends it)."""
+    from google.cloud import aiplatform
+
+    template = template_path(sub.pipeline, compiled_dir)
+    spec = load_template(template)
+    check_target(sub)
+    values = parameter_values(sub, parameters(spec))
+    job = aiplatform.PipelineJob(
+        display_name=sub.display_name or spec["pipelineInfo"]["name"],
+        template_path=str(template),
+        pipeline_root=sub.pipeline_root,
+        parameter_values=values,
+        enable_caching=sub.enable_caching,
+        project=sub.project,
+        location=sub.region,
+        credentials=credentials,
+    )
+    if sub.service_account:  # where PipelineJob.submit puts it
+        job._gca_resource.service_account = sub.service_account
+    return job
+
+
+def request_body(resource: Any) -> dict[str, Any]:
+    """A proto-plus request message as REST JSON (camelCase, unset fields left out)."""
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(type(resource).pb(resource))
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise ValueError(text)
+
+
+def _required(declaration: dict[str, Any]) -> bool:
+    return "defaultValue" not in declaration and not declaration.get("isOptional", False)
