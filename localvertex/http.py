@@ -108,7 +108,7 @@ class Router:
         return error.http_status, error.to_json()
 
 
-EXTENSIONS: tuple[str, ...] = ("localvertex.tuning",)
+EXTENSIONS: tuple[str, ...] = ("localvertex.tuning", "localvertex.models")
 """Modules that add resource types (`register(service, router)`): tuning, models, pipelines."""
 
 
