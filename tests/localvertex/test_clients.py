@@ -109,8 +109,8 @@ def test_gcloud_create_describe_list_cancel(gcloud, local_service, tmp_path):
     assert [j["name"] for j in listed] == [name]
 
     gcloud("ai", "custom-jobs", "cancel", name)
-    assert wait_for_state(local_service.client(), name).state == State.JOB_STATE_CANCELLED
-    assert gcloud.json("ai", "custom-jobs", "describe", name)["error"]["message"] == "CANCELED"
+    cancelled = wait_for_state(local_service.client(), name)
+    assert (cancelled.state, cancelled.error.message) == (State.JOB_STATE_CANCELLED, "CANCELED")
 
 
 def test_gcloud_python_package_uris(gcloud, local_service):

@@ -162,7 +162,7 @@ def test_timeout_stops_the_job(client, local_service, tmp_path):
     job = run(client, local_service, job)
     assert (job.state, job.error.code) == (State.JOB_STATE_FAILED, 4)
     assert "scheduling.timeout = 0.5s" in job.error.message
-    assert not alive(starts(tmp_path, PRIMARY)[0])
+    assert not any(map(alive, starts(tmp_path, PRIMARY)))
 
 
 def test_cancel_kills_a_replica_that_ignores_sigterm_after_the_grace_period(
