@@ -108,7 +108,12 @@ class Router:
         return error.http_status, error.to_json()
 
 
-EXTENSIONS: tuple[str, ...] = ("localvertex.tuning", "localvertex.models")
+EXTENSIONS: tuple[str, ...] = (
+    "localvertex.tuning",
+    "localvertex.models",
+    "localvertex.pipeline_jobs",
+    "localvertex.schedules",
+)
 """Modules that add resource types (`register(service, router)`): tuning, models, pipelines."""
 
 
@@ -261,6 +266,7 @@ class Server(ThreadingHTTPServer):
         self.service = service
         self.router = build_router(service)
         super().__init__(("127.0.0.1", service.config.port), _Handler)
+        service.url = self.url  # pipeline runs the service starts call it back here
 
     @property
     def url(self) -> str:
@@ -296,5 +302,10 @@ class Running:
 def running(service: LocalVertex) -> Running:
     """Start `service` and serve it in a background thread (use as a context manager)."""
     server = Server(service)  # bind first: a busy port fails before anything starts
-    service.start()
+    try:
+        service.start()
+    except BaseException:
+        server.server_close()
+        service.close()
+        raise
     return Running(server)

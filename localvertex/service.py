@@ -11,6 +11,7 @@ A scheduler thread starts queued jobs, in creation order, when their replicas fi
 (`capacity.py`); each started job gets a `JobRun` thread (`supervisor.py`).
 """
 
+import fcntl
 import json
 import logging
 import re
@@ -20,6 +21,7 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
@@ -43,6 +45,10 @@ MAX_LOG_BYTES = 1 << 20
 _log = logging.getLogger(__name__)
 
 
+class StateDirInUse(RuntimeError):
+    """Another running service holds the state directory (it would kill that one's replicas)."""
+
+
 class LocalVertex:
     """CustomJobs on this machine, with Vertex's states and failure rules."""
 
@@ -59,11 +65,13 @@ class LocalVertex:
         self._queue: list[str] = []
         self._changed = threading.Condition(threading.RLock())
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
+        self._lock_file: IO[bytes] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Recover what a previous run left behind, then start scheduling."""
+        """Lock the state directory, recover what a previous run left behind, start scheduling."""
+        self._hold_state_dir()
         self._recover()
         self._scheduler.start()
         self.started.set()
@@ -81,6 +89,8 @@ class LocalVertex:
         if self._scheduler.is_alive():
             self._scheduler.join()
         self.store.close()
+        if self._lock_file:
+            self._lock_file.close()  # releases the flock
 
     # -- the API ------------------------------------------------------------------------------
 
@@ -293,6 +303,18 @@ class LocalVertex:
             run = JobRun(record.job, record.runtime, plan, gpus, self.config, self)
             self._runs[record.id] = run
             run.start()
+
+    def _hold_state_dir(self) -> None:
+        path = self.config.state_dir / "service.lock"
+        self._lock_file = open(path, "wb")  # noqa: SIM115 (held until close())
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            self._lock_file = None
+            raise StateDirInUse(
+                f"another local Vertex service uses the state directory {self.config.state_dir}"
+            ) from None
 
     def _recover(self) -> None:
         """Kill replicas a crashed service left running; settle every job it left unfinished."""

@@ -120,7 +120,7 @@ def _serve(args: argparse.Namespace) -> int:
     from localvertex.capacity import detect_gpus
     from localvertex.config import ServiceConfig
     from localvertex.http import running
-    from localvertex.service import LocalVertex
+    from localvertex.service import LocalVertex, StateDirInUse
 
     config = ServiceConfig.from_env(
         args.state_dir,
@@ -138,7 +138,13 @@ def _serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    with running(LocalVertex(config)) as service:
+    try:
+        service = running(LocalVertex(config))
+    except StateDirInUse as exc:
+        raise UsageError(f"--state-dir: {exc}") from None
+    except OSError as exc:  # most often: the port is taken
+        raise UsageError(f"--port {config.port}: {exc.strerror}") from None
+    with service:
         print(
             f"Serving the local Vertex API at {service.url} (state in {config.state_dir})",
             flush=True,

@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 from tests.fixtures import LocalService, State, wait_for_state, wait_until
 from tests.localvertex.conftest import custom_job, scripted_pool, starts
 
@@ -75,3 +77,13 @@ def test_a_stopped_service_runs_its_jobs_again_on_the_next_start(tmp_path):
     finally:
         service.stop()
     assert job.state == State.JOB_STATE_SUCCEEDED and len(starts(tmp_path, PRIMARY)) == 2
+
+
+def test_a_second_service_on_the_same_state_directory_is_refused(local_service):
+    second = LocalService(local_service.state_dir)
+    with pytest.raises(RuntimeError, match="did not start"):
+        second.start()
+    second.stop()
+    assert "--state-dir: another local Vertex service uses the state directory" in (
+        second.service_log()
+    )
