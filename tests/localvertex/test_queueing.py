@@ -1,5 +1,7 @@
 """Capacity: jobs whose replicas do not fit wait in JOB_STATE_QUEUED, in creation order."""
 
+import json
+
 import pytest
 from google.api_core import exceptions
 
@@ -9,8 +11,9 @@ from tests.localvertex.conftest import custom_job, scripted_pool, starts
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    """A service that runs at most two replica processes at once."""
-    service = LocalService(tmp_path_factory.mktemp("queue"), *FAST_FLAGS, "--max-replicas", "2")
+    """A service that runs at most two replica processes at once, and hands out GPUs 0 and 1."""
+    flags = (*FAST_FLAGS, "--max-replicas", "2", "--gpus", "0,1")  # the last --gpus wins
+    service = LocalService(tmp_path_factory.mktemp("queue"), *flags)
     yield service.start()
     service.stop()
 
@@ -58,3 +61,21 @@ def test_cancelling_a_queued_job_ends_it_without_running_it(service, tmp_path):
     gate.touch()
     assert wait_for_state(client, blocker.name).state == State.JOB_STATE_SUCCEEDED
     assert not starts(queued_dir, "workerpool0-0")
+
+
+def test_replicas_that_ask_for_accelerators_get_their_own_gpus(service, tmp_path):
+    pools = [scripted_pool(tmp_path, "--wait-starts", "workerpool1-0=1"), scripted_pool(tmp_path)]
+    for pool in pools:
+        pool["machineSpec"].update(acceleratorType="NVIDIA_L4", acceleratorCount=1)
+    client = service.client()
+    job = client.create_custom_job(parent=service.parent, custom_job=custom_job(*pools))
+    assert wait_for_state(client, job.name).state == State.JOB_STATE_SUCCEEDED
+    devices = {
+        name: json.loads((tmp_path / f"{name}.env.json").read_text())["CUDA_VISIBLE_DEVICES"]
+        for name in ("workerpool0-0", "workerpool1-0")
+    }
+    assert sorted(devices.values()) == ["0", "1"]
+
+    pools[0]["machineSpec"]["acceleratorCount"] = 2
+    with pytest.raises(exceptions.BadRequest, match=r"3 accelerator\(s\) in all but this machine"):
+        client.create_custom_job(parent=service.parent, custom_job=custom_job(*pools))
