@@ -23,10 +23,14 @@ class Reporter:
 
     def __init__(self, tensorboard_dir: Path, hypertune_metric: str, enabled: bool) -> None:
         self.enabled = enabled
-        self._tensorboard_dir = tensorboard_dir
         self._metric = hypertune_metric
         self._writer: Any = None
         self._hypertune: Any = None
+        if enabled:
+            # Imported here, before training starts: TensorBoard takes a second to import.
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(tensorboard_dir))
 
     def train(self, step: int, total: int, epoch: int, scalars: dict[str, float]) -> None:
         """A progress line and training scalars (`loss`, `lr`, `steps_per_second`)."""
@@ -37,7 +41,7 @@ class Reporter:
             step, total, epoch, scalars["loss"], scalars["lr"], scalars["steps_per_second"],
         )  # fmt: skip
         for name, value in scalars.items():
-            self._scalars().add_scalar(f"train/{name}", value, step)
+            self._writer.add_scalar(f"train/{name}", value, step)
 
     def evaluation(self, step: int, result: dict[str, Any]) -> None:
         """An evaluation line, its scalars, and the tuning metric for Vertex."""
@@ -48,8 +52,8 @@ class Reporter:
             step, result["accuracy"], result["loss"], result["examples"],
         )  # fmt: skip
         for name in ("accuracy", "loss"):
-            self._scalars().add_scalar(f"eval/{name}", result[name], step)
-        self._scalars().flush()
+            self._writer.add_scalar(f"eval/{name}", result[name], step)
+        self._writer.flush()
         if self._hypertune is None:
             import hypertune  # creates the metrics file's directory, so only where it is used
 
@@ -73,11 +77,3 @@ class Reporter:
         """Flush and close the TensorBoard writer."""
         if self._writer is not None:
             self._writer.close()
-
-    def _scalars(self) -> Any:
-        if self._writer is None:
-            # Imported on first use: TensorBoard takes a second to import.
-            from torch.utils.tensorboard import SummaryWriter
-
-            self._writer = SummaryWriter(str(self._tensorboard_dir))
-        return self._writer

@@ -165,7 +165,6 @@ def run(config: Config, runtime: Runtime) -> Result:
                 checkpointer.save(training_state(), step, step // steps_per_epoch)
 
     elapsed = time.perf_counter() - start_time
-    stop.close()
     if preempted:
         log.warning("SIGTERM: saving a checkpoint at step %d, then exiting", step)
     elif evaluated_at != step:
@@ -177,6 +176,7 @@ def run(config: Config, runtime: Runtime) -> Result:
         reporter.final_model(dirs.model, net.state_dict(), config, {**result, "step": step})
     reporter.close()
     runtime.barrier()  # nobody exits before the main process has written everything
+    stop.close()  # only now: a SIGTERM after the loop must not cut the final writes short
     return Result(
         step=step,
         preempted=preempted,

@@ -1,0 +1,99 @@
+"""Shared helpers for trainer tests: the tiny debug config and real `python -m trainer` runs."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+
+TINY = {
+    "task": "tests.trainer.gated_task",
+    "hidden_size": 32,
+    "dropout": 0.1,
+    "batch_size": 16,
+    "max_steps": 24,
+    "eval_interval": 10,
+    "checkpoint_interval": 4,
+    "keep_checkpoints": 2,
+    "log_interval": 5,
+}
+"""A debug config: 24 steps of batch 16 with dropout (random state matters), checkpoints every 4."""
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Train with one intra-op thread, like the subprocesses (CI has two shared cores)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_args(out: Path, **overrides: object) -> list[str]:
+    """Flags for a tiny run writing everything under `out`."""
+    values = {
+        **TINY,
+        "checkpoint_dir": out / "checkpoints",
+        "model_dir": out / "model",
+        "tensorboard_dir": out / "logs",
+        **overrides,
+    }
+    return [f"--{name}={value}" for name, value in values.items()]
+
+
+def trainer_env(out: Path, **extra: str) -> dict[str, str]:
+    """The environment of a trainer subprocess: one thread, metrics file under `out`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MASTER_ADDR", "CLUSTER_SPEC")}
+    env.update(OMP_NUM_THREADS="1", CLOUD_ML_HP_METRIC_FILE=str(out / "hypertune.metrics"))
+    env.update(extra)
+    return env
+
+
+def start_trainer(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start `python -m trainer ARGS` in the repository root (so tests.* tasks import)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "trainer", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def run_trainer(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
+    """Run the trainer to completion, assert it exits 0, and return its output."""
+    process = start_trainer(args, env)
+    output, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, output
+    return output
+
+
+def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Poll until `path` exists; fail early if the process has exited."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if process.poll() is not None:
+            pytest.fail(
+                f"trainer exited with {process.returncode} before {path} appeared:\n"
+                f"{process.stdout.read()}"
+            )
+        assert time.monotonic() < deadline, f"timed out waiting for {path}"
+        time.sleep(0.02)
+
+
+def load_model(out: Path) -> dict[str, torch.Tensor]:
+    """The final model a run wrote under `out`."""
+    return torch.load(out / "model" / "model.pt", weights_only=True)
+
+
+def assert_bitwise_equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    """Same keys, and every tensor equal bit for bit."""
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), name

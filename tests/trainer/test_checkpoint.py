@@ -1,0 +1,94 @@
+"""Checkpoint files: committed by their manifest, verified on load, pruned to the newest K."""
+
+import logging
+
+import pytest
+import torch
+
+from trainer.checkpoint import (
+    Checkpointer,
+    CorruptCheckpoint,
+    checkpoint_path,
+    list_checkpoints,
+    load_checkpoint,
+    load_latest,
+    rng_state,
+    set_rng_state,
+)
+
+
+def _save_steps(directory, steps, keep=10):
+    checkpointer = Checkpointer(directory, keep=keep, enabled=True)
+    for step in steps:
+        checkpointer.save(
+            {"step": step, "weights": torch.full((4,), float(step))}, step, step // 10
+        )
+    checkpointer.close()
+
+
+def test_saved_checkpoints_list_newest_first_and_load_verified(tmp_path):
+    _save_steps(tmp_path, [5, 10, 15])
+    infos = list_checkpoints(tmp_path)
+    assert [(info.step, info.epoch) for info in infos] == [(15, 1), (10, 1), (5, 0)]
+    assert load_checkpoint(infos[0].path)["weights"].tolist() == [15.0] * 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"step_{s:08d}{ext}" for s in (5, 10, 15) for ext in (".pt", ".json")
+    ), "no temporary files are left behind"
+
+
+def test_only_the_newest_k_are_kept(tmp_path):
+    _save_steps(tmp_path, [1, 2, 3, 4, 5], keep=2)
+    assert [info.step for info in list_checkpoints(tmp_path)] == [5, 4]
+    assert not checkpoint_path(tmp_path, 3).exists()
+
+
+def test_a_disabled_checkpointer_writes_nothing(tmp_path):
+    checkpointer = Checkpointer(tmp_path / "ck", keep=2, enabled=False)
+    checkpointer.save({"step": 1}, 1, 0)
+    checkpointer.close()
+    assert not (tmp_path / "ck").exists()
+    assert checkpointer.last_step == 1
+
+
+def test_data_without_a_manifest_is_not_a_checkpoint(tmp_path):
+    _save_steps(tmp_path, [1, 2])
+    checkpoint_path(tmp_path, 2).with_suffix(".json").unlink()
+    assert [info.step for info in list_checkpoints(tmp_path)] == [1]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_damaged_newest_checkpoint_falls_back_with_a_warning(
+    tmp_path, damage, caplog, monkeypatch
+):
+    monkeypatch.setattr(logging.getLogger("trainer"), "propagate", True)
+    _save_steps(tmp_path, [10, 20])
+    newest = checkpoint_path(tmp_path, 20)
+    data = newest.read_bytes()
+    if damage == "truncate":
+        newest.write_bytes(data[: len(data) // 2])
+    else:
+        newest.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(CorruptCheckpoint):
+        load_checkpoint(newest)
+    info, state = load_latest(tmp_path)
+    assert (info.step, state["step"]) == (10, 10)
+    assert "corrupt checkpoint" in caplog.text and "step_00000020" in caplog.text
+
+
+def test_pruning_ignores_a_corrupt_checkpoint_newer_than_the_run(tmp_path):
+    _save_steps(tmp_path, [10, 20, 30], keep=3)
+    checkpoint_path(tmp_path, 30).write_bytes(b"torn")
+    _save_steps(tmp_path, [21], keep=1)  # the resumed run saves past 20; 30 is not "newer"
+    assert [info.step for info in list_checkpoints(tmp_path)] == [30, 21]
+    assert load_latest(tmp_path)[0].step == 21
+
+
+def test_random_states_round_trip():
+    import random
+
+    import numpy as np
+
+    state = rng_state()
+    first = (torch.rand(2).tolist(), np.random.rand(), random.random())
+    set_rng_state(state)
+    assert (torch.rand(2).tolist(), np.random.rand(), random.random()) == first

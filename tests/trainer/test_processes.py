@@ -1,0 +1,135 @@
+"""Real `python -m trainer` processes: DDP over gloo, SIGKILL and SIGTERM, lost peers.
+
+The gated task (tests/trainer/gated_task.py) holds a run at a known step, so every kill lands
+after a known checkpoint without timing guesses.
+"""
+
+import signal
+
+import pytest
+import torch
+
+from tests.trainer.conftest import (
+    assert_bitwise_equal,
+    load_model,
+    run_trainer,
+    start_trainer,
+    tiny_args,
+    trainer_env,
+    wait_for,
+)
+from trainer.checkpoint import list_checkpoints
+from trainer.distributed import free_port
+
+pytestmark = pytest.mark.slow
+
+GLOBAL_BATCH = 16  # TINY's batch_size
+
+
+@pytest.fixture(scope="module")
+def one_process_model(tmp_path_factory) -> dict[str, torch.Tensor]:
+    """The model of an uninterrupted one-process tiny run."""
+    out = tmp_path_factory.mktemp("one_process")
+    run_trainer(tiny_args(out), trainer_env(out))
+    return load_model(out)
+
+
+@pytest.fixture(scope="module")
+def two_process_model(tmp_path_factory) -> dict[str, torch.Tensor]:
+    """The model of an uninterrupted tiny run with two processes on one node."""
+    out = tmp_path_factory.mktemp("two_processes")
+    run_trainer(tiny_args(out, nproc_per_node=2), trainer_env(out))
+    return load_model(out)
+
+
+def _gate(out, steps: int, batch_per_process: int = GLOBAL_BATCH, **extra: str) -> dict:
+    gate = out / "gate"
+    gate.mkdir()
+    return {"GATE_DIR": str(gate), "GATE_AFTER": str(steps * batch_per_process), **extra}
+
+
+def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    run_trainer(tiny_args(one, dropout=0), trainer_env(one))
+    output = run_trainer(tiny_args(two, dropout=0, nproc_per_node=2), trainer_env(two))
+    assert "joined 2 processes" in output
+    one_model, two_model = load_model(one), load_model(two)
+    assert one_model.keys() == two_model.keys()
+    for name in one_model:  # 24 optimizer steps (TINY's max_steps)
+        torch.testing.assert_close(two_model[name], one_model[name], atol=1e-5, rtol=0)
+
+
+def test_sigkill_after_a_checkpoint_then_restart_ends_bitwise_equal(tmp_path, one_process_model):
+    env = trainer_env(tmp_path, **_gate(tmp_path, steps=10))
+    process = start_trainer(tiny_args(tmp_path), env)
+    wait_for(tmp_path / "gate" / "waiting.0", process)  # held in step 11
+    wait_for(tmp_path / "checkpoints" / "step_00000008.json", process)
+    process.kill()
+    process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    assert not (tmp_path / "model" / "model.pt").exists()
+
+    output = run_trainer(tiny_args(tmp_path), trainer_env(tmp_path))
+    assert "at step 8\n" in output
+    assert_bitwise_equal(load_model(tmp_path), one_process_model)
+
+
+def test_sigterm_saves_at_that_step_exits_143_and_the_rerun_resumes_there(
+    tmp_path, one_process_model
+):
+    env = trainer_env(tmp_path, **_gate(tmp_path, steps=10))
+    process = start_trainer(tiny_args(tmp_path), env)
+    wait_for(tmp_path / "gate" / "waiting.0", process)
+    process.send_signal(signal.SIGTERM)
+    (tmp_path / "gate" / "open").touch()
+    output, _ = process.communicate(timeout=60)
+
+    # The signal came while step 11's batch was loading: the run stops before taking that step.
+    assert process.returncode == 143, output
+    assert "SIGTERM: saving a checkpoint at step 10" in output
+    assert list_checkpoints(tmp_path / "checkpoints")[0].step == 10
+    assert not (tmp_path / "model" / "model.pt").exists()
+
+    output = run_trainer(tiny_args(tmp_path), trainer_env(tmp_path))
+    assert "at step 10\n" in output
+    assert_bitwise_equal(load_model(tmp_path), one_process_model)
+
+
+def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
+    tmp_path, two_process_model
+):
+    gate = _gate(tmp_path, steps=10, batch_per_process=GLOBAL_BATCH // 2)
+
+    def start_nodes(**extra: str) -> list:
+        port = str(free_port())
+        cluster = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "WORLD_SIZE": "2"}
+        nodes = {}
+        for rank in (1, 0):  # the worker first: start order must not matter
+            env = trainer_env(tmp_path, **cluster, RANK=str(rank), **extra)
+            nodes[rank] = start_trainer(tiny_args(tmp_path), env)
+        return [nodes[0], nodes[1]]
+
+    nodes = start_nodes(**gate)
+    for rank, node in enumerate(nodes):
+        wait_for(tmp_path / "gate" / f"waiting.{rank}", node)
+    nodes[1].send_signal(signal.SIGTERM)
+    (tmp_path / "gate" / "open").touch()
+    outputs = [node.communicate(timeout=60)[0] for node in nodes]
+
+    assert [node.returncode for node in nodes] == [143, 143], outputs
+    # Node 1 got the signal during step 11; the ranks learn of it one step later and stop there.
+    assert list_checkpoints(tmp_path / "checkpoints")[0].step == 11
+
+    outputs = [node.communicate(timeout=120)[0] for node in start_nodes()]
+    assert "at step 11\n" in outputs[0]
+    assert_bitwise_equal(load_model(tmp_path), two_process_model)
+
+
+def test_a_failing_process_fails_its_node_promptly(tmp_path):
+    env = trainer_env(tmp_path, **_gate(tmp_path, steps=3, GATE_FAIL_RANK="1"))
+    process = start_trainer(tiny_args(tmp_path, nproc_per_node=2), env)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 1, output
+    assert "rank 1 fails on purpose" in output
+    assert "process rank1 exited with status 1: stopping the node" in output
+    assert not (tmp_path / "model" / "model.pt").exists()

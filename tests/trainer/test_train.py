@@ -1,0 +1,90 @@
+"""The training loop in this process: accuracy, outputs, and resuming past a torn checkpoint."""
+
+import json
+import logging
+
+import pytest
+import torch
+
+from tests.trainer.conftest import assert_bitwise_equal, load_model, tiny_args
+from trainer import train
+from trainer.checkpoint import checkpoint_path, list_checkpoints
+from trainer.config import parse_args
+from trainer.distributed import Runtime
+from trainer.evaluate import evaluate_checkpoint
+from trainer.export import export_checkpoint
+from trainer.export import load_model as load_exported
+
+ONE_PROCESS = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
+
+
+def _train(argv: list[str]) -> train.Result:
+    return train.run(parse_args(argv), ONE_PROCESS)
+
+
+@pytest.fixture
+def metrics_file(tmp_path, monkeypatch):
+    path = tmp_path / "hypertune" / "output.metrics"
+    monkeypatch.setenv("CLOUD_ML_HP_METRIC_FILE", str(path))
+    return path
+
+
+def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics_file):
+    out = {name: tmp_path / name for name in ("checkpoints", "model", "logs")}
+    result = _train([f"--{name}_dir={path}" for name, path in
+                     [("checkpoint", out["checkpoints"]), ("model", out["model"]),
+                      ("tensorboard", out["logs"])]])  # fmt: skip
+
+    assert result.metrics["accuracy"] >= 0.95
+    assert (result.step, result.preempted, result.resumed_from) == (440, False, 0)
+    metrics = json.loads((out["model"] / "metrics.json").read_text())
+    assert metrics["accuracy"] == result.metrics["accuracy"] and metrics["step"] == 440
+    assert sum(map(sum, metrics["confusion_matrix"])) == metrics["examples"] == 360
+    assert json.loads((out["model"] / "config.json").read_text())["learning_rate"] == 3e-3
+
+    reports = [json.loads(line) for line in metrics_file.read_text().splitlines()]
+    assert [int(r["global_step"]) for r in reports] == list(range(22, 441, 22))  # every epoch
+    assert float(reports[-1]["accuracy"]) == result.metrics["accuracy"]
+    assert list(out["logs"].glob("events.out.tfevents.*"))
+
+    final = list_checkpoints(out["checkpoints"])[0]
+    assert final.step == 440
+    evaluated = evaluate_checkpoint(final.path)
+    assert evaluated["accuracy"] == result.metrics["accuracy"]
+    assert evaluated["confusion_matrix"] == metrics["confusion_matrix"]
+
+    exported = export_checkpoint(final.path, tmp_path / "exported")
+    model, config = load_exported(exported)
+    assert config == parse_args([f"--checkpoint_dir={out['checkpoints']}",
+                                 f"--model_dir={out['model']}",
+                                 f"--tensorboard_dir={out['logs']}"])  # fmt: skip
+    assert_bitwise_equal(model.state_dict(), load_model(tmp_path))
+
+
+def test_truncated_newest_checkpoint_is_skipped_and_the_run_resumes_before_it(
+    tmp_path, metrics_file, caplog, monkeypatch
+):
+    monkeypatch.setattr(logging.getLogger("trainer"), "propagate", True)
+    args = tiny_args(tmp_path)
+    uninterrupted = _train(args)
+    expected = load_model(tmp_path)
+    steps = [info.step for info in list_checkpoints(tmp_path / "checkpoints")]
+    assert steps == [24, 20], "keep_checkpoints=2, and the end of training is saved too"
+
+    newest = checkpoint_path(tmp_path / "checkpoints", 24)
+    newest.write_bytes(newest.read_bytes()[:1000])
+    resumed = _train(args)
+
+    assert "skipping corrupt checkpoint" in caplog.text
+    assert (resumed.resumed_from, resumed.step) == (20, 24)
+    assert resumed.metrics == uninterrupted.metrics
+    assert_bitwise_equal(load_model(tmp_path), expected)
+
+
+def test_a_finished_run_started_again_changes_nothing(tmp_path, metrics_file):
+    args = tiny_args(tmp_path, max_steps=8)
+    first = _train(args)
+    expected = load_model(tmp_path)
+    again = _train(args)
+    assert (again.resumed_from, again.step, again.metrics) == (8, 8, first.metrics)
+    assert_bitwise_equal(load_model(tmp_path), expected)
