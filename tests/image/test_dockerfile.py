@@ -1,0 +1,89 @@
+"""The component image, built the way the Dockerfile builds it, minus the Docker engine.
+
+No engine runs here, so the test plays the Dockerfile's instructions itself: COPY into a build
+directory, ENV into the environment, RUN in a fresh virtual environment standing in for the
+base image's Python. Then the trainer must start from the installed package alone.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+KEEP_PIP_CACHE = {"PIP_NO_CACHE_DIR"}
+"""ENV the test drops: the image build wants no cache, a test run wants pip's cache."""
+
+
+def instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's (instruction, arguments), with continuation lines joined."""
+    text = (REPO / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [tuple(line.split(None, 1)) for line in lines if line and not line.startswith("#")]
+
+
+def build(root: Path) -> dict[str, str]:
+    """Play the Dockerfile into `root`; return the image's environment."""
+    venv = root / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+    env.pop("VIRTUAL_ENV", None)
+    workdir = root
+    for instruction, args in instructions():
+        if instruction == "WORKDIR":
+            workdir = root / args.lstrip("/")
+            workdir.mkdir(parents=True, exist_ok=True)
+        elif instruction == "ENV":
+            pairs = dict(pair.split("=", 1) for pair in shlex.split(args))
+            env.update({k: v for k, v in pairs.items() if k not in KEEP_PIP_CACHE})
+        elif instruction == "COPY":
+            *sources, target = args.split()
+            for source in sources:
+                copy(REPO / source, workdir / target, many=len(sources) > 1)
+        elif instruction == "RUN":
+            subprocess.run(["bash", "-c", args], cwd=workdir, env=env, check=True)
+    return env
+
+
+def copy(source: Path, target: Path, many: bool) -> None:
+    """COPY semantics: a directory copies as `target`; files into `target/` when several."""
+    if source.is_dir():
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
+    else:
+        destination = target / source.name if many or str(target).endswith("/") else target
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, destination)
+
+
+@pytest.mark.slow
+def test_image_runs_the_trainer_from_the_installed_package(tmp_path: Path) -> None:
+    env = build(tmp_path / "image")
+    python = str(tmp_path / "image" / "python" / "bin" / "python")
+    elsewhere = tmp_path / "run"  # not the work dir: only the installed package may be imported
+    elsewhere.mkdir()
+    help_text = subprocess.run(
+        [python, "-m", "trainer", "--help"], cwd=elsewhere, env=env, capture_output=True, text=True
+    )
+    assert help_text.returncode == 0 and "--learning_rate" in help_text.stdout
+    flags = ["--max_steps=1", f"--model_dir={elsewhere / 'model'}"]
+    flags += [f"--checkpoint_dir={elsewhere / 'ckpt'}", f"--tensorboard_dir={elsewhere / 'tb'}"]
+    run = subprocess.run(
+        [python, "-m", "trainer", *flags], cwd=elsewhere, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads((elsewhere / "model" / "metrics.json").read_text())["step"] == 1
+    location = subprocess.run(
+        [python, "-c", "import trainer; print(trainer.__file__)"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "site-packages" in location
+    assert subprocess.run([python, "-c", "import components.custom_job"], env=env).returncode == 0
