@@ -22,6 +22,7 @@ from components.vertex.study_rules import check_tuning_job
 from localvertex import errors
 from localvertex.filters import compile_filter
 from localvertex.launch import plan_job
+from localvertex.resources import done_operation, new_id, page
 from localvertex.service import LocalVertex
 from localvertex.tuning.run import TERMINAL, StudyRun
 from localvertex.tuning.store import TuningRecord, TuningStore
@@ -57,7 +58,7 @@ class Tuner:
             raise errors.invalid_argument(f"hyperparameterTuningJob.{exc}") from None
         _check_runnable(job, self.service)
         now = datetime.now(UTC)
-        job.name = f"{parent}/hyperparameterTuningJobs/{secrets.randbelow(9 * 10**18) + 10**18}"
+        job.name = f"{parent}/hyperparameterTuningJobs/{new_id()}"
         job.state, job.create_time, job.update_time = JobState.JOB_STATE_PENDING, now, now
         record = TuningRecord(job, seed=secrets.randbelow(2**31))
         self.store.insert(record)
@@ -76,10 +77,7 @@ class Tuner:
         predicate = compile_filter(filter)
         jobs = [r.job for r in self.store.jobs(parent)]
         jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
-        start = _offset(page_token)
-        size = min(page_size or DEFAULT_PAGE_SIZE, 1000)
-        more = start + size < len(jobs)
-        return jobs[start : start + size], str(start + size) if more else ""
+        return page(jobs, page_size, page_token, DEFAULT_PAGE_SIZE)
 
     def cancel(self, name: str) -> None:
         """Start cancelling a job; raise FAILED_PRECONDITION if it has ended."""
@@ -128,18 +126,21 @@ class Tuner:
 
     def _drive(self, run: StudyRun) -> None:
         """Step `run` every poll interval until it ends or the service stops."""
-        wait = self.service.config.poll_interval
-        if not _await_start(self.service, wait):
-            return
-        while not _stopping(self.service):
+        wait, service = self.service.config.poll_interval, self.service
+        # Trials are created only once start() has recovered the queue (else they would be
+        # queued twice), and never after close() began.
+        while not service.started.wait(wait):
+            if service.closing.is_set():
+                return
+        while not service.closing.is_set():
             try:
                 if not run.step():
                     break
             except Exception:
-                if _stopping(self.service):
+                if service.closing.is_set():
                     break
                 _log.exception("tuning job %s: step failed; retrying", run.record.id)
-            _stopped_event(self.service).wait(wait)
+            service.closing.wait(wait)
         with self._lock:
             self._runs.pop(run.record.id, None)
 
@@ -147,19 +148,9 @@ class Tuner:
         return self.service.config.state_dir / "tuning" / job_id
 
     def _operation(self, resource: str) -> dict:
-        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         parent = resource.split("/hyperparameterTuningJobs/")[0]
-        name = f"{parent}/operations/{secrets.randbelow(9 * 10**18) + 10**18}"
-        operation = {
-            "name": name,
-            "metadata": {
-                "@type": "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata",
-                "genericMetadata": {"createTime": now, "updateTime": now},
-            },
-            "done": True,
-            "response": {"@type": "type.googleapis.com/google.protobuf.Empty"},
-        }
-        self.service.store.put_operation(name, json.dumps(operation))
+        operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
+        self.service.store.put_operation(operation["name"], json.dumps(operation))
         return operation
 
 
@@ -194,31 +185,3 @@ def _same_parent(asked: str, stored: str) -> bool:
     return len(asked_parts) == len(stored_parts) and all(
         a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
     )
-
-
-def _offset(token: str) -> int:
-    if not token:
-        return 0
-    if not token.isdigit():
-        raise errors.invalid_argument(f"Invalid pageToken {token!r}.")
-    return int(token)
-
-
-# LocalVertex has no public lifecycle events yet; these read its scheduler thread and closing
-# flag. Trials must not be created before `start()` has recovered the service's queue (it would
-# queue them twice), nor after `close()`.
-
-
-def _await_start(service: LocalVertex, wait: float) -> bool:
-    while not service._scheduler.is_alive():
-        if _stopped_event(service).wait(wait):
-            return False
-    return True
-
-
-def _stopping(service: LocalVertex) -> bool:
-    return _stopped_event(service).is_set()
-
-
-def _stopped_event(service: LocalVertex) -> threading.Event:
-    return service._closing
