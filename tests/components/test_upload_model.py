@@ -1,0 +1,185 @@
+"""`export_model` then `upload_model` on the local service: bodies, retries, kfp.local, GCPC."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1
+from google_cloud_pipeline_components.types.artifact_types import VertexModel
+from google_cloud_pipeline_components.v1.endpoint import EndpointCreateOp, ModelDeployOp
+from kfp import compiler, dsl, local
+from kfp.dsl import Model
+
+from components.export_model import export_model
+from components.upload_model import upload_model
+from components.vertex import lifecycle
+from tests.fixtures import PROJECT, REGION, LocalService
+from trainer import train
+from trainer.checkpoint import list_checkpoints
+from trainer.config import parse_args
+from trainer.distributed import Runtime
+from trainer.export import load_program
+
+IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
+
+
+@pytest.fixture(scope="module")
+def exported(local_service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Model:
+    """export_model's output for a short digits run, in the service's local Cloud Storage."""
+    out = tmp_path_factory.mktemp("run")
+    flags = {"hidden_size": 16, "max_steps": 20, "checkpoint_interval": 20, "eval_interval": 20}
+    dirs = {f"{name}_dir": out / name for name in ("checkpoint", "model", "tensorboard")}
+    argv = [f"--{key}={value}" for key, value in {**flags, **dirs}.items()]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLOUD_ML_HP_METRIC_FILE", str(out / "hypertune.metrics"))
+        train.run(parse_args(argv), Runtime(0, 1, 0, torch.device("cpu")))
+    torch.set_num_threads(threads)
+    best = list_checkpoints(out / "checkpoint")[0].path
+    checkpoint = Model(uri=str(best), metadata={"step": 20, "metric": "accuracy", "accuracy": 0.5})
+    model = Model(uri=str(local_service.gcs_root / "root" / "run-1" / "export-model" / "model"))
+    export_model.python_func(checkpoint=checkpoint, model=model)
+    return model
+
+
+@pytest.fixture
+def service_env(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> LocalService:
+    """The environment `vtp run` gives component bodies: the service and its storage root."""
+    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
+    monkeypatch.setenv("VTP_GCS_ROOT", str(local_service.gcs_root))
+    return local_service
+
+
+def models_client(service: LocalService) -> aiplatform_v1.ModelServiceClient:
+    """The GAPIC ModelServiceClient on the service."""
+    return aiplatform_v1.ModelServiceClient(
+        transport="rest",
+        client_options=ClientOptions(api_endpoint=service.url),
+        credentials=AnonymousCredentials(),
+    )
+
+
+def upload(model: Model, out: Path, run: str, task: str = "upload-model", **kwargs) -> VertexModel:
+    """Run the upload_model body; return its VertexModel output."""
+    vertex_model = VertexModel(uri=str(out / "vertex_model"))
+    upload_model.python_func(
+        project=PROJECT,
+        location=REGION,
+        display_name=kwargs.pop("display_name", "digits"),
+        model=model,
+        vertex_model=vertex_model,
+        gcp_resources=str(out / "gcp_resources"),
+        pipeline_run=run,
+        task_name=task,
+        **kwargs,
+    )
+    return vertex_model
+
+
+def resources(out: Path) -> list[dict]:
+    """The resources recorded in `gcp_resources`."""
+    return json.loads((out / "gcp_resources").read_text())["resources"]
+
+
+def test_export_writes_the_portable_program_and_carries_metadata(exported: Model) -> None:
+    directory = Path(exported.path)
+    names = {"model.pt2", "model.pt", "config.json", "metrics.json", "export.json"}
+    assert {p.name for p in directory.iterdir()} == names
+    assert exported.metadata["format"] == "torch.export"
+    assert exported.metadata["torch_version"] == torch.__version__
+    assert (exported.metadata["step"], exported.metadata["accuracy"]) == (20, 0.5)
+    assert load_program(directory)(torch.zeros(3, 64)).shape == (3, 10)
+
+
+def test_upload_outputs_the_vertex_model_gcpc_writes(service_env, exported, tmp_path) -> None:
+    output = upload(exported, tmp_path, "run-1", labels={"team": "vision"})
+
+    name = output.metadata["resourceName"]
+    assert name.startswith(f"{service_env.parent}/models/") and name.endswith("@1")
+    assert output.uri == f"{service_env.url}/v1/{name}"
+    registered = models_client(service_env).get_model(name=name)
+    assert registered.artifact_uri == "gs://root/run-1/export-model/model"
+    assert registered.container_spec.image_uri == IMAGE
+    assert registered.display_name == "digits" and registered.version_aliases == ["default"]
+    key = lifecycle.task_key("run-1", "upload-model")
+    assert dict(registered.labels) == {"team": "vision", "vtp-task": key}
+    (operation,) = resources(tmp_path)
+    assert operation["resourceType"] == "VertexLro"
+    assert operation["resourceUri"].startswith(f"{service_env.url}/v1/{name[:-2]}/operations/")
+
+
+def test_a_retried_task_reuses_its_version_and_parent_model_adds_one(
+    service_env, exported, tmp_path
+) -> None:
+    first = upload(exported, tmp_path / "a", "run-2")
+    again = upload(exported, tmp_path / "b", "run-2")
+    assert again.metadata == first.metadata and again.uri == first.uri
+    assert resources(tmp_path / "b")[0]["resourceType"] == "VertexModel"
+
+    model_name = first.metadata["resourceName"].partition("@")[0]
+    second = upload(exported, tmp_path / "c", "run-3", parent_model=model_name.rpartition("/")[2])
+    assert second.metadata["resourceName"] == f"{model_name}@2"
+    client = models_client(service_env)
+    assert client.get_model(name=model_name).version_id == "2"  # the new default
+    assert [m.version_id for m in client.list_model_versions(name=model_name)] == ["1", "2"]
+    retried = upload(exported, tmp_path / "d", "run-3", parent_model=model_name)
+    assert retried.metadata == second.metadata
+
+
+def test_bad_inputs_fail_before_anything_is_registered(service_env, exported, tmp_path) -> None:
+    client = models_client(service_env)
+    before = len(list(client.list_models(parent=service_env.parent)))
+    outside = Model(uri=str(tmp_path / "elsewhere"))
+    with pytest.raises(ValueError, match=r"model: .*elsewhere is neither a gs:// URI nor under"):
+        upload(outside, tmp_path, "run-4")
+    with pytest.raises(ValueError, match="display_name is required"):
+        upload(exported, tmp_path, "run-4", display_name=" ")
+    with pytest.raises(ValueError, match="parent_model 'models/1' is neither"):
+        upload(exported, tmp_path, "run-4", parent_model="models/1")
+    assert len(list(client.list_models(parent=service_env.parent))) == before
+    assert not (tmp_path / "gcp_resources").exists()
+
+
+def test_runs_under_kfp_local_and_feeds_gcpc_deploy(service_env, exported, tmp_path) -> None:
+    @dsl.pipeline(name="register")
+    def register(model_uri: str) -> VertexModel:
+        imported = dsl.importer(artifact_uri=model_uri, artifact_class=Model)
+        uploaded = upload_model(
+            project=PROJECT, location=REGION, display_name="kfp-local", model=imported.output
+        )
+        return uploaded.outputs["vertex_model"]
+
+    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path))
+    output = register(model_uri="gs://root/run-1/export-model/model").output
+    name = output.metadata["resourceName"]
+    assert output.uri == f"{service_env.url}/v1/{name}"
+    assert models_client(service_env).get_model(name=name).display_name == "kfp-local"
+
+    @dsl.pipeline(name="register-and-deploy")
+    def deploy(model_uri: str):
+        imported = dsl.importer(artifact_uri=model_uri, artifact_class=Model)
+        uploaded = upload_model(
+            project=PROJECT, location=REGION, display_name="d", model=imported.output
+        )
+        endpoint = EndpointCreateOp(project=PROJECT, location=REGION, display_name="e")
+        ModelDeployOp(
+            model=uploaded.outputs["vertex_model"],
+            endpoint=endpoint.outputs["endpoint"],
+            dedicated_resources_machine_type="n1-standard-4",
+            dedicated_resources_min_replica_count=1,
+        )
+
+    compiler.Compiler().compile(deploy, str(tmp_path / "deploy.yaml"))
+    spec = yaml.safe_load((tmp_path / "deploy.yaml").read_text())
+    outputs = spec["components"]["comp-upload-model"]["outputDefinitions"]["artifacts"]
+    assert outputs["vertex_model"]["artifactType"]["schemaTitle"] == "google.VertexModel"
+    model_input = spec["root"]["dag"]["tasks"]["model-deploy"]["inputs"]["artifacts"]["model"]
+    assert model_input["taskOutputArtifact"] == {
+        "outputArtifactKey": "vertex_model",
+        "producerTask": "upload-model",
+    }
