@@ -8,7 +8,8 @@
     GET    /v1/projects/{p}/locations/{l}/models/{id}/operations/{op}    get an upload Operation
     POST   /v1/projects/{p}/locations/{l}/models/{id}/operations/{op}:wait
 
-(and the same under /v1beta1/). Lists take `filter`, `orderBy`, `pageSize` and `pageToken`.
+(and the same under /v1beta1/; operations also under /ui/, where the aiplatform clients look
+for them first). Lists take `filter`, `orderBy`, `pageSize` and `pageToken`.
 Responses write enums as names, or as integers when the request asks for
 `$alt=json;enum-encoding=int` (the aiplatform REST transport does).
 """
@@ -24,7 +25,11 @@ from localvertex.models.upload import model_json
 _PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
 _MODELS = _PARENT + r"/models"
 _MODEL = _MODELS + r"/(?P<model>[^/:]+)"
-_OPERATION = _MODEL + r"/operations/(?P<op>[^/:]+)"
+# The aiplatform REST transport asks for operations under /ui/ first (Vertex serves both).
+_OPERATION = (
+    r"/(?P<version>v1|v1beta1|ui)/(?P<parent>projects/[^/]+/locations/[^/]+)"
+    r"/models/(?P<model>[^/:]+)/operations/(?P<op>[^/:]+)"
+)
 
 
 def add_routes(router: Router, registry: ModelRegistry) -> None:

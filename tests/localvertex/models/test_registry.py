@@ -39,14 +39,19 @@ def sdk(local_service: LocalService) -> Iterator[object]:
     aiplatform.init(api_endpoint=None, api_transport=None)
 
 
-@pytest.fixture(scope="module")
-def client(local_service: LocalService) -> aiplatform_v1.ModelServiceClient:
-    """The GAPIC ModelServiceClient on the REST transport."""
+def models_client(url: str) -> aiplatform_v1.ModelServiceClient:
+    """The GAPIC ModelServiceClient on the REST transport, anonymous, talking to `url`."""
     return aiplatform_v1.ModelServiceClient(
         transport="rest",
-        client_options=ClientOptions(api_endpoint=local_service.url),
+        client_options=ClientOptions(api_endpoint=url),
         credentials=AnonymousCredentials(),
     )
+
+
+@pytest.fixture(scope="module")
+def client(local_service: LocalService) -> aiplatform_v1.ModelServiceClient:
+    """The GAPIC ModelServiceClient of the module's service."""
+    return models_client(local_service.url)
 
 
 def test_sdk_upload_returns_a_model_that_get_finds_and_list_shows(sdk, artifact) -> None:
@@ -182,3 +187,21 @@ def test_gcloud_uploads_and_describes(gcloud, artifact) -> None:
         f"--container-image-uri={IMAGE}", check=False,
     )  # fmt: skip
     assert failed.returncode == 1 and "model.artifactUri: gs://models/none" in failed.stderr
+
+
+def test_models_and_their_operations_survive_a_restart(tmp_path) -> None:
+    service = LocalService(tmp_path / "state").start()
+    (service.gcs_root / "b" / "m").mkdir(parents=True)
+    try:
+        client = models_client(service.url)
+        model = {"display_name": "kept", "artifact_uri": "gs://b/m"}
+        operation = client.upload_model(parent=service.parent, model=model)
+        name = operation.result().model
+        service.stop()
+        service.start()
+        client = models_client(service.url)
+        assert client.get_model(name=f"{name}@1").display_name == "kept"
+        stored = client.get_operation(request={"name": operation.operation.name})
+        assert stored.done and stored.name.startswith(f"{name}/operations/")
+    finally:
+        service.stop()
