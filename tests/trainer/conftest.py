@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from trainer import train
+from trainer.config import parse_args
+from trainer.distributed import Runtime
+
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = {
@@ -44,6 +48,12 @@ def tiny_args(out: Path, **overrides: object) -> list[str]:
         **overrides,
     }
     return [f"--{name}={value}" for name, value in values.items()]
+
+
+def train_here(args: list[str]) -> "train.Result":
+    """Run the trainer as one process inside this one (no process group)."""
+    runtime = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
+    return train.run(parse_args(args), runtime)
 
 
 def trainer_env(out: Path, **extra: str) -> dict[str, str]:

@@ -15,10 +15,11 @@ from tests.trainer.conftest import (
     run_trainer,
     start_trainer,
     tiny_args,
+    train_here,
     trainer_env,
     wait_for,
 )
-from trainer.checkpoint import list_checkpoints
+from trainer.checkpoint import list_checkpoints, load_checkpoint
 from trainer.distributed import free_port
 
 pytestmark = pytest.mark.slow
@@ -26,19 +27,21 @@ pytestmark = pytest.mark.slow
 GLOBAL_BATCH = 16  # TINY's batch_size
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def one_process_model(tmp_path_factory) -> dict[str, torch.Tensor]:
-    """The model of an uninterrupted one-process tiny run."""
+    """The model of an uninterrupted tiny run, trained in this process (one thread, like the
+    subprocesses, so the arithmetic is the same bit for bit)."""
     out = tmp_path_factory.mktemp("one_process")
-    run_trainer(tiny_args(out), trainer_env(out))
+    train_here(tiny_args(out))
     return load_model(out)
 
 
 @pytest.fixture(scope="module")
 def two_process_model(tmp_path_factory) -> dict[str, torch.Tensor]:
-    """The model of an uninterrupted tiny run with two processes on one node."""
+    """The model of an uninterrupted tiny run without dropout, two processes on one node."""
     out = tmp_path_factory.mktemp("two_processes")
-    run_trainer(tiny_args(out, nproc_per_node=2), trainer_env(out))
+    output = run_trainer(tiny_args(out, dropout=0, nproc_per_node=2), trainer_env(out))
+    assert "joined 2 processes on 1 nodes" in output
     return load_model(out)
 
 
@@ -48,15 +51,12 @@ def _gate(out, steps: int, batch_per_process: int = GLOBAL_BATCH, **extra: str) 
     return {"GATE_DIR": str(gate), "GATE_AFTER": str(steps * batch_per_process), **extra}
 
 
-def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path):
-    one, two = tmp_path / "one", tmp_path / "two"
-    run_trainer(tiny_args(one, dropout=0), trainer_env(one))
-    output = run_trainer(tiny_args(two, dropout=0, nproc_per_node=2), trainer_env(two))
-    assert "joined 2 processes" in output
-    one_model, two_model = load_model(one), load_model(two)
-    assert one_model.keys() == two_model.keys()
-    for name in one_model:  # 24 optimizer steps (TINY's max_steps)
-        torch.testing.assert_close(two_model[name], one_model[name], atol=1e-5, rtol=0)
+def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path, two_process_model):
+    train_here(tiny_args(tmp_path, dropout=0))
+    one_process = load_model(tmp_path)
+    assert one_process.keys() == two_process_model.keys()
+    for name in one_process:  # after 24 optimizer steps (TINY's max_steps)
+        torch.testing.assert_close(two_process_model[name], one_process[name], atol=1e-5, rtol=0)
 
 
 def test_sigkill_after_a_checkpoint_then_restart_ends_bitwise_equal(tmp_path, one_process_model):
@@ -96,17 +96,25 @@ def test_sigterm_saves_at_that_step_exits_143_and_the_rerun_resumes_there(
 
 
 def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
-    tmp_path, two_process_model
+    tmp_path, two_process_model, monkeypatch
 ):
+    # Two nodes as Vertex starts them: MASTER_*/WORLD_SIZE/RANK and gs:// AIP_* directories.
     gate = _gate(tmp_path, steps=10, batch_per_process=GLOBAL_BATCH // 2)
+    bucket = tmp_path / "gcs" / "bucket" / "job"
+    vertex = {
+        "VTP_GCS_ROOT": str(tmp_path / "gcs"),
+        "AIP_CHECKPOINT_DIR": "gs://bucket/job/checkpoints/",
+        "AIP_MODEL_DIR": "gs://bucket/job/model/",
+        "AIP_TENSORBOARD_LOG_DIR": "gs://bucket/job/logs/",
+    }
+    args = [arg for arg in tiny_args(tmp_path, dropout=0) if "_dir=" not in arg]
 
     def start_nodes(**extra: str) -> list:
-        port = str(free_port())
-        cluster = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "WORLD_SIZE": "2"}
+        cluster = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2"}
         nodes = {}
         for rank in (1, 0):  # the worker first: start order must not matter
-            env = trainer_env(tmp_path, **cluster, RANK=str(rank), **extra)
-            nodes[rank] = start_trainer(tiny_args(tmp_path), env)
+            env = trainer_env(tmp_path, **vertex, **cluster, RANK=str(rank), **extra)
+            nodes[rank] = start_trainer(args, env)
         return [nodes[0], nodes[1]]
 
     nodes = start_nodes(**gate)
@@ -118,11 +126,16 @@ def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
 
     assert [node.returncode for node in nodes] == [143, 143], outputs
     # Node 1 got the signal during step 11; the ranks learn of it one step later and stop there.
-    assert list_checkpoints(tmp_path / "checkpoints")[0].step == 11
+    monkeypatch.setenv("VTP_GCS_ROOT", vertex["VTP_GCS_ROOT"])
+    saved = list_checkpoints(vertex["AIP_CHECKPOINT_DIR"])[0]
+    assert saved.step == 11
+    rng = load_checkpoint(saved.path)["rng"]
+    assert len(rng) == 2 and not torch.equal(rng[0]["torch"], rng[1]["torch"]), "one per rank"
 
     outputs = [node.communicate(timeout=120)[0] for node in start_nodes()]
     assert "at step 11\n" in outputs[0]
-    assert_bitwise_equal(load_model(tmp_path), two_process_model)
+    assert_bitwise_equal(load_model(bucket), two_process_model)
+    assert list((bucket / "logs").glob("events.out.tfevents.*"))
 
 
 def test_a_failing_process_fails_its_node_promptly(tmp_path):

@@ -4,22 +4,14 @@ import json
 import logging
 
 import pytest
-import torch
 
-from tests.trainer.conftest import assert_bitwise_equal, load_model, tiny_args
-from trainer import train
+from tests.trainer.conftest import assert_bitwise_equal, load_model, tiny_args, train_here
 from trainer.checkpoint import checkpoint_path, list_checkpoints
 from trainer.config import parse_args
-from trainer.distributed import Runtime
 from trainer.evaluate import evaluate_checkpoint
+from trainer.evaluate import main as evaluate_main
 from trainer.export import export_checkpoint
 from trainer.export import load_model as load_exported
-
-ONE_PROCESS = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
-
-
-def _train(argv: list[str]) -> train.Result:
-    return train.run(parse_args(argv), ONE_PROCESS)
 
 
 @pytest.fixture
@@ -29,9 +21,9 @@ def metrics_file(tmp_path, monkeypatch):
     return path
 
 
-def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics_file):
+def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics_file, capsys):
     out = {name: tmp_path / name for name in ("checkpoints", "model", "logs")}
-    result = _train([f"--{name}_dir={path}" for name, path in
+    result = train_here([f"--{name}_dir={path}" for name, path in
                      [("checkpoint", out["checkpoints"]), ("model", out["model"]),
                       ("tensorboard", out["logs"])]])  # fmt: skip
 
@@ -52,6 +44,9 @@ def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics
     evaluated = evaluate_checkpoint(final.path)
     assert evaluated["accuracy"] == result.metrics["accuracy"]
     assert evaluated["confusion_matrix"] == metrics["confusion_matrix"]
+    capsys.readouterr()
+    assert evaluate_main([str(out["checkpoints"])]) == 0  # a directory: its newest checkpoint
+    assert json.loads(capsys.readouterr().out)["step"] == 440
 
     exported = export_checkpoint(final.path, tmp_path / "exported")
     model, config = load_exported(exported)
@@ -66,14 +61,14 @@ def test_truncated_newest_checkpoint_is_skipped_and_the_run_resumes_before_it(
 ):
     monkeypatch.setattr(logging.getLogger("trainer"), "propagate", True)
     args = tiny_args(tmp_path)
-    uninterrupted = _train(args)
+    uninterrupted = train_here(args)
     expected = load_model(tmp_path)
     steps = [info.step for info in list_checkpoints(tmp_path / "checkpoints")]
     assert steps == [24, 20], "keep_checkpoints=2, and the end of training is saved too"
 
     newest = checkpoint_path(tmp_path / "checkpoints", 24)
     newest.write_bytes(newest.read_bytes()[:1000])
-    resumed = _train(args)
+    resumed = train_here(args)
 
     assert "skipping corrupt checkpoint" in caplog.text
     assert (resumed.resumed_from, resumed.step) == (20, 24)
@@ -83,8 +78,8 @@ def test_truncated_newest_checkpoint_is_skipped_and_the_run_resumes_before_it(
 
 def test_a_finished_run_started_again_changes_nothing(tmp_path, metrics_file):
     args = tiny_args(tmp_path, max_steps=8)
-    first = _train(args)
+    first = train_here(args)
     expected = load_model(tmp_path)
-    again = _train(args)
+    again = train_here(args)
     assert (again.resumed_from, again.step, again.metrics) == (8, 8, first.metrics)
     assert_bitwise_equal(load_model(tmp_path), expected)
