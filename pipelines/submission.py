@@ -156,19 +156,35 @@ def check_target(sub: Submission) -> None:
         raise SubmitError("--display-name must be at most 128 characters")
 
 
-def pipeline_job(sub: Submission, credentials: Any = None, compiled_dir: Path = COMPILED_DIR):
-    """The checked `aiplatform.PipelineJob` for `sub` (built offline; `submit` sends it)."""
-    from google.cloud import aiplatform
+@dataclass(frozen=True)
+class Checked:
+    """A Submission whose every flag passed: the template and the typed parameter values."""
 
+    sub: Submission
+    template: Path
+    display_name: str
+    values: dict[str, Any]
+
+
+def check(sub: Submission, compiled_dir: Path = COMPILED_DIR) -> Checked:
+    """Check every flag of `sub` against Vertex's rules and the compiled pipeline (offline)."""
     template = template_path(sub.pipeline, compiled_dir)
     spec = load_template(template)
     check_target(sub)
     values = parameter_values(sub, parameters(spec))
+    return Checked(sub, template, sub.display_name or spec["pipelineInfo"]["name"], values)
+
+
+def pipeline_job(checked: Checked, credentials: Any = None) -> Any:
+    """The `aiplatform.PipelineJob` of a checked submission (built offline; nothing is sent)."""
+    from google.cloud import aiplatform
+
+    sub = checked.sub
     job = aiplatform.PipelineJob(
-        display_name=sub.display_name or spec["pipelineInfo"]["name"],
-        template_path=str(template),
+        display_name=checked.display_name,
+        template_path=str(checked.template),
         pipeline_root=sub.pipeline_root,
-        parameter_values=values,
+        parameter_values=checked.values,
         enable_caching=sub.enable_caching,
         project=sub.project,
         location=sub.region,

@@ -66,7 +66,8 @@ class PipelineJobs:
         self._processes: dict[str, subprocess.Popen] = {}
         self._watchers: list[threading.Thread] = []
         self._stopping = False
-        self._recover()
+        with self._changed:
+            self._recover()
         _live.add(self)
         threading.Thread(target=self._lifecycle, name="pipeline-jobs", daemon=True).start()
 

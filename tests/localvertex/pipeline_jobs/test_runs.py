@@ -1,0 +1,181 @@
+"""pipelineJobs on the local service, driven by the aiplatform PipelineServiceClient (REST).
+
+The tiny pipeline runs for real under kfp.local in the service's worker process; its last step
+writes what it computed, and the service URL it was handed, into the service's storage root.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import requests
+from google.api_core import exceptions
+from google.cloud.aiplatform_v1 import PipelineJob, PipelineState
+
+from tests.fixtures import LocalService, wait_until
+from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job, wait_for_pipeline
+from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+
+PARENT = "projects/local/locations/us-central1"
+
+
+@pytest.fixture(scope="module")
+def client(local_service: LocalService):
+    return pipeline_client(local_service.url)
+
+
+def marker(service: LocalService, name: str) -> Path:
+    return service.gcs_root / "vtp-test" / "markers" / name
+
+
+def test_run_succeeds_and_its_components_call_back(local_service, client, tiny_yaml):
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/ok", a=3, b=4)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id="ok-1")
+    assert created.name == f"{PARENT}/pipelineJobs/ok-1"
+    assert created.state in (
+        PipelineState.PIPELINE_STATE_QUEUED,
+        PipelineState.PIPELINE_STATE_PENDING,
+    )
+    done = wait_for_pipeline(client, created.name)
+    assert done.state == PipelineState.PIPELINE_STATE_SUCCEEDED, done.error.message
+    assert done.create_time <= done.start_time <= done.end_time
+    assert json.loads(marker(local_service, "ok").read_text()) == {
+        "value": 7,
+        "endpoint": local_service.url,
+    }
+    outputs = local_service.gcs_root / "vtp-test" / "root"
+    assert any(outputs.rglob("executor_output.json"))  # kfp.local wrote under the pipeline root
+    logs = requests.get(f"{local_service.url}/v1/{created.name}:logs", timeout=10).json()
+    assert logs["pipelineState"] == "PIPELINE_STATE_SUCCEEDED"
+    assert "pipeline run succeeded" in logs["text"]
+
+
+def test_a_failed_task_fails_the_run_with_the_task_named(local_service, client, tiny_yaml):
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/failed", fail=True)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    done = wait_for_pipeline(client, created.name)
+    assert done.state == PipelineState.PIPELINE_STATE_FAILED
+    assert done.error.code == 9
+    assert "add" in done.error.message
+    assert not marker(local_service, "failed").exists()
+
+
+def test_cancel_stops_the_running_task_and_its_processes(local_service, client, tiny_yaml):
+    root = "gs://vtp-test/cancelled-root"
+    job = tiny_job(tiny_yaml, root, marker_uri="gs://vtp-test/markers/cancelled", sleep_seconds=120)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
+    with pytest.raises(exceptions.BadRequest, match="cancel it and wait"):
+        client.delete_pipeline_job(name=created.name)
+    client.cancel_pipeline_job(name=created.name)
+    done = wait_for_pipeline(client, created.name, timeout=30)
+    assert done.state == PipelineState.PIPELINE_STATE_CANCELLED
+    run_dir = local_service.state_dir / "pipelines" / created.name.rsplit("/", 1)[-1]
+    task_outputs = local_service.gcs_root / "vtp-test" / "cancelled-root"
+    assert processes_mentioning(str(task_outputs)) == []  # the sleeping task too
+    assert processes_mentioning(str(run_dir)) == []
+    assert not marker(local_service, "cancelled").exists()
+    with pytest.raises(exceptions.BadRequest, match="already in state"):
+        client.cancel_pipeline_job(name=created.name)
+
+
+def test_list_filters_and_delete_removes(local_service, client, tiny_yaml):
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/listed")
+    job.display_name = "listed-run"
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    query = {"parent": PARENT, "filter": 'display_name="listed-run"'}
+    listed = list(client.list_pipeline_jobs(request=query))
+    assert [j.name for j in listed] == [created.name]
+    wait_for_pipeline(client, created.name)
+    client.delete_pipeline_job(name=created.name).result(timeout=30)
+    with pytest.raises(exceptions.NotFound):
+        client.get_pipeline_job(name=created.name)
+
+
+def request_body(template: Path, **change: object) -> dict:
+    body = json.loads(PipelineJob.to_json(tiny_job(template, marker_uri="gs://vtp-test/m/x")))
+    values = body["runtimeConfig"]["parameterValues"]
+    for key, value in change.items():
+        if key == "drop":
+            values.pop(value)
+        elif key in ("a", "nope", "sleep_seconds"):
+            values[key] = value
+        else:
+            body[key] = value
+    return body
+
+
+BAD_REQUESTS = {
+    "unknown field": ({"pipelineSpecs": {}}, "pipelineSpecs"),
+    "missing parameter": ({"drop": "marker_uri"}, "parameterValues['marker_uri'] is required"),
+    "unknown parameter": ({"nope": 1}, "parameterValues['nope']: the pipeline has no such"),
+    "fractional integer": ({"a": 1.5}, "parameterValues['a']: expected a whole number"),
+    "string for a number": ({"sleep_seconds": "x"}, "expected a NUMBER_DOUBLE value"),
+    "no spec": ({"pipelineSpec": {}}, "pipelineJob.pipelineSpec is required"),
+    "local pipeline root": (
+        {"runtimeConfig": {"gcsOutputDirectory": "/tmp/root"}},
+        "gcsOutputDirectory must be a Cloud Storage URI",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_REQUESTS, ids=list(BAD_REQUESTS))
+def test_bad_requests_are_refused_before_anything_runs(local_service, tiny_yaml, case):
+    change, message = BAD_REQUESTS[case]
+    before = len(list((local_service.state_dir / "pipelines").glob("*")))
+    response = requests.post(
+        f"{local_service.url}/v1/{PARENT}/pipelineJobs",
+        json=request_body(tiny_yaml, **change),
+        timeout=10,
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT"
+    assert message in error["message"]
+    assert len(list((local_service.state_dir / "pipelines").glob("*"))) == before
+
+
+def test_job_ids_are_checked_and_unique(local_service, client, tiny_yaml):
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/dup")
+    with pytest.raises(exceptions.BadRequest, match="pipelineJobId 'Bad_ID' is invalid"):
+        client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id="Bad_ID")
+    client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id="dup")
+    with pytest.raises(exceptions.Conflict, match="already exists"):
+        client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id="dup")
+    wait_for_pipeline(client, f"{PARENT}/pipelineJobs/dup")
+
+
+@pytest.mark.slow
+def test_a_run_in_flight_when_the_service_dies_fails_on_restart(tmp_path, tiny_yaml):
+    service = LocalService(tmp_path / "state").start()
+    try:
+        client = pipeline_client(service.url)
+        root = "gs://vtp-test/orphan-root"
+        job = tiny_job(tiny_yaml, root, marker_uri="gs://vtp-test/m/orphan", sleep_seconds=120)
+        created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+        wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
+        task_outputs = str(service.gcs_root / "vtp-test" / "orphan-root")
+        wait_until(lambda: processes_mentioning(task_outputs), 30, "the task to start")
+        service.kill()  # the run's processes live on, orphaned
+        run_dir = str(service.state_dir / "pipelines" / created.name.rsplit("/", 1)[-1])
+        assert processes_mentioning(run_dir)
+        service.start()
+        client = pipeline_client(service.url)
+        job = client.get_pipeline_job(name=created.name)
+        assert job.state == PipelineState.PIPELINE_STATE_FAILED
+        assert "stopped while this pipeline ran" in job.error.message
+        assert processes_mentioning(run_dir) == processes_mentioning(task_outputs) == []
+    finally:
+        service.stop()
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Pids of live processes whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
