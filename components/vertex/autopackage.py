@@ -194,8 +194,9 @@ def _code_roots(code: LocalCode, directory: Path) -> list[str]:
 
 def _code_files(code: LocalCode, directory: Path) -> dict[str, sdist.SourceFile]:
     files: dict[str, sdist.SourceFile] = {}
+    roots = _code_roots(code, directory)
     try:
-        for root in _code_roots(code, directory):
+        for root in roots:
             files.update(sdist.collect(directory, root))
     except ValueError as exc:  # a symbolic link to a directory
         raise SpecError("local-package-path", str(exc)) from None

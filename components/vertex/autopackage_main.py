@@ -7,7 +7,7 @@ entry of `sys.path` (gcloud makes it the working directory), then it runs `pytho
 `python SCRIPT` (`SCRIPT`'s own directory first on `sys.path`, as Python does) or
 `bash SCRIPT` for other scripts, with the replica's arguments. The code directory is also put
 on PYTHONPATH, so processes the job starts itself (one per GPU, say) import the same code.
-The standard library only: this runs in any executor image.
+The standard library only, nothing newer than Python 3.7: this runs in any executor image.
 """
 
 import json
@@ -20,7 +20,7 @@ CODE_DIR = "code-root"
 """Sibling directory holding the packaged files (not an identifier, so never imported)."""
 
 
-def entry() -> dict[str, str]:
+def entry() -> dict:  # unsubscripted: executor images may run Python 3.8
     """`{"python_module": ...}` or `{"script": ...}` as the archive's builder wrote it."""
     return json.loads(Path(__file__).with_name("entry.json").read_text())
 
