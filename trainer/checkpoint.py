@@ -122,6 +122,8 @@ def atomic_write(path: Path, data: bytes | memoryview) -> None:
     directory = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(directory)  # make the rename itself durable
+    except OSError:
+        pass  # some mounts (Cloud Storage FUSE) cannot sync a directory; the rename still holds
     finally:
         os.close(directory)
 
@@ -140,6 +142,9 @@ class Checkpointer:
         self.last_step: int | None = None
         self._executor = ThreadPoolExecutor(1, "checkpoint") if enabled else None
         self._pending: Future[None] | None = None
+        if enabled:  # temporaries of a writer that was killed mid-write
+            for leftover in directory.glob(f".{_PREFIX}*.tmp"):
+                leftover.unlink(missing_ok=True)
 
     def save(self, state: dict[str, Any], step: int, epoch: int) -> None:
         """Snapshot `state` now and write it as the checkpoint of `step` in the background."""

@@ -12,6 +12,11 @@ Exit statuses of `python -m trainer`, as Vertex sees them for the replica:
     2       bad flags, task or cluster environment; nothing was trained
     143     stopped by SIGTERM (preemption) after saving a checkpoint; run again to resume
     128+N   a process of this node was killed by signal N (137: SIGKILL, e.g. out of memory)
+
+A node whose peer vanished fails with 1 as soon as a collective notices (a closed connection is
+seen at once; a silent peer after --dist_timeout). Vertex counts that as a permanent error, so
+run preemptible multi-node jobs with `scheduling.restartJobOnWorkerRestart`: all nodes then
+restart together and resume from the newest checkpoint, bit for bit.
 """
 
 import ctypes

@@ -36,6 +36,13 @@ def test_saved_checkpoints_list_newest_first_and_load_verified(tmp_path):
     ), "no temporary files are left behind"
 
 
+def test_temporaries_of_a_killed_writer_are_removed(tmp_path):
+    leftover = tmp_path / ".step_00000007.pt.123.tmp"
+    leftover.write_bytes(b"half")
+    _save_steps(tmp_path, [8])
+    assert not leftover.exists()
+
+
 def test_only_the_newest_k_are_kept(tmp_path):
     _save_steps(tmp_path, [1, 2, 3, 4, 5], keep=2)
     assert [info.step for info in list_checkpoints(tmp_path)] == [5, 4]

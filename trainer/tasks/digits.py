@@ -7,8 +7,6 @@ values scaled to [0, 1]; the model is an MLP with two hidden layers of `hidden_s
 from collections.abc import Sequence
 
 import torch
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 from torch import nn
 from torch.utils.data import TensorDataset
 
@@ -38,6 +36,10 @@ def build_model(config: Config) -> nn.Module:
 
 def build_datasets(config: Config) -> tuple[TensorDataset, TensorDataset]:
     """1437 training and 360 evaluation images."""
+    # scikit-learn takes a second to import: only processes that load data pay for it.
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
     images, targets = load_digits(return_X_y=True)
     train_x, eval_x, train_y, eval_y = train_test_split(
         images, targets, test_size=0.2, random_state=SPLIT_SEED, stratify=targets
