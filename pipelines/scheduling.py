@@ -23,6 +23,8 @@ from pipelines.submission import SubmitError, request_body
 
 VERTEX, CLOUD_SCHEDULER = "vertex", "cloud-scheduler"
 """The two ways to schedule a pipeline (`--via`)."""
+MAX_SCHEDULER_JOB_BYTES = 1_000_000 - 1_000
+"""Cloud Scheduler's job size limit (1 MB, about 1 KB of it request overhead)."""
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _SCHEDULER_JOB_ID = re.compile(r"[a-zA-Z0-9_-]{1,500}")
 
@@ -140,13 +142,20 @@ def cloud_scheduler_job(
             service_account_email=service_account, scope=CLOUD_PLATFORM_SCOPE
         ),
     )
-    return scheduler_v1.Job(
+    scheduled = scheduler_v1.Job(
         name=f"projects/{job.project}/locations/{job.location}/jobs/{name}",
         description=description,
         schedule=cadence.cron,
         time_zone=cadence.time_zone,
         http_target=target,
     )
+    size = scheduler_v1.Job.pb(scheduled).ByteSize()
+    if size > MAX_SCHEDULER_JOB_BYTES:
+        raise SubmitError(
+            f"PIPELINE: the Cloud Scheduler job would hold {size} bytes, over Cloud Scheduler's "
+            "1 MB limit; use --via vertex"
+        )
+    return scheduled
 
 
 def _timestamp(text: str, flag: str) -> datetime | None:

@@ -12,15 +12,9 @@ import atexit
 import contextlib
 import json
 import logging
-import os
-import secrets
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
-import time
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,8 +30,9 @@ from localvertex.filters import compile_filter
 from localvertex.logs import read as read_log
 from localvertex.pipeline_jobs import spec as specs
 from localvertex.pipeline_jobs import worker
+from localvertex.pipeline_jobs.process import RunProcess
 from localvertex.pipeline_jobs.store import Record, ResourceStore
-from localvertex.process import TOKEN_ENV, kill_leftovers, signal_group, spawn
+from localvertex.process import kill_leftovers
 from localvertex.resources import done_operation, new_id, page
 from localvertex.service import LocalVertex
 
@@ -62,11 +57,11 @@ class PipelineJobs:
         self.store = ResourceStore(
             service.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
         )
-        self._changed = threading.Condition(threading.RLock())
-        self._processes: dict[str, subprocess.Popen] = {}
+        self._lock = threading.RLock()
+        self._runs: dict[str, RunProcess] = {}
         self._watchers: list[threading.Thread] = []
         self._stopping = False
-        with self._changed:
+        with self._lock:
             self._recover()
         _live.add(self)
         threading.Thread(target=self._lifecycle, name="pipeline-jobs", daemon=True).start()
@@ -82,7 +77,7 @@ class PipelineJobs:
             specs.check_job_id(job_id)
         created = _created(job, f"{parent}/pipelineJobs/{job_id or new_id()}", root, schedule)
         record = Record(created, {"pid": 0, "token": ""})
-        with self._changed:
+        with self._lock:
             if self._stopping:
                 raise errors.ApiError(errors.INTERNAL, "The local service is stopping.")
             try:
@@ -118,19 +113,19 @@ class PipelineJobs:
 
     def cancel(self, name: str) -> None:
         """Start cancelling a run (CANCELLING, then CANCELLED); raise if it has ended."""
-        with self._changed:
+        with self._lock:
             record = self._record(name)
             state = record.resource.state
             if state in TERMINAL:
                 raise errors.failed_precondition(
                     f"Cannot cancel {record.resource.name}: it is already in state {state.name}."
                 )
-            if record.id not in self._processes:  # queued, never started
+            run = self._runs.get(record.id)
+            if run is None:  # queued, never started
                 self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
             elif state != State.PIPELINE_STATE_CANCELLING:
-                record.runtime["cancel_at"] = time.time()
                 self._set_state(record, State.PIPELINE_STATE_CANCELLING)
-                signal_group(record.runtime["pid"], signal.SIGTERM)
+                run.cancel()
 
     def delete(self, name: str) -> dict:
         """Delete an ended job and its run files; return the done Operation."""
@@ -163,68 +158,39 @@ class PipelineJobs:
             if r.resource.schedule_name == schedule and r.resource.state not in TERMINAL
         )
 
-    def wait(self, name: str, timeout: float | None = None) -> aiplatform_v1.PipelineJob:
-        """Block until the job ends (or `timeout` seconds pass); return it."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._changed:
-            while (job := self.get(name)).state not in TERMINAL:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    break
-                self._changed.wait(left)
-        return job
-
     # -- runs ---------------------------------------------------------------------------------
 
     def _launch(self, record: Record) -> None:
-        token = secrets.token_hex(16)
-        run_dir = self._run_dir(record.id)
         env = {
-            **os.environ,
             LOCAL_ENDPOINT_ENV: _service_url(self.service),
             storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
-            TOKEN_ENV: token,
-            "PYTHONUNBUFFERED": "1",
         }
-        argv = [sys.executable, "-m", "localvertex.pipeline_jobs.worker", str(run_dir)]
-        process = spawn(argv, env, run_dir, run_dir / "run.log")
-        record.runtime.update(pid=process.pid, token=token)
-        self._processes[record.id] = process
+        config = self.service.config
+        run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)
+        record.runtime["token"] = run.token
+        self.store.update(record)  # before the process exists: a restart can find it
+        record.runtime["pid"] = run.start()
+        self._runs[record.id] = run
         self._set_state(record, State.PIPELINE_STATE_PENDING)
         watcher = threading.Thread(
-            target=self._watch, args=(record.id, process), name=f"pipeline-{record.id}"
+            target=self._watch, args=(record.id, run), name=f"pipeline-{record.id}", daemon=True
         )
-        watcher.daemon = True
         self._watchers.append(watcher)
         watcher.start()
 
-    def _watch(self, job_id: str, process: subprocess.Popen) -> None:
-        while True:
-            try:
-                process.wait(timeout=self.service.config.poll_interval)
-                break
-            except subprocess.TimeoutExpired:
-                self._check(job_id, process)
-        signal_group(process.pid, signal.SIGKILL)  # whatever the run left behind
-        with self._changed:
-            self._processes.pop(job_id, None)
+    def _watch(self, job_id: str, run: RunProcess) -> None:
+        code = run.watch(on_started=lambda: self._running(job_id))
+        with self._lock:
+            self._runs.pop(job_id, None)
             record = self.store.get(job_id)
             if record is not None:
-                self._settle(record, process.returncode)
+                self._settle(record, code)
 
-    def _check(self, job_id: str, process: subprocess.Popen) -> None:
-        with self._changed:
+    def _running(self, job_id: str) -> None:
+        with self._lock:
             record = self.store.get(job_id)
-            if record is None:
-                return
-            state = record.resource.state
-            if state == State.PIPELINE_STATE_PENDING and self._started(job_id):
+            if record is not None and record.resource.state == State.PIPELINE_STATE_PENDING:
                 self._set_state(record, State.PIPELINE_STATE_RUNNING)
-            grace = self.service.config.grace_period
-            if state == State.PIPELINE_STATE_CANCELLING and (
-                time.time() > record.runtime.get("cancel_at", 0) + grace
-            ):
-                signal_group(process.pid, signal.SIGKILL)
 
     def _settle(self, record: Record, returncode: int) -> None:
         """Record how the run ended."""
@@ -251,7 +217,7 @@ class PipelineJobs:
         while not service.started.wait(0.1):
             if service.closing.is_set():
                 break
-        with self._changed:
+        with self._lock:
             queued = [
                 r for r in self.store.all() if r.resource.state == State.PIPELINE_STATE_QUEUED
             ]
@@ -262,12 +228,12 @@ class PipelineJobs:
 
     def stop(self) -> None:
         """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
-        with self._changed:
+        with self._lock:
             if self._stopping:
                 return
             self._stopping = True
-            for process in self._processes.values():
-                signal_group(process.pid, signal.SIGKILL)
+            for run in self._runs.values():
+                run.kill()
             watchers = list(self._watchers)
         for watcher in watchers:
             watcher.join()
@@ -304,7 +270,6 @@ class PipelineJobs:
         if state in TERMINAL:
             job.end_time = now
         self.store.update(record)
-        self._changed.notify_all()
         _log.info("pipeline job %s: %s", record.id, state.name)
 
     def _finish(self, record: Record, state: State, code: int = 0, message: str = "") -> None:
@@ -314,9 +279,6 @@ class PipelineJobs:
 
     def _run_dir(self, job_id: str) -> Path:
         return self.service.config.state_dir / "pipelines" / job_id
-
-    def _started(self, job_id: str) -> bool:
-        return (self._run_dir(job_id) / worker.STARTED).exists()
 
     def _write_request(self, job_id: str, request: dict) -> None:
         run_dir = self._run_dir(job_id)
