@@ -22,7 +22,9 @@ What the archive holds, following gcloud's image build:
 Where this differs from gcloud: the code is installed next to `vtp_autopackage` in
 site-packages, not copied to the working directory, so read data files relative to `__file__`;
 a `setup.py` of your own is packaged as a file but not run (list dependencies in
-`requirements`); `output-image-uri` has no meaning (no image is built).
+`requirements`); `output-image-uri` has no meaning (no image is built). The local service
+installs packages without their dependencies (`localvertex.packages`): its own environment
+stands in for the executor image, so it must already hold them.
 The same files give the same archive bytes, hence the same URI
 `<staging>/vtp-packages/<sha256 of the archive>/<name>-0.0.0.tar.gz`.
 """

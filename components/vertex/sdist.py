@@ -7,6 +7,11 @@ owners are uid/gid 0 with empty names, modes are 0644 or 0755 (only the executab
 source file survives), there are no directory entries, and the gzip header carries mtime 0 and
 no file name. The bytes then depend only on the files' paths, contents and executable bits (and
 on zlib, whose output is stable across the versions Python ships).
+
+Why not `python -m build --sdist`: it needs network for its isolated build environment, and
+setuptools' sdist copies host file mtimes and the user's name into the tar, so two checkouts of
+the same commit give different bytes. The archive we need is small and its layout fully known,
+so `tarfile` writes it; setuptools only runs later, where pip installs the archive.
 """
 
 import gzip

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from components.autopackage import autopackage
+from components.images import COMPONENT_IMAGE
 from components.vertex import autopackage as library
 from components.vertex import custom_job_task
 from components.vertex.protodict import SpecError
@@ -29,6 +30,28 @@ def run(**inputs):
         "executor_image_uri": EXECUTOR,
     }
     return autopackage.python_func(**{**defaults, **inputs})
+
+
+def test_the_spec_documents_every_input_and_output_and_runs_on_the_project_image() -> None:
+    spec = autopackage.component_spec
+    assert list(spec.inputs) == [
+        "source_uri",
+        "staging_uri",
+        "executor_image_uri",
+        "python_module",
+        "script",
+        "requirements",
+        "extra_packages",
+        "extra_dirs",
+        "worker_pool_specs",
+    ]
+    assert {name: o.type for name, o in spec.outputs.items()} == {
+        "package_uris": "List",
+        "python_package_spec": "Dict",
+        "job_spec": "Dict",
+    }
+    assert all(i.description for i in [*spec.inputs.values(), *spec.outputs.values()])
+    assert spec.implementation.container.image == COMPONENT_IMAGE
 
 
 def test_outputs_a_staged_package_and_a_job_spec_custom_job_accepts(gcs: Path) -> None:
