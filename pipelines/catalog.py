@@ -33,7 +33,7 @@ _LOCAL = {"project": LOCAL_PROJECT, "output_root": LOCAL_OUTPUT_ROOT, "poll_inte
 PIPELINES: dict[str, Entry] = {
     "train": Entry("pipelines.train", "train_pipeline", _LOCAL),
     "tune": Entry("pipelines.tune", "tune_pipeline", _LOCAL),
-    "export": Entry("pipelines.export", "export_pipeline", {}),
+    "export": Entry("pipelines.export", "export_pipeline", {"project": LOCAL_PROJECT}),
 }
 
 

@@ -19,6 +19,7 @@ from components.vertex.endpoint import LOCAL_ENDPOINT_ENV
 from pipelines import catalog, kfp_local_fixes
 
 _log = logging.getLogger(__name__)
+LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,11 @@ def run_pipeline(name: str, params: Mapping[str, Any], state_dir: Path) -> RunRe
     kfp_local_fixes.apply()
     pipeline = catalog.entry(name).load()
     arguments = {**catalog.entry(name).local_params, **params}
-    pipeline_root = (state_dir / "pipeline-root").resolve()
     started = time.monotonic()
     with embedded_service(state_dir):
+        # Under the storage root, so every artifact also has a gs:// URI (the Model Registry
+        # takes artifact URIs only in Cloud Storage), as under a gs:// pipeline root on Vertex.
+        pipeline_root = storage.local_path(LOCAL_PIPELINE_ROOT)
         local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(pipeline_root))
         try:
             task = pipeline(**arguments)

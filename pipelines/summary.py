@@ -6,7 +6,13 @@ from typing import Any
 
 from pipelines.local_run import RunResult
 
-_TASKS = ("custom-job", "hyperparameter-tuning", "evaluate-checkpoints", "export-model")
+_TASKS = (
+    "custom-job",
+    "hyperparameter-tuning",
+    "evaluate-checkpoints",
+    "export-model",
+    "upload-model",
+)
 
 
 def task_outputs(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -51,6 +57,9 @@ def _describe(task: str, output: dict[str, Any]) -> list[str]:
         ]
     if task == "export-model":
         return [f"exported model: {artifacts.get('model', {}).get('uri')}"]
+    if task == "upload-model":
+        registered = artifacts.get("vertex_model", {}).get("metadata", {})
+        return [f"registered model: {registered.get('resourceName')}"]
     if task == "hyperparameter-tuning":
         return [f"best trial: {params.get('best_parameters')} -> {params.get('best_metric')}"]
     return [f"model directory: {artifacts.get('model', {}).get('uri')}"]

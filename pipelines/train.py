@@ -1,6 +1,7 @@
 """The train pipeline: a distributed CustomJob, checkpoint evaluation, export if good enough.
 
-custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints -> [metric passes] export_model
+    custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
+        -> [metric passes] export_model -> upload_model
 """
 
 from kfp import dsl
@@ -9,6 +10,7 @@ from components.custom_job import custom_job
 from components.evaluate_checkpoints import evaluate_checkpoints
 from components.export_model import export_model
 from components.images import COMPONENT_IMAGE
+from components.upload_model import upload_model
 
 DEFAULT_POOLS = [
     f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}",
@@ -32,6 +34,8 @@ def train_pipeline(
     threshold: float = 0.95,
     last_k: int = 0,
     poll_interval_seconds: float = 10.0,
+    model_display_name: str = "vtp-digits",
+    parent_model: str = "",
 ):
     """Trains, picks the best checkpoint, and exports it when it passes the threshold.
 
@@ -49,6 +53,9 @@ def train_pipeline(
         threshold: The best checkpoint is exported only if its metric is at least this good.
         last_k: Evaluate only the newest K checkpoints; 0 evaluates all.
         poll_interval_seconds: First wait between two status checks of the job.
+        model_display_name: Name of the registered model in the Model Registry.
+        parent_model: A registered model to add this one to as a new version; empty
+            registers a new model.
     """
     job = custom_job(
         project=project,
@@ -66,4 +73,11 @@ def train_pipeline(
         checkpoints=job.outputs["checkpoints"], last_k=last_k, metric=metric, threshold=threshold
     )
     with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
-        export_model(checkpoint=evaluation.outputs["best_checkpoint"])
+        exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
+        upload_model(
+            project=project,
+            location=location,
+            display_name=model_display_name,
+            model=exported.outputs["model"],
+            parent_model=parent_model,
+        )

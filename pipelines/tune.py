@@ -1,7 +1,7 @@
 """The tune pipeline: tune, retrain with the best parameters, evaluate, export if good enough.
 
 hyperparameter_tuning -> custom_job(best parameters) -> evaluate_checkpoints
-    -> [metric passes] export_model
+    -> [metric passes] export_model -> upload_model
 """
 
 from kfp import dsl
@@ -11,6 +11,7 @@ from components.evaluate_checkpoints import evaluate_checkpoints
 from components.export_model import export_model
 from components.hyperparameter_tuning import hyperparameter_tuning
 from components.images import COMPONENT_IMAGE
+from components.upload_model import upload_model
 from pipelines.train import DEFAULT_POOLS
 
 TRIAL_POOLS = [f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}"]
@@ -47,6 +48,8 @@ def tune_pipeline(
     metric: str = "accuracy",
     threshold: float = 0.95,
     poll_interval_seconds: float = 10.0,
+    model_display_name: str = "vtp-digits",
+    parent_model: str = "",
 ):
     """Finds good hyperparameters, trains a final model with them, and exports it.
 
@@ -65,6 +68,9 @@ def tune_pipeline(
         metric: accuracy (higher is better) or loss (lower is better) for the final model.
         threshold: The final model is exported only if its metric is at least this good.
         poll_interval_seconds: First wait between two status checks of each job.
+        model_display_name: Name of the registered model in the Model Registry.
+        parent_model: A registered model to add this one to as a new version; empty
+            registers a new model.
     """
     tuning = hyperparameter_tuning(
         project=project,
@@ -94,4 +100,11 @@ def tune_pipeline(
         checkpoints=final.outputs["checkpoints"], metric=metric, threshold=threshold
     )
     with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
-        export_model(checkpoint=evaluation.outputs["best_checkpoint"])
+        exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
+        upload_model(
+            project=project,
+            location=location,
+            display_name=model_display_name,
+            model=exported.outputs["model"],
+            parent_model=parent_model,
+        )

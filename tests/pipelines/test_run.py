@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 
 from tests.fixtures import LocalService
@@ -46,11 +47,19 @@ def test_train_pipeline_runs_ddp_job_evaluates_and_exports(tmp_path: Path) -> No
     with torch.no_grad():
         accuracy = (model.eval()(inputs).argmax(dim=1) == targets).float().mean().item()
     assert accuracy >= 0.95  # the exported model itself, not only the reported figure
+    registered = summary_value(result.stdout, r"registered model: (\S+)")
     service = LocalService(tmp_path).start()  # the run's state, served again for inspection
     try:
         (job,) = service.client().list_custom_jobs(parent=service.parent)
+        models = aiplatform_v1.ModelServiceClient(
+            transport="rest",
+            client_options={"api_endpoint": service.url},
+            credentials=AnonymousCredentials(),
+        )
+        model = models.get_model(name=registered)
     finally:
         service.stop()
+    assert model.artifact_uri.startswith("gs://vtp-local/pipeline-root/")
     assert job.state == State.JOB_STATE_SUCCEEDED
     assert [pool.replica_count for pool in job.job_spec.worker_pool_specs] == [1, 1]
 
