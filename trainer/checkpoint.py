@@ -129,10 +129,12 @@ def atomic_write(path: Path, data: bytes | memoryview) -> None:
 
 
 class Checkpointer:
-    """Saves training states: serialised on the caller's thread, written on a background one.
+    """Saves training states: serialised on the caller's thread (which copies them, so training
+    may go on), hashed and written on a background thread, at most one write in flight. Only an
+    enabled Checkpointer (the main process) writes anything.
 
-    Serialising copies the state, so training may go on while the file is written; at most one
-    write is in flight. Only an enabled Checkpointer (the main process) writes anything.
+    Serialising in the background would pause training longer: pickling holds the GIL, and the
+    training thread would wait for it in 5 ms switch intervals. Hashing and file I/O release it.
     """
 
     def __init__(self, directory: Path, keep: int, enabled: bool) -> None:
@@ -205,7 +207,7 @@ def rng_state() -> dict[str, Any]:
             "has_gauss": has_gauss,
             "gauss": gauss,
         },
-        "python": {"version": version, "state": list(python_state), "gauss": python_gauss},
+        "python": {"version": version, "state": torch.tensor(python_state), "gauss": python_gauss},
     }
 
 
@@ -218,7 +220,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
     keys = numpy["keys"].numpy().astype(np.uint32)
     np.random.set_state((numpy["name"], keys, numpy["pos"], numpy["has_gauss"], numpy["gauss"]))
     python = state["python"]
-    random.setstate((python["version"], tuple(python["state"]), python["gauss"]))
+    random.setstate((python["version"], tuple(python["state"].tolist()), python["gauss"]))
 
 
 def seed_everything(seed: int) -> None:
