@@ -23,8 +23,8 @@ Local extensions (not part of Vertex):
 JSON shape. Responses write enums as names, or as integers when the request asks for
 `$alt=json;enum-encoding=int` (the aiplatform REST transport does).
 
-Other modules add routes with `Router.add`: `localvertex.tuning.register(service, router)` is
-called at startup when that module defines it.
+Other resource types live in their own packages (EXTENSIONS below): each defines
+`register(service, router)` and adds its routes with `Router.add`.
 """
 
 import importlib
