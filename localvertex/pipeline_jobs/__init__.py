@@ -1,9 +1,10 @@
 """Pipeline jobs in the local Vertex service: the compiled spec of a PipelineJob run by kfp.local.
 
-Pure pieces: `spec` (what a request must hold, the run's typed arguments). Service pieces:
-`store` (SQLite rows of resources, shared with `localvertex.schedules`), `worker` (the process
-that runs one pipeline), `runs` (the API and the run processes) and `routes`, which
-`localvertex.http.build_router` adds through `register`.
+Pure pieces: `spec` (what a request must hold, the run's typed arguments) and `resource` (the
+created resource, the jobs a run's tasks started). Service pieces: `store` (SQLite rows of
+resources, shared with `localvertex.schedules`), `worker` (the process that runs one pipeline
+with kfp.local), `process` (that process, watched and cancelled), `runs` (the API) and
+`routes`, which `localvertex.http.build_router` adds through `register`.
 """
 
 import weakref

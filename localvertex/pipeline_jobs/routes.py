@@ -19,7 +19,8 @@ from google.protobuf import json_format
 
 from localvertex import errors
 from localvertex.http import Request, Router
-from localvertex.pipeline_jobs.runs import PipelineJobs, job_json
+from localvertex.pipeline_jobs.resource import job_json
+from localvertex.pipeline_jobs.runs import PipelineJobs
 
 _PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
 _JOBS = _PARENT + r"/pipelineJobs"

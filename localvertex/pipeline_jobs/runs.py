@@ -15,6 +15,8 @@ import logging
 import shutil
 import sqlite3
 import threading
+import urllib.error
+import urllib.request
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +33,7 @@ from localvertex.logs import read as read_log
 from localvertex.pipeline_jobs import spec as specs
 from localvertex.pipeline_jobs import worker
 from localvertex.pipeline_jobs.process import RunProcess
+from localvertex.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
 from localvertex.pipeline_jobs.store import Record, ResourceStore
 from localvertex.process import kill_leftovers
 from localvertex.resources import done_operation, new_id, page
@@ -41,10 +44,6 @@ TERMINAL = frozenset(
     {State.PIPELINE_STATE_SUCCEEDED, State.PIPELINE_STATE_FAILED, State.PIPELINE_STATE_CANCELLED}
 )
 STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
-_OUTPUT_ONLY = (
-    *("name", "state", "create_time", "start_time", "end_time", "update_time", "job_detail"),
-    *("error", "schedule_name", "template_metadata"),
-)
 _live: "weakref.WeakSet[PipelineJobs]" = weakref.WeakSet()
 _log = logging.getLogger(__name__)
 
@@ -75,8 +74,11 @@ class PipelineJobs:
         spec, root, arguments = self.check(job)
         if job_id:
             specs.check_job_id(job_id)
-        created = _created(job, f"{parent}/pipelineJobs/{job_id or new_id()}", root, schedule)
-        record = Record(created, {"pid": 0, "token": ""})
+        record_id = job_id or new_id()
+        created = created_job(job, f"{parent}/pipelineJobs/{record_id}", root, schedule)
+        # Outputs go under <root>/<job ID>/, as on Vertex (which adds the project number).
+        local_root = self.service.config.storage_root.joinpath(*storage.split_gcs_uri(root))
+        record = Record(created, {"pid": 0, "token": "", "root": str(local_root / record_id)})
         with self._lock:
             if self._stopping:
                 raise errors.ApiError(errors.INTERNAL, "The local service is stopping.")
@@ -84,8 +86,8 @@ class PipelineJobs:
                 self.store.insert(record)
             except sqlite3.IntegrityError:
                 raise errors.ApiError(6, f"PipelineJob {created.name} already exists.") from None
-            local_root = self.service.config.storage_root.joinpath(*storage.split_gcs_uri(root))
-            self._write_request(record.id, worker.request(spec, arguments, local_root))
+            run_root = Path(record.runtime["root"])
+            self._write_request(record.id, worker.request(spec, arguments, run_root))
             if self.service.started.is_set():
                 self._launch(record)
         _log.info("pipeline job %s (%s): created", record.id, created.display_name)
@@ -109,7 +111,8 @@ class PipelineJobs:
         """One page of the jobs under `parent` that match `filter`, and the next page token."""
         predicate = compile_filter(filter)
         jobs = [r.resource for r in self.store.all(parent)]
-        return page([j for j in jobs if predicate(_as_dict(j))], page_size, page_token, 100)
+        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
+        return page(jobs, page_size, page_token, 100)
 
     def cancel(self, name: str) -> None:
         """Start cancelling a run (CANCELLING, then CANCELLED); raise if it has ended."""
@@ -180,11 +183,29 @@ class PipelineJobs:
 
     def _watch(self, job_id: str, run: RunProcess) -> None:
         code = run.watch(on_started=lambda: self._running(job_id))
+        record = self.store.get(job_id)
+        if record and record.resource.state == State.PIPELINE_STATE_CANCELLING:
+            self._cancel_task_jobs(record)
         with self._lock:
             self._runs.pop(job_id, None)
             record = self.store.get(job_id)
             if record is not None:
                 self._settle(record, code)
+
+    def _cancel_task_jobs(self, record: Record) -> None:
+        """Cancel what the run's tasks started, as Vertex does from their gcp_resources.
+
+        A task cancels its own job on SIGTERM; this also covers one stopped before it could
+        (killed after the grace period, or signalled while it was still submitting).
+        """
+        url = _service_url(self.service)
+        for name in task_jobs(Path(record.runtime.get("root", ""))):
+            request = urllib.request.Request(f"{url}/v1/{name}:cancel", data=b"{}", method="POST")
+            try:
+                urllib.request.urlopen(request, timeout=30).close()
+                _log.info("pipeline job %s: cancelled %s", record.id, name)
+            except (urllib.error.URLError, OSError) as exc:  # ended already, or unreachable
+                _log.debug("pipeline job %s: cancel %s: %s", record.id, name, exc)
 
     def _running(self, job_id: str) -> None:
         with self._lock:
@@ -257,7 +278,7 @@ class PipelineJobs:
     def _record(self, name: str) -> Record:
         parent, _, job_id = name.rpartition("/pipelineJobs/")
         record = self.store.get(job_id)
-        if record is None or not _same_parent(parent, record.parent):
+        if record is None or not same_parent(parent, record.parent):
             raise errors.not_found(f"PipelineJob {name} not found.")
         return record
 
@@ -284,41 +305,6 @@ class PipelineJobs:
         run_dir = self._run_dir(job_id)
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / worker.REQUEST).write_text(json.dumps(request))
-
-
-def job_json(job: aiplatform_v1.PipelineJob, enum_ints: bool = False) -> str:
-    """A PipelineJob as the REST API returns it: camelCase, defaults left out."""
-    return aiplatform_v1.PipelineJob.to_json(
-        job,
-        use_integers_for_enums=enum_ints,
-        always_print_fields_with_no_presence=False,
-        indent=None,
-    )
-
-
-def _created(
-    job: aiplatform_v1.PipelineJob, name: str, root: str, schedule: str
-) -> aiplatform_v1.PipelineJob:
-    created = aiplatform_v1.PipelineJob(job)
-    for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
-        delattr(created, field)
-    now = datetime.now(UTC)
-    created.name, created.schedule_name = name, schedule
-    created.state, created.create_time, created.update_time = State.PIPELINE_STATE_QUEUED, now, now
-    created.runtime_config.gcs_output_directory = root
-    return created
-
-
-def _as_dict(job: aiplatform_v1.PipelineJob) -> dict:
-    return json.loads(job_json(job))
-
-
-def _same_parent(asked: str, stored: str) -> bool:
-    # `-` stands for any project or location, as for customJobs.
-    asked_parts, stored_parts = asked.split("/"), stored.split("/")
-    return len(asked_parts) == len(stored_parts) and all(
-        a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
-    )
 
 
 def _service_url(service: LocalVertex) -> str:

@@ -65,8 +65,8 @@ def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:
     assert request.parent == "projects/my-project/locations/europe-west4"
     assert request.pipeline_job.service_account == SA
     assert request.pipeline_job.runtime_config.gcs_output_directory == "gs://my-bucket/root"
-    values = json.loads(out)["createPipelineJobRequest"]["pipelineJob"]["runtimeConfig"]
-    assert values["parameterValues"] == {"checkpoints_uri": "gs://my-bucket/run/checkpoints"}
+    runtime = json.loads(out)["createPipelineJobRequest"]["pipelineJob"]["runtimeConfig"]
+    assert runtime["parameterValues"]["checkpoints_uri"] == "gs://my-bucket/run/checkpoints"
 
 
 def cloud_scheduler_dry_run(capsys, *argv: str) -> scheduler_v1.Job:

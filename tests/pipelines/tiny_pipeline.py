@@ -54,9 +54,39 @@ def tiny_pipeline(
     record(marker_uri=marker_uri, value=total.output)
 
 
-def compile_to(path: Path) -> Path:
-    """Compile the pipeline to `path` (YAML); return it."""
-    compiler.Compiler().compile(tiny_pipeline, str(path))
+SLEEPER = {
+    "workerPoolSpecs": [
+        {
+            "machineSpec": {"machineType": "n1-standard-4"},
+            "replicaCount": 1,
+            "containerSpec": {
+                "imageUri": IMAGE,
+                "command": ["python", "-c", "import time; time.sleep(300)"],
+            },
+        }
+    ]
+}
+"""A CustomJob whose one replica sleeps for five minutes (a host process on the local service)."""
+
+
+@dsl.pipeline(name="vtp-sleeping-job")
+def sleeping_job_pipeline(project: str, output_root: str):
+    """Runs the sleeping CustomJob through the project's custom_job component."""
+    from components.custom_job import custom_job
+
+    custom_job(
+        project=project,
+        location="us-central1",
+        display_name="sleeper",
+        output_root=output_root,
+        job_spec=SLEEPER,
+        poll_interval_seconds=0.2,
+    )
+
+
+def compile_to(path: Path, pipeline=tiny_pipeline) -> Path:
+    """Compile `pipeline` (the tiny one by default) to `path` (YAML); return it."""
+    compiler.Compiler().compile(pipeline, str(path))
     return path
 
 

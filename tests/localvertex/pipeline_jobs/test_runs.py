@@ -12,8 +12,14 @@ import requests
 from google.api_core import exceptions
 from google.cloud.aiplatform_v1 import PipelineJob, PipelineState
 
-from tests.fixtures import LocalService, wait_until
-from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job, wait_for_pipeline
+from tests.fixtures import LocalService, wait_for_state, wait_until
+from tests.pipelines.tiny_pipeline import (
+    compile_to,
+    pipeline_client,
+    sleeping_job_pipeline,
+    tiny_job,
+    wait_for_pipeline,
+)
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 
 PARENT = "projects/local/locations/us-central1"
@@ -143,6 +149,27 @@ def test_job_ids_are_checked_and_unique(local_service, client, tiny_yaml):
     with pytest.raises(exceptions.Conflict, match="already exists"):
         client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id="dup")
     wait_for_pipeline(client, f"{PARENT}/pipelineJobs/dup")
+
+
+def test_cancelling_the_run_cancels_the_custom_job_its_task_started(local_service, tmp_path):
+    from google.cloud.aiplatform_v1 import JobState
+
+    template = compile_to(tmp_path / "sleeping.yaml", sleeping_job_pipeline)
+    job = tiny_job(template, project="local", output_root="gs://vtp-test/sleeping")
+    runs, jobs = pipeline_client(local_service.url), local_service.client()
+    created = runs.create_pipeline_job(parent=PARENT, pipeline_job=job)
+
+    def sleeper_running():
+        found = [j for j in jobs.list_custom_jobs(parent=PARENT) if j.display_name == "sleeper"]
+        return found if found and found[0].state == JobState.JOB_STATE_RUNNING else None
+
+    (custom_job,) = wait_until(sleeper_running, 60, "the task's CustomJob to run")
+    run_root = local_service.gcs_root / "vtp-test" / "root" / created.name.rsplit("/", 1)[-1]
+    wait_until(lambda: any(run_root.rglob("gcp_resources")), 30, "the task's gcp_resources")
+    runs.cancel_pipeline_job(name=created.name)
+    assert wait_for_pipeline(runs, created.name).state == PipelineState.PIPELINE_STATE_CANCELLED
+    ended = wait_for_state(jobs, custom_job.name)
+    assert ended.state == JobState.JOB_STATE_CANCELLED
 
 
 @pytest.mark.slow

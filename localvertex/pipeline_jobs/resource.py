@@ -1,0 +1,60 @@
+"""A PipelineJob resource as the service creates and returns it, and the jobs its tasks started."""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from google.cloud import aiplatform_v1
+
+State = aiplatform_v1.PipelineState
+_OUTPUT_ONLY = (
+    *("name", "state", "create_time", "start_time", "end_time", "update_time", "job_detail"),
+    *("error", "schedule_name", "template_metadata"),
+)
+_CANCELLABLE = ("CustomJob", "HyperparameterTuningJob")
+
+
+def task_jobs(run_root: Path) -> list[str]:
+    """Names of the cancellable jobs the tasks of a run recorded in their gcp_resources outputs."""
+    names = []
+    for path in sorted(run_root.rglob("gcp_resources")) if run_root.is_dir() else []:
+        try:
+            resources = json.loads(path.read_text()).get("resources", [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for resource in resources:
+            if resource.get("resourceType") in _CANCELLABLE:
+                names.append(resource.get("resourceUri", "").partition("/v1/")[2])
+    return [name for name in names if name]
+
+
+def job_json(job: aiplatform_v1.PipelineJob, enum_ints: bool = False) -> str:
+    """A PipelineJob as the REST API returns it: camelCase, defaults left out."""
+    return aiplatform_v1.PipelineJob.to_json(
+        job,
+        use_integers_for_enums=enum_ints,
+        always_print_fields_with_no_presence=False,
+        indent=None,
+    )
+
+
+def created_job(
+    job: aiplatform_v1.PipelineJob, name: str, root: str, schedule: str
+) -> aiplatform_v1.PipelineJob:
+    """`job` as created: output-only fields dropped, then named, QUEUED and timestamped."""
+    created = aiplatform_v1.PipelineJob(job)
+    for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
+        delattr(created, field)
+    now = datetime.now(UTC)
+    created.name, created.schedule_name = name, schedule
+    created.state, created.create_time, created.update_time = State.PIPELINE_STATE_QUEUED, now, now
+    created.runtime_config.gcs_output_directory = root
+    return created
+
+
+def same_parent(asked: str, stored: str) -> bool:
+    """Whether a requested parent names the stored one (`-` stands for any project/location)."""
+    asked_parts, stored_parts = asked.split("/"), stored.split("/")
+    return len(asked_parts) == len(stored_parts) and all(
+        a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
+    )
