@@ -67,7 +67,8 @@ class Schedules:
         schedule.state, schedule.create_time, schedule.update_time = State.ACTIVE, now, now
         if "start_time" not in schedule:
             schedule.start_time = now
-        schedule.next_run_time = cron.first_time(schedule.cron, schedule.start_time)
+        # A start time in the past starts from now: Vertex backfills only on resume (catchUp).
+        schedule.next_run_time = cron.first_time(schedule.cron, max(schedule.start_time, now))
         record = Record(schedule)
         with self._lock:
             self._complete_if_over(record)

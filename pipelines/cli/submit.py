@@ -8,6 +8,7 @@ The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yam
 parameters default to `--project` and `--region`. Bad input exits 2 naming the flag, before
 anything is sent. `--local` sends the same request to the local service ($VTP_LOCAL_ENDPOINT),
 which runs it with kfp.local; there `--project`, `--region` and `--pipeline-root` have defaults.
+Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket: it must exist.
 """
 
 import argparse

@@ -172,26 +172,35 @@ def test_cancelling_the_run_cancels_the_custom_job_its_task_started(local_servic
     assert ended.state == JobState.JOB_STATE_CANCELLED
 
 
-@pytest.mark.slow
-def test_a_run_in_flight_when_the_service_dies_fails_on_restart(tmp_path, tiny_yaml):
+def start_sleeping_run(service: LocalService, tiny_yaml: Path, name: str) -> tuple[str, str]:
+    """A running tiny pipeline whose task sleeps; its name and the path its task mentions."""
+    client = pipeline_client(service.url)
+    root = f"gs://vtp-test/{name}-root"
+    job = tiny_job(tiny_yaml, root, marker_uri=f"gs://vtp-test/m/{name}", sleep_seconds=120)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
+    task_outputs = str(service.gcs_root / "vtp-test" / f"{name}-root")
+    wait_until(lambda: processes_mentioning(task_outputs), 30, "the task to start")
+    return created.name, task_outputs
+
+
+def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path, tiny_yaml):
     service = LocalService(tmp_path / "state").start()
     try:
-        client = pipeline_client(service.url)
-        root = "gs://vtp-test/orphan-root"
-        job = tiny_job(tiny_yaml, root, marker_uri="gs://vtp-test/m/orphan", sleep_seconds=120)
-        created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
-        wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
-        task_outputs = str(service.gcs_root / "vtp-test" / "orphan-root")
-        wait_until(lambda: processes_mentioning(task_outputs), 30, "the task to start")
-        service.kill()  # the run's processes live on, orphaned
-        run_dir = str(service.state_dir / "pipelines" / created.name.rsplit("/", 1)[-1])
-        assert processes_mentioning(run_dir)
+        stopped, stopped_task = start_sleeping_run(service, tiny_yaml, "stopped")
+        service.stop()  # as Ctrl-C: nothing of the run outlives the service
+        assert processes_mentioning(stopped_task) == []
         service.start()
+        orphan, orphan_task = start_sleeping_run(service, tiny_yaml, "orphan")
+        service.kill()  # the run's processes live on, orphaned
+        assert processes_mentioning(orphan_task)
+        service.start()  # finds and kills them
+        assert processes_mentioning(orphan_task) == []
         client = pipeline_client(service.url)
-        job = client.get_pipeline_job(name=created.name)
-        assert job.state == PipelineState.PIPELINE_STATE_FAILED
-        assert "stopped while this pipeline ran" in job.error.message
-        assert processes_mentioning(run_dir) == processes_mentioning(task_outputs) == []
+        for name in (stopped, orphan):
+            job = client.get_pipeline_job(name=name)
+            assert job.state == PipelineState.PIPELINE_STATE_FAILED
+            assert "stopped while this pipeline ran" in job.error.message
     finally:
         service.stop()
 

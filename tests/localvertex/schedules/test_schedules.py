@@ -203,3 +203,17 @@ def test_bad_schedules_are_refused_at_create(served, client, tiny_yaml, case):
 def started(client, name: str, count: int):
     schedule = client.get_schedule(name=name)
     return schedule if schedule.started_run_count >= count else None
+
+
+def test_start_and_end_times_bound_the_runs(served, clock, client, tiny_yaml):
+    past = Limits(start_time="2020-01-01T00:00:00Z")  # no backfill: the first run is after now
+    early = client.create_schedule(parent=PARENT, schedule=schedule_request(tiny_yaml, "p", past))
+    assert early.next_run_time == datetime(2030, 1, 1, 10, 1, tzinfo=UTC)
+    later = Limits(start_time="2030-01-02T08:00:00Z", end_time="2030-01-02T09:00:00Z")
+    late = client.create_schedule(parent=PARENT, schedule=schedule_request(tiny_yaml, "l", later))
+    assert late.next_run_time == datetime(2030, 1, 2, 8, 0, tzinfo=UTC)
+    over = Limits(start_time="2030-01-01T10:00:40Z", end_time="2030-01-01T10:00:50Z")
+    done = client.create_schedule(parent=PARENT, schedule=schedule_request(tiny_yaml, "o", over))
+    assert done.state == State.COMPLETED  # no cron time falls between start and end
+    for schedule in (early, late, done):
+        client.delete_schedule(name=schedule.name).result(timeout=10)
