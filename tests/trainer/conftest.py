@@ -38,6 +38,14 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(autouse=True)
+def metrics_file(tmp_path, monkeypatch) -> Path:
+    """Where hypertune reports of runs in this process go (not the shared /tmp default)."""
+    path = tmp_path / "hypertune" / "output.metrics"
+    monkeypatch.setenv("CLOUD_ML_HP_METRIC_FILE", str(path))
+    return path
+
+
 def tiny_args(out: Path, **overrides: object) -> list[str]:
     """Flags for a tiny run writing everything under `out`."""
     values = {

@@ -3,8 +3,6 @@
 import json
 import logging
 
-import pytest
-
 from tests.trainer.conftest import assert_bitwise_equal, load_model, tiny_args, train_here
 from trainer.checkpoint import checkpoint_path, list_checkpoints
 from trainer.config import parse_args
@@ -12,13 +10,6 @@ from trainer.evaluate import evaluate_checkpoint
 from trainer.evaluate import main as evaluate_main
 from trainer.export import export_checkpoint
 from trainer.export import load_model as load_exported
-
-
-@pytest.fixture
-def metrics_file(tmp_path, monkeypatch):
-    path = tmp_path / "hypertune" / "output.metrics"
-    monkeypatch.setenv("CLOUD_ML_HP_METRIC_FILE", str(path))
-    return path
 
 
 def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics_file, capsys):
