@@ -60,7 +60,6 @@ class LocalVertex:
         """Set once `start()` has recovered the previous state and scheduling runs."""
         self.closing = threading.Event()
         """Set when `close()` begins: create nothing more."""
-        self._closing = self.closing  # the name localvertex.tuning reads today; use `closing`
         self._runs: dict[str, JobRun] = {}
         self._queue: list[str] = []
         self._changed = threading.Condition(threading.RLock())
