@@ -128,8 +128,10 @@ def build_router(service: LocalVertex) -> Router:
     router.add("POST", _JOB + ":cancel", routes.cancel)
     router.add("POST", _JOB + ":preempt", routes.preempt)
     router.add("GET", _JOB + ":logs", routes.logs)
-    router.add("GET", _PARENT + r"/operations/(?P<op>[^/:]+)", routes.operation)
-    router.add("POST", _PARENT + r"/operations/(?P<op>[^/:]+):wait", routes.operation)
+    # The GAPIC operations client asks under /ui/ first (as Vertex's console does).
+    operations = _PARENT.replace("v1|v1beta1", "v1|v1beta1|ui") + r"/operations/(?P<op>[^/:]+)"
+    router.add("GET", operations, routes.operation)
+    router.add("POST", operations + ":wait", routes.operation)
     router.add("POST", "/v2/entries:list", routes.entries)
     router.add("GET", "/healthz", lambda _request: '{"status": "ok"}')
     for name in EXTENSIONS:

@@ -108,8 +108,11 @@ def _plan_pool(
     index: int, pool: aiplatform_v1.WorkerPoolSpec, project_images: tuple[str, ...]
 ) -> PoolPlan:
     where = f"customJob.jobSpec.workerPoolSpecs[{index}]"
-    if pool.replica_count < 1:
+    if pool.replica_count < 0:
         raise errors.invalid_argument(f"{where}.replicaCount must be at least 1.")
+    # replicaCount is optional: proto3 cannot tell it unset from 0, and unset means one replica
+    # (what gcloud sends without replica-count, and what our spec library assumes).
+    replicas = pool.replica_count or 1
     if not pool.machine_spec.machine_type:
         raise errors.invalid_argument(f"{where}.machineSpec.machineType is required.")
     has_container = "container_spec" in pool
@@ -125,7 +128,7 @@ def _plan_pool(
         argv, uris = _python_package(where, spec)
     env = tuple((e.name, e.value) for e in spec.env)
     count = pool.machine_spec.accelerator_count if pool.machine_spec.accelerator_type else 0
-    return PoolPlan(index, pool.replica_count, count, argv, env, uris)
+    return PoolPlan(index, replicas, count, argv, env, uris)
 
 
 def _container(

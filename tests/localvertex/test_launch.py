@@ -76,10 +76,17 @@ def test_python_package_runs_the_module():
     assert plan.pools[1].replicas == ["workerpool1-0", "workerpool1-1"]
 
 
+def test_unset_replica_count_means_one_replica():
+    pool = {"machine_spec": MACHINE, "container_spec": {"image_uri": "gcr.io/p/vtp:1"}}
+    plan = plan_job(spec(pool, pool))
+    assert [p.replicas for p in plan.pools] == [["workerpool0-0"], ["workerpool1-0"]]
+
+
 @pytest.mark.parametrize(
     ("pools", "named"),
     [
         ((), "workerPoolSpecs must not be empty"),
+        ((container("gcr.io/p/vtp:1", replica_count=-1),), r"\[0\].replicaCount must be at least"),
         (({}, container("gcr.io/p/vtp:1")), r"workerPoolSpecs\[0\] \(the primary replica\)"),
         ((container("gcr.io/p/vtp:1", replica_count=2),), r"\[0\].replicaCount must be 1"),
         (({"replica_count": 1, "container_spec": {"image_uri": "x"}},), "machineType"),

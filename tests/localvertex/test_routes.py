@@ -134,6 +134,7 @@ def test_delete_returns_a_done_operation_that_can_be_polled(http, local_service,
     operation = http("DELETE", f"/v1/{name}").json()
     assert operation["done"] and operation["name"].startswith("projects/local/locations/")
     assert http("GET", f"/v1/{operation['name']}").json() == operation
+    assert http("GET", f"/ui/{operation['name']}").json() == operation  # where GAPIC asks first
     assert error(http("GET", f"/v1/{name}"))[:2] == (404, "NOT_FOUND")
     assert not (local_service.state_dir / "jobs" / name.rsplit("/", 1)[-1]).exists()
 
