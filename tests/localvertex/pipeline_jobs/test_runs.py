@@ -56,6 +56,35 @@ def test_run_succeeds_and_its_components_call_back(local_service, client, tiny_y
     assert "pipeline run succeeded" in logs["text"]
 
 
+def test_the_sdk_follows_a_run(local_service, client, tiny_yaml, monkeypatch):
+    # PipelineJob.submit() would work too, after its Cloud Storage and Resource Manager checks
+    # of the pipeline root's bucket time out offline (minutes): create with the GAPIC client.
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import aiplatform
+    from google.cloud.aiplatform import initializer, pipeline_jobs
+
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/sdk", b=10)
+    job.display_name = "sdk-run"
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    monkeypatch.setattr(pipeline_jobs, "_JOB_WAIT_TIME", 0.2)  # the SDK polls every 5 s
+    settings = initializer.global_config
+    for name in ("_project", "_location", "_api_endpoint", "_api_transport", "_credentials"):
+        monkeypatch.setattr(settings, name, getattr(settings, name))  # restored after the test
+    aiplatform.init(
+        project="local",
+        location="us-central1",
+        api_endpoint=local_service.url,
+        api_transport="rest",
+        credentials=AnonymousCredentials(),
+    )
+    followed = aiplatform.PipelineJob.get(created.name)
+    followed.wait()
+    assert followed.state == PipelineState.PIPELINE_STATE_SUCCEEDED
+    listed = aiplatform.PipelineJob.list(filter='display_name="sdk-run"')
+    assert [j.resource_name for j in listed] == [created.name]
+    assert json.loads(marker(local_service, "sdk").read_text())["value"] == 11
+
+
 def test_a_failed_task_fails_the_run_with_the_task_named(local_service, client, tiny_yaml):
     job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/failed", fail=True)
     created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
