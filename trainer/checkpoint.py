@@ -110,8 +110,12 @@ def load_latest(
     return None
 
 
-def atomic_write(path: Path, data: bytes | memoryview) -> None:
-    """Write a file so that readers see either nothing or all of it, durably."""
+def atomic_write(path: Path, data: bytes | memoryview, sync_directory: bool = True) -> None:
+    """Write a file so that readers see either nothing or all of it, durably.
+
+    `sync_directory=False` leaves the rename's durability to a later write in the same
+    directory that syncs it (a checkpoint's manifest does, for its data file).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(temporary, "wb") as file:
@@ -119,13 +123,18 @@ def atomic_write(path: Path, data: bytes | memoryview) -> None:
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)
-    directory = os.open(path.parent, os.O_RDONLY)
+    if sync_directory:
+        _sync_directory(path.parent)
+
+
+def _sync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(directory)  # make the rename itself durable
+        os.fsync(descriptor)  # makes renames into it durable
     except OSError:
-        pass  # some mounts (Cloud Storage FUSE) cannot sync a directory; the rename still holds
+        pass  # some mounts (Cloud Storage FUSE) cannot sync a directory; renames still hold
     finally:
-        os.close(directory)
+        os.close(descriptor)
 
 
 class Checkpointer:
@@ -172,7 +181,9 @@ class Checkpointer:
 
     def _write(self, data: memoryview, step: int, epoch: int) -> None:
         path = checkpoint_path(self.directory, step)
-        atomic_write(path, data)
+        # One directory sync, after the manifest: if a crash keeps the manifest but loses the
+        # data file's rename, loading finds the mismatch and falls back to the previous one.
+        atomic_write(path, data, sync_directory=False)
         manifest = {
             "step": step,
             "epoch": epoch,
@@ -187,10 +198,18 @@ class Checkpointer:
     def _prune(self, saved_step: int) -> None:
         # Only checkpoints up to the one just saved count: a newer one can only be a corrupt
         # checkpoint that the run fell back past, and saving its step again replaces it.
-        older = [info for info in list_checkpoints(self.directory) if info.step <= saved_step]
-        for info in older[self.keep :]:
-            info.path.with_suffix(_MANIFEST).unlink(missing_ok=True)  # uncommit first
-            info.path.unlink(missing_ok=True)
+        # Steps come from file names, so pruning reads no manifests.
+        manifests = self.directory.glob(f"{_PREFIX}*{_MANIFEST}")
+        steps = sorted((_step_of(m) for m in manifests), reverse=True)
+        for step in [step for step in steps if 0 <= step <= saved_step][self.keep :]:
+            path = checkpoint_path(self.directory, step)
+            path.with_suffix(_MANIFEST).unlink(missing_ok=True)  # uncommit first
+            path.unlink(missing_ok=True)
+
+
+def _step_of(manifest: Path) -> int:
+    digits = manifest.name[len(_PREFIX) : -len(_MANIFEST)]
+    return int(digits) if digits.isdigit() else -1
 
 
 def rng_state() -> dict[str, Any]:
