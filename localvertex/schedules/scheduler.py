@@ -110,11 +110,8 @@ class Schedules:
             record = self._record(name)
             self._expect(record, State.PAUSED, "resume")
             schedule, now = record.resource, self.clock()
-            schedule.state, schedule.last_resume_time, schedule.catch_up = (
-                State.ACTIVE,
-                now,
-                catch_up,
-            )
+            schedule.state, schedule.last_resume_time = State.ACTIVE, now
+            schedule.catch_up = catch_up
             since = schedule.last_pause_time if catch_up else now
             schedule.next_run_time = cron.next_time(schedule.cron, max(since, schedule.start_time))
             record.runtime["catch_up"] = catch_up
@@ -154,12 +151,11 @@ class Schedules:
         created = []
         if active >= schedule.max_concurrent_run_count:
             response = (
-                f"Skipped: {active} runs of this schedule are still active "
-                f"(maxConcurrentRunCount {schedule.max_concurrent_run_count})."
+                f"Skipped: maxConcurrentRunCount ({schedule.max_concurrent_run_count}) runs of "
+                "this schedule are still active."
             )
         else:
-            response = self._start_run(record)
-            created = [response] if response.startswith("projects/") else []
+            created, response = self._start_run(record)
         schedule.last_scheduled_run_response = Schedule.RunResponse(
             scheduled_run_time=due, run_response=response
         )
@@ -172,8 +168,8 @@ class Schedules:
         self._save(record)
         return created
 
-    def _start_run(self, record: Record) -> str:
-        """Create the schedule's pipeline job; its name, or why it could not be created."""
+    def _start_run(self, record: Record) -> tuple[builtins.list[str], str]:
+        """Create the schedule's pipeline job: ([its name], its name) or ([], why it failed)."""
         schedule = record.resource
         request = schedule.create_pipeline_job_request
         run = aiplatform_v1.PipelineJob(request.pipeline_job)
@@ -182,10 +178,10 @@ class Schedules:
             job = self.jobs.create(request.parent, run, schedule=schedule.name)
         except errors.ApiError as exc:
             _log.warning("schedule %s: run not created: %s", record.id, exc.message)
-            return f"Failed to create the pipeline job: {exc.message}"
+            return [], f"Failed to create the pipeline job: {exc.message}"
         record.resource.started_run_count += 1
         _log.info("schedule %s: started %s", record.id, job.name)
-        return job.name
+        return [job.name], job.name
 
     def _complete_if_over(self, record: Record) -> None:
         schedule = record.resource

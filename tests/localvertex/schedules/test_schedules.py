@@ -123,7 +123,9 @@ def test_max_concurrent_run_count_skips_or_queues(served, clock, client, tiny_ya
     if allow_queueing:  # still due: it starts once the first run ends
         assert busy.next_run_time == datetime(2030, 1, 1, 10, 2, tzinfo=UTC)
     else:
-        assert busy.last_scheduled_run_response.run_response.startswith("Skipped: 1 runs")
+        assert busy.last_scheduled_run_response.run_response.startswith(
+            "Skipped: maxConcurrentRunCount (1)"
+        )
         assert busy.next_run_time == datetime(2030, 1, 1, 10, 3, tzinfo=UTC)
 
     pipelines = pipeline_client(served.url)
