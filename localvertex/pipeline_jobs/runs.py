@@ -43,6 +43,8 @@ State = aiplatform_v1.PipelineState
 TERMINAL = frozenset(
     {State.PIPELINE_STATE_SUCCEEDED, State.PIPELINE_STATE_FAILED, State.PIPELINE_STATE_CANCELLED}
 )
+_ORPHANS = "cancel_task_jobs"
+"""Runtime flag of a run that ended with the service while its tasks' jobs may still run."""
 STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
 _live: "weakref.WeakSet[PipelineJobs]" = weakref.WeakSet()
 _log = logging.getLogger(__name__)
@@ -219,6 +221,7 @@ class PipelineJobs:
             self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
             return
         if self._stopping:
+            record.runtime[_ORPHANS] = True  # the service re-queues its tasks' jobs: cancel them
             self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, STOPPED_MESSAGE)
             return
         result = worker.read_result(self._run_dir(record.id))
@@ -233,11 +236,12 @@ class PipelineJobs:
             )
 
     def _lifecycle(self) -> None:
-        """Start queued runs once the service serves; stop every run when it closes."""
+        """Once the service serves: settle orphans, start queued runs; stop them all at close."""
         service = self.service
         while not service.started.wait(0.1):
             if service.closing.is_set():
                 break
+        self._cancel_orphans()
         with self._lock:
             queued = [
                 r for r in self.store.all() if r.resource.state == State.PIPELINE_STATE_QUEUED
@@ -246,6 +250,14 @@ class PipelineJobs:
                 self._launch(record)
         service.closing.wait()
         self.stop()
+
+    def _cancel_orphans(self) -> None:
+        """Cancel the jobs of runs that ended with the service: nothing watches them any more."""
+        for record in [r for r in self.store.all() if r.runtime.get(_ORPHANS)]:
+            self._cancel_task_jobs(record)
+            with self._lock:
+                record.runtime.pop(_ORPHANS)
+                self.store.update(record)
 
     def stop(self) -> None:
         """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
@@ -268,6 +280,7 @@ class PipelineJobs:
                 continue
             if record.runtime.get("token"):
                 kill_leftovers(record.runtime["pid"], record.runtime["token"])
+            record.runtime[_ORPHANS] = True
             if state == State.PIPELINE_STATE_CANCELLING:
                 self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
             else:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 from google.api_core import exceptions
-from google.cloud.aiplatform_v1 import PipelineJob, PipelineState
+from google.cloud.aiplatform_v1 import JobState, PipelineJob, PipelineState
 
 from tests.fixtures import LocalService, wait_for_state, wait_until
 from tests.pipelines.tiny_pipeline import (
@@ -180,24 +180,31 @@ def test_job_ids_are_checked_and_unique(local_service, client, tiny_yaml):
     wait_for_pipeline(client, f"{PARENT}/pipelineJobs/dup")
 
 
-def test_cancelling_the_run_cancels_the_custom_job_its_task_started(local_service, tmp_path):
-    from google.cloud.aiplatform_v1 import JobState
-
+def start_sleeping_job(service: LocalService, tmp_path: Path) -> dict[str, str]:
+    """A run whose custom_job task has started its (sleeping) CustomJob: {"run", "job"}."""
     template = compile_to(tmp_path / "sleeping.yaml", sleeping_job_pipeline)
     job = tiny_job(template, project="local", output_root="gs://vtp-test/sleeping")
-    runs, jobs = pipeline_client(local_service.url), local_service.client()
+    runs, jobs = pipeline_client(service.url), service.client()
     created = runs.create_pipeline_job(parent=PARENT, pipeline_job=job)
 
     def sleeper_running():
         found = [j for j in jobs.list_custom_jobs(parent=PARENT) if j.display_name == "sleeper"]
-        return found if found and found[0].state == JobState.JOB_STATE_RUNNING else None
+        running = [j for j in found if j.state == JobState.JOB_STATE_RUNNING]
+        return running if len(found) == 1 and running else None
 
     (custom_job,) = wait_until(sleeper_running, 60, "the task's CustomJob to run")
-    run_root = local_service.gcs_root / "vtp-test" / "root" / created.name.rsplit("/", 1)[-1]
+    run_root = service.gcs_root / "vtp-test" / "root" / created.name.rsplit("/", 1)[-1]
     wait_until(lambda: any(run_root.rglob("gcp_resources")), 30, "the task's gcp_resources")
-    runs.cancel_pipeline_job(name=created.name)
-    assert wait_for_pipeline(runs, created.name).state == PipelineState.PIPELINE_STATE_CANCELLED
-    ended = wait_for_state(jobs, custom_job.name)
+    return {"run": created.name, "job": custom_job.name}
+
+
+def test_cancelling_the_run_cancels_the_custom_job_its_task_started(local_service, tmp_path):
+    started = start_sleeping_job(local_service, tmp_path)
+    runs = pipeline_client(local_service.url)
+    runs.cancel_pipeline_job(name=started["run"])
+    done = wait_for_pipeline(runs, started["run"])
+    assert done.state == PipelineState.PIPELINE_STATE_CANCELLED
+    ended = wait_for_state(local_service.client(), started["job"])
     assert ended.state == JobState.JOB_STATE_CANCELLED
 
 
@@ -221,15 +228,19 @@ def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path,
         assert processes_mentioning(stopped_task) == []
         service.start()
         orphan, orphan_task = start_sleeping_run(service, tiny_yaml, "orphan")
-        service.kill()  # the run's processes live on, orphaned
+        custom = start_sleeping_job(service, tmp_path)
+        service.kill()  # the runs' processes live on, orphaned
         assert processes_mentioning(orphan_task)
         service.start()  # finds and kills them
         assert processes_mentioning(orphan_task) == []
         client = pipeline_client(service.url)
-        for name in (stopped, orphan):
+        for name in (stopped, orphan, custom["run"]):
             job = client.get_pipeline_job(name=name)
             assert job.state == PipelineState.PIPELINE_STATE_FAILED
             assert "stopped while this pipeline ran" in job.error.message
+        # The service queued the task's CustomJob again; with no run to watch it, it is cancelled.
+        ended = wait_for_state(service.client(), custom["job"])
+        assert ended.state == JobState.JOB_STATE_CANCELLED
     finally:
         service.stop()
 
