@@ -4,8 +4,10 @@ Each run is a `worker.py` process in its own process group, started with the ser
 storage root, so the components it runs call back into this service exactly as they call Vertex.
 A watcher thread per run moves it through Vertex's states (QUEUED -> PENDING -> RUNNING ->
 SUCCEEDED / FAILED, or CANCELLING -> CANCELLED): cancel sends SIGTERM to the group, and SIGKILL
-after the service's grace period. A service that stops while runs are in flight kills them; on
-restart, runs it left unfinished fail with a message saying so (kfp.local cannot resume a DAG).
+after the service's grace period; then, as Vertex does, the jobs the tasks recorded in their
+`gcp_resources` outputs are cancelled too. A service that stops while runs are in flight kills
+them; on restart, runs it left unfinished fail with a message saying so (kfp.local cannot resume
+a DAG), and the jobs their tasks had started are cancelled, since nothing watches them any more.
 """
 
 import atexit
