@@ -226,30 +226,57 @@ def cancel_and_confirm(client: Any, kind: JobKind, name: str, deadline: float = 
     return job
 
 
-@contextmanager
-def cancel_on_sigterm(client: Any, kind: JobKind, name: str) -> Iterator[None]:
-    """While inside, SIGTERM cancels the job, confirms the cancel took, and exits 143."""
+class CancelOnSigterm:
+    """SIGTERM cancels the job, confirms the cancel took, and exits 143.
 
-    def handler(signum: int, _frame: object) -> None:
+    Installed before the job is submitted: a SIGTERM that lands while the create request is in
+    flight is remembered and acted on as soon as the job's name is known, so no job is left
+    running behind a cancelled task.
+    """
+
+    def __init__(self, kind: JobKind) -> None:
+        self.kind = kind
+        self.job: tuple[Any, str] | None = None
+        self.pending: int | None = None
+
+    @contextmanager
+    def installed(self) -> Iterator["CancelOnSigterm"]:
+        """Handle SIGTERM while inside; restore the previous handler after."""
+        previous = signal.signal(signal.SIGTERM, self._handle)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def attach(self, client: Any, name: str) -> None:
+        """The job now exists: cancel it at once if a SIGTERM came while it was created."""
+        self.job = (client, name)
+        if self.pending is not None:
+            self._cancel(self.pending)
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        if self.job is None:
+            _log.warning("Received signal %d while submitting: cancelling once submitted", signum)
+            self.pending = signum
+            return
+        self._cancel(signum)
+
+    def _cancel(self, signum: int) -> None:
+        client, name = self.job
         _log.warning("Received signal %d: cancelling %s", signum, name)
-        cancel_and_confirm(client, kind, name)
+        cancel_and_confirm(client, self.kind, name)
         raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_job(
     kind: JobKind, target: Target, job: Any, key: str, gcp_resources: str, polling: Polling
 ) -> Any:
     """Submit (or re-attach to) `job` and wait for it, cancelling it on SIGTERM."""
-    client, name = submit_or_attach(kind, target, job, key, gcp_resources)
     if target.local:
         polling = replace(polling, max=min(polling.max, LOCAL_MAX_POLL_SECONDS))
-    with cancel_on_sigterm(client, kind, name):
+    with CancelOnSigterm(kind).installed() as guard:
+        client, name = submit_or_attach(kind, target, job, key, gcp_resources)
+        guard.attach(client, name)
         return wait(client, kind, name, polling)
 
 

@@ -1,6 +1,7 @@
 """The `custom_job` component body against the local service: run, re-attach, cancel on SIGTERM."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -119,4 +120,23 @@ def test_sigterm_cancels_the_job_and_waits_for_it(
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 128 + signal.SIGTERM
     # The task only exits once the cancel took: the job is already terminal here.
+    assert client.get_custom_job(name=job.name).state == State.JOB_STATE_CANCELLED
+
+
+def test_sigterm_during_submission_cancels_the_job_once_it_exists(
+    local_service: LocalService, tmp_path: Path
+) -> None:
+    guard = lifecycle.CancelOnSigterm(lifecycle.CUSTOM_JOB)
+    client = local_service.client()
+    kwargs = component_kwargs(tmp_path / "record", "run-early", "--sleep", "600")
+    spec = aiplatform_v1.CustomJobSpec.from_json(json.dumps(kwargs["job_spec"]))
+    with guard.installed():
+        os.kill(os.getpid(), signal.SIGTERM)  # lands while the create request would be in flight
+        job = client.create_custom_job(
+            parent=local_service.parent,
+            custom_job=aiplatform_v1.CustomJob(display_name="early", job_spec=spec),
+        )
+        with pytest.raises(SystemExit) as exited:
+            guard.attach(client, job.name)
+    assert exited.value.code == 128 + signal.SIGTERM
     assert client.get_custom_job(name=job.name).state == State.JOB_STATE_CANCELLED
