@@ -1,4 +1,4 @@
-"""A fix for kfp.local (2.17) that this project's pipelines need; applied only to local runs.
+"""A fix for kfp.local (2.17) that local pipeline runs need (`vtp run`, local pipelineJobs).
 
 kfp.local resolves a `dsl.If` condition's task-output channels only for single-output components
 (`task-Output`); a named output (`pipelinechannel--evaluate-checkpoints-passed`) falls through to

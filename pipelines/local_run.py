@@ -16,7 +16,8 @@ from typing import Any
 
 import storage
 from components.vertex.endpoint import LOCAL_ENDPOINT_ENV
-from pipelines import catalog, kfp_local_fixes
+from localvertex import kfp_local_fixes
+from pipelines import catalog
 
 _log = logging.getLogger(__name__)
 LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"

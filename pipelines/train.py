@@ -1,7 +1,7 @@
 """The train pipeline: a distributed CustomJob, checkpoint evaluation, export if good enough.
 
-    custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
-        -> [metric passes] export_model -> upload_model
+custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
+    -> [metric passes] export_model -> upload_model
 """
 
 from kfp import dsl

@@ -28,7 +28,7 @@ def run(run_dir: Path) -> dict[str, Any]:
     """Run the requested pipeline with kfp.local; return the result."""
     from kfp import components, local
 
-    from pipelines import kfp_local_fixes
+    from localvertex import kfp_local_fixes
 
     asked = json.loads((run_dir / REQUEST).read_text())
     kfp_local_fixes.apply()
