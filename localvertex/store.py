@@ -6,13 +6,13 @@ no job record, and on restart it knows which process groups may still be running
 
 import dataclasses
 import json
-import sqlite3
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.cloud import aiplatform_v1
+
+from localvertex.sqlite import Database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -81,40 +81,35 @@ class Store:
     """Thread-safe access to the service's SQLite database."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db = Database(path, _SCHEMA)
 
     def close(self) -> None:
         """Close the database."""
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def insert_job(self, record: JobRecord) -> None:
         """Add a new job."""
         parent = record.job.name.rsplit("/customJobs/", 1)[0]
-        self._write(
+        self._db.write(
             "INSERT INTO jobs (id, parent, resource, runtime) VALUES (?, ?, ?, ?)",
             (record.id, parent, _dump_job(record.job), _dump_runtime(record.runtime)),
         )
 
     def update_job(self, record: JobRecord) -> None:
         """Replace a job's resource and runtime."""
-        self._write(
+        self._db.write(
             "UPDATE jobs SET resource = ?, runtime = ? WHERE id = ?",
             (_dump_job(record.job), _dump_runtime(record.runtime), record.id),
         )
 
     def delete_job(self, job_id: str) -> None:
         """Remove a job and its process records."""
-        self._write("DELETE FROM jobs WHERE id = ?", (job_id,))
-        self._write("DELETE FROM processes WHERE job_id = ?", (job_id,))
+        self._db.write("DELETE FROM jobs WHERE id = ?", (job_id,))
+        self._db.write("DELETE FROM processes WHERE job_id = ?", (job_id,))
 
     def get_job(self, job_id: str) -> JobRecord | None:
         """The job with this ID, or None."""
-        rows = self._read("SELECT resource, runtime FROM jobs WHERE id = ?", (job_id,))
+        rows = self._db.read("SELECT resource, runtime FROM jobs WHERE id = ?", (job_id,))
         return _load(*rows[0]) if rows else None
 
     def jobs(self, parent: str | None = None) -> Iterator[JobRecord]:
@@ -123,41 +118,33 @@ class Store:
         args: tuple = ()
         if parent is not None:
             query, args = query + " WHERE parent = ?", (parent,)
-        for resource, runtime in self._read(query + " ORDER BY seq", args):
+        for resource, runtime in self._db.read(query + " ORDER BY seq", args):
             yield _load(resource, runtime)
 
     def add_process(self, process: ProcessRecord) -> None:
         """Remember a replica process group before anything else can go wrong."""
-        self._write(
+        self._db.write(
             "INSERT OR REPLACE INTO processes (job_id, replica, pid, token) VALUES (?, ?, ?, ?)",
             (process.job_id, process.replica, process.pid, process.token),
         )
 
     def remove_process(self, job_id: str, replica: str) -> None:
         """Forget a replica process group that has ended."""
-        self._write("DELETE FROM processes WHERE job_id = ? AND replica = ?", (job_id, replica))
+        self._db.write("DELETE FROM processes WHERE job_id = ? AND replica = ?", (job_id, replica))
 
     def processes(self) -> list[ProcessRecord]:
         """Every replica process group that may still be alive."""
-        rows = self._read("SELECT job_id, replica, pid, token FROM processes", ())
+        rows = self._db.read("SELECT job_id, replica, pid, token FROM processes", ())
         return [ProcessRecord(*row) for row in rows]
 
     def put_operation(self, name: str, body: str) -> None:
         """Store a long-running operation (JSON)."""
-        self._write("INSERT OR REPLACE INTO operations (name, body) VALUES (?, ?)", (name, body))
+        self._db.write("INSERT OR REPLACE INTO operations (name, body) VALUES (?, ?)", (name, body))
 
     def get_operation(self, name: str) -> str | None:
         """A stored operation's JSON, or None."""
-        rows = self._read("SELECT body FROM operations WHERE name = ?", (name,))
+        rows = self._db.read("SELECT body FROM operations WHERE name = ?", (name,))
         return rows[0][0] if rows else None
-
-    def _write(self, sql: str, args: tuple) -> None:
-        with self._lock:
-            self._db.execute(sql, args)
-
-    def _read(self, sql: str, args: tuple) -> list[tuple]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
 
 
 def _dump_job(job: aiplatform_v1.CustomJob) -> str:

@@ -4,11 +4,11 @@ One row per model version, holding the public Model resource of that version (it
 model's, without `@version`); the versions of a model share `parent` and `model_id`.
 """
 
-import sqlite3
-import threading
 from pathlib import Path
 
 from google.cloud.aiplatform_v1 import Model
+
+from localvertex.sqlite import Database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_versions (
@@ -26,21 +26,16 @@ class ModelStore:
     """Thread-safe access to the registry's SQLite database."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db = Database(path, _SCHEMA)
 
     def close(self) -> None:
         """Close the database."""
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def insert(self, version: Model) -> None:
         """Add a model version (a new model's first, or a further one)."""
         parent, model_id = split_name(version.name)
-        self._write(
+        self._db.write(
             "INSERT INTO model_versions (parent, model_id, version_id, resource) "
             "VALUES (?, ?, ?, ?)",
             (parent, model_id, int(version.version_id), _dump(version)),
@@ -49,7 +44,7 @@ class ModelStore:
     def update(self, version: Model) -> None:
         """Replace a stored version's resource (its aliases moved, ...)."""
         parent, model_id = split_name(version.name)
-        self._write(
+        self._db.write(
             "UPDATE model_versions SET resource = ? "
             "WHERE parent = ? AND model_id = ? AND version_id = ?",
             (_dump(version), parent, model_id, int(version.version_id)),
@@ -57,7 +52,7 @@ class ModelStore:
 
     def versions(self, parent: str, model_id: str) -> list[Model]:
         """Every version of one model, oldest first; empty when there is no such model."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT resource FROM model_versions WHERE parent = ? AND model_id = ? "
             "ORDER BY version_id",
             (parent, model_id),
@@ -66,7 +61,7 @@ class ModelStore:
 
     def model_ids(self, parent: str) -> list[str]:
         """The IDs of the models under `parent`, in order of creation."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT model_id FROM model_versions WHERE parent = ? "
             "GROUP BY model_id ORDER BY MIN(seq)",
             (parent,),
@@ -75,17 +70,9 @@ class ModelStore:
 
     def delete(self, parent: str, model_id: str) -> None:
         """Remove a model and all its versions."""
-        self._write(
+        self._db.write(
             "DELETE FROM model_versions WHERE parent = ? AND model_id = ?", (parent, model_id)
         )
-
-    def _write(self, sql: str, args: tuple) -> None:
-        with self._lock:
-            self._db.execute(sql, args)
-
-    def _read(self, sql: str, args: tuple) -> list[tuple]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
 
 
 def split_name(name: str) -> tuple[str, str]:

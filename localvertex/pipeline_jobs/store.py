@@ -6,14 +6,14 @@ groups may still be alive.
 """
 
 import json
-import sqlite3
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import proto
+
+from localvertex.sqlite import Database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {table} (
@@ -48,39 +48,34 @@ class ResourceStore:
     """Thread-safe rows of one proto-plus message type in one table."""
 
     def __init__(self, path: Path, table: str, message: type[proto.Message]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._table, self._message = table, message
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA.format(table=table))
+        self._db = Database(path, _SCHEMA.format(table=table))
 
     def close(self) -> None:
         """Close the database."""
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def insert(self, record: Record) -> None:
         """Add a new row; raise sqlite3.IntegrityError when the ID is taken."""
-        self._write(
+        self._db.write(
             f"INSERT INTO {self._table} (id, parent, resource, runtime) VALUES (?, ?, ?, ?)",
             (record.id, record.parent, self._dump(record.resource), json.dumps(record.runtime)),
         )
 
     def update(self, record: Record) -> None:
         """Replace a row's resource and runtime data."""
-        self._write(
+        self._db.write(
             f"UPDATE {self._table} SET resource = ?, runtime = ? WHERE id = ?",
             (self._dump(record.resource), json.dumps(record.runtime), record.id),
         )
 
     def delete(self, resource_id: str) -> None:
         """Remove a row."""
-        self._write(f"DELETE FROM {self._table} WHERE id = ?", (resource_id,))
+        self._db.write(f"DELETE FROM {self._table} WHERE id = ?", (resource_id,))
 
     def get(self, resource_id: str) -> Record | None:
         """The row with this ID, or None."""
-        rows = self._read(
+        rows = self._db.read(
             f"SELECT resource, runtime FROM {self._table} WHERE id = ?", (resource_id,)
         )
         return self._load(*rows[0]) if rows else None
@@ -90,16 +85,8 @@ class ResourceStore:
         query, args = f"SELECT resource, runtime FROM {self._table}", ()
         if parent is not None:
             query, args = query + " WHERE parent = ?", (parent,)
-        for resource, runtime in self._read(query + " ORDER BY seq", args):
+        for resource, runtime in self._db.read(query + " ORDER BY seq", args):
             yield self._load(resource, runtime)
-
-    def _write(self, sql: str, args: tuple) -> None:
-        with self._lock:
-            self._db.execute(sql, args)
-
-    def _read(self, sql: str, args: tuple) -> list[tuple]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
 
     def _dump(self, resource: Any) -> str:
         return self._message.to_json(resource, indent=None)

@@ -5,13 +5,13 @@ plus the seed of its suggester; that is everything a restarted service needs to 
 the suggester is rebuilt from the stored trials.
 """
 
-import sqlite3
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
+
+from localvertex.sqlite import Database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tuning_jobs (
@@ -46,37 +46,32 @@ class TuningStore:
     """Thread-safe access to the tuning jobs' SQLite database."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db = Database(path, _SCHEMA)
 
     def close(self) -> None:
         """Close the database."""
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     def insert(self, record: TuningRecord) -> None:
         """Add a new job."""
-        self._write(
+        self._db.write(
             "INSERT INTO tuning_jobs (id, parent, resource, seed) VALUES (?, ?, ?, ?)",
             (record.id, record.parent, _dump(record.job), record.seed),
         )
 
     def update(self, record: TuningRecord) -> None:
         """Replace a job's resource."""
-        self._write(
+        self._db.write(
             "UPDATE tuning_jobs SET resource = ? WHERE id = ?", (_dump(record.job), record.id)
         )
 
     def delete(self, job_id: str) -> None:
         """Remove a job."""
-        self._write("DELETE FROM tuning_jobs WHERE id = ?", (job_id,))
+        self._db.write("DELETE FROM tuning_jobs WHERE id = ?", (job_id,))
 
     def get(self, job_id: str) -> TuningRecord | None:
         """The job with this ID, or None."""
-        rows = self._read("SELECT resource, seed FROM tuning_jobs WHERE id = ?", (job_id,))
+        rows = self._db.read("SELECT resource, seed FROM tuning_jobs WHERE id = ?", (job_id,))
         return _load(*rows[0]) if rows else None
 
     def jobs(self, parent: str | None = None) -> Iterator[TuningRecord]:
@@ -84,16 +79,8 @@ class TuningStore:
         query, args = "SELECT resource, seed FROM tuning_jobs", ()
         if parent is not None:
             query, args = query + " WHERE parent = ?", (parent,)
-        for resource, seed in self._read(query + " ORDER BY seq", args):
+        for resource, seed in self._db.read(query + " ORDER BY seq", args):
             yield _load(resource, seed)
-
-    def _write(self, sql: str, args: tuple) -> None:
-        with self._lock:
-            self._db.execute(sql, args)
-
-    def _read(self, sql: str, args: tuple) -> list[tuple]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
 
 
 def _dump(job: HyperparameterTuningJob) -> str:

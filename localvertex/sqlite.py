@@ -1,0 +1,36 @@
+"""One SQLite database shared by a service's threads: the plumbing every store needs.
+
+Each store (jobs, tuning jobs, models, pipeline jobs, schedules) keeps its own file and schema
+and its own row mapping; what they share is here: WAL mode so readers never wait on the writer,
+autocommit so every statement is durable on its own, and one lock around the connection.
+"""
+
+import sqlite3
+import threading
+from pathlib import Path
+
+
+class Database:
+    """A thread-safe SQLite connection in autocommit and WAL mode."""
+
+    def __init__(self, path: Path, schema: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(schema)
+
+    def write(self, sql: str, args: tuple = ()) -> None:
+        """Run one statement that changes rows."""
+        with self._lock:
+            self._db.execute(sql, args)
+
+    def read(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """Run one query and return all its rows."""
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
