@@ -3,9 +3,7 @@
 from kfp import dsl
 from kfp.dsl import Artifact
 
-from components.evaluate_checkpoints import evaluate_checkpoints
-from components.export_model import export_model
-from components.upload_model import upload_model
+from pipelines.stages import evaluate_and_register
 
 
 @dsl.pipeline(name="vtp-export", description="Evaluate existing checkpoints, export the best.")
@@ -36,15 +34,13 @@ def export_pipeline(
     checkpoints = dsl.importer(
         artifact_uri=checkpoints_uri, artifact_class=Artifact, reimport=False
     )
-    evaluation = evaluate_checkpoints(
-        checkpoints=checkpoints.output, metric=metric, threshold=threshold, last_k=last_k
+    evaluate_and_register(
+        checkpoints.output,
+        project=project,
+        location=location,
+        metric=metric,
+        threshold=threshold,
+        model_display_name=model_display_name,
+        parent_model=parent_model,
+        last_k=last_k,
     )
-    with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
-        exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
-        upload_model(
-            project=project,
-            location=location,
-            display_name=model_display_name,
-            model=exported.outputs["model"],
-            parent_model=parent_model,
-        )

@@ -7,10 +7,8 @@ custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
 from kfp import dsl
 
 from components.custom_job import custom_job
-from components.evaluate_checkpoints import evaluate_checkpoints
-from components.export_model import export_model
 from components.images import COMPONENT_IMAGE
-from components.upload_model import upload_model
+from pipelines.stages import evaluate_and_register
 
 DEFAULT_POOLS = [
     f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}",
@@ -69,15 +67,13 @@ def train_pipeline(
         timeout=timeout,
         poll_interval_seconds=poll_interval_seconds,
     )
-    evaluation = evaluate_checkpoints(
-        checkpoints=job.outputs["checkpoints"], last_k=last_k, metric=metric, threshold=threshold
+    evaluate_and_register(
+        job.outputs["checkpoints"],
+        project=project,
+        location=location,
+        metric=metric,
+        threshold=threshold,
+        model_display_name=model_display_name,
+        parent_model=parent_model,
+        last_k=last_k,
     )
-    with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
-        exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
-        upload_model(
-            project=project,
-            location=location,
-            display_name=model_display_name,
-            model=exported.outputs["model"],
-            parent_model=parent_model,
-        )

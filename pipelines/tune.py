@@ -7,11 +7,9 @@ hyperparameter_tuning -> custom_job(best parameters) -> evaluate_checkpoints
 from kfp import dsl
 
 from components.custom_job import custom_job
-from components.evaluate_checkpoints import evaluate_checkpoints
-from components.export_model import export_model
 from components.hyperparameter_tuning import hyperparameter_tuning
 from components.images import COMPONENT_IMAGE
-from components.upload_model import upload_model
+from pipelines.stages import evaluate_and_register
 from pipelines.train import DEFAULT_POOLS
 
 TRIAL_POOLS = [f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}"]
@@ -96,15 +94,12 @@ def tune_pipeline(
         restart_job_on_worker_restart=True,
         poll_interval_seconds=poll_interval_seconds,
     )
-    evaluation = evaluate_checkpoints(
-        checkpoints=final.outputs["checkpoints"], metric=metric, threshold=threshold
+    evaluate_and_register(
+        final.outputs["checkpoints"],
+        project=project,
+        location=location,
+        metric=metric,
+        threshold=threshold,
+        model_display_name=model_display_name,
+        parent_model=parent_model,
     )
-    with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
-        exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
-        upload_model(
-            project=project,
-            location=location,
-            display_name=model_display_name,
-            model=exported.outputs["model"],
-            parent_model=parent_model,
-        )

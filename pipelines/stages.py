@@ -1,0 +1,41 @@
+"""The tail every pipeline shares: evaluate checkpoints, then export and register if good enough.
+
+A plain function that adds tasks to the pipeline being defined (kfp allows that inside a
+`@dsl.pipeline` body), so the three pipelines cannot drift apart in how they gate a release.
+"""
+
+from typing import Any
+
+from kfp import dsl
+
+from components.evaluate_checkpoints import evaluate_checkpoints
+from components.export_model import export_model
+from components.upload_model import upload_model
+
+
+def evaluate_and_register(
+    checkpoints: Any,
+    project: Any,
+    location: Any,
+    metric: Any,
+    threshold: Any,
+    model_display_name: Any,
+    parent_model: Any,
+    last_k: Any = 0,
+) -> None:
+    """evaluate_checkpoints -> [metric passes the threshold] export_model -> upload_model.
+
+    Arguments are pipeline channels (or constants); `checkpoints` is an Artifact channel.
+    """
+    evaluation = evaluate_checkpoints(
+        checkpoints=checkpoints, last_k=last_k, metric=metric, threshold=threshold
+    )
+    with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
+        exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
+        upload_model(
+            project=project,
+            location=location,
+            display_name=model_display_name,
+            model=exported.outputs["model"],
+            parent_model=parent_model,
+        )
