@@ -17,7 +17,7 @@ from typing import Any
 import storage
 from components.vertex.endpoint import LOCAL_ENDPOINT_ENV
 from localvertex import kfp_local_fixes
-from pipelines import catalog
+from pipelines import catalog, run_output
 
 _log = logging.getLogger(__name__)
 LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
@@ -64,6 +64,7 @@ def run_pipeline(name: str, params: Mapping[str, Any], state_dir: Path) -> RunRe
     from kfp import local
 
     kfp_local_fixes.apply()
+    run_output.quiet()
     pipeline = catalog.entry(name).load()
     arguments = {**catalog.entry(name).local_params, **params}
     started = time.monotonic()
