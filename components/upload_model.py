@@ -3,6 +3,11 @@
 Its `vertex_model` output is the `google.VertexModel` artifact GCPC's `ModelUploadOp` writes, so
 GCPC's `ModelDeployOp` (and anything else that takes a VertexModel) accepts it. The body runs in
 the project's image; everything it does lives in `components.vertex.models`.
+
+The model is served by the project's image too (`python -m trainer.serve`): it holds the torch
+that wrote model.pt2. The default image is a literal, as kfp copies this function's source into
+the task, where module names are not defined; it is `images.COMPONENT_IMAGE` exactly (a test
+checks), so `vtp compile --image` rewrites it along with the component images.
 """
 
 from google_cloud_pipeline_components.types.artifact_types import VertexModel
@@ -20,8 +25,13 @@ def upload_model(
     model: Input[Model],
     vertex_model: Output[VertexModel],
     gcp_resources: OutputPath(str),
-    # A literal: kfp copies this source into the task, where module names are not defined.
-    serving_container_image_uri: str = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest",  # noqa: E501
+    serving_container_image_uri: str = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0",
+    serving_container_command: list = [],
+    serving_container_args: list = [],
+    serving_container_ports: list = [],
+    serving_container_predict_route: str = "",
+    serving_container_health_route: str = "",
+    serving_container_environment_variables: dict = {},
     parent_model: str = "",
     is_default_version: bool = True,
     version_aliases: list = [],
@@ -41,10 +51,18 @@ def upload_model(
         vertex_model: The registered model version (google.VertexModel): GCPC's
             ModelDeployOp deploys it.
         gcp_resources: The upload operation, so the Vertex console links it.
-        serving_container_image_uri: Image that serves predictions from the model directory. The
-            default is Vertex's newest prebuilt PyTorch image (torch 2.4, TorchServe), which
-            serves a model.mar; give an image that loads model.pt2 with a torch that reads its
-            schema (see export.json's torch_version) to serve the export as is.
+        serving_container_image_uri: Image that serves predictions from the model directory
+            (Vertex copies the directory and names the copy in AIP_STORAGE_URI). The default,
+            the project's image, serves model.pt2 with the torch that wrote it: its command,
+            port and routes default to `python -m trainer.serve`, 8080, /predict and /health.
+            Any other image gets only the serving_container_* values given here.
+        serving_container_command: Command that starts the server (overrides the ENTRYPOINT).
+        serving_container_args: Arguments of the command (override the CMD).
+        serving_container_ports: Port the server listens on (Vertex sets AIP_HTTP_PORT to the
+            first); empty: Vertex's default, 8080.
+        serving_container_predict_route: Path that takes prediction requests (AIP_PREDICT_ROUTE).
+        serving_container_health_route: Path that answers health checks (AIP_HEALTH_ROUTE).
+        serving_container_environment_variables: Environment of the server, name to value.
         parent_model: Resource name or ID of a registered model: the upload becomes its next
             version. Empty registers a new model.
         is_default_version: Make this version the model's default (what `models/ID` means).
@@ -62,10 +80,22 @@ def upload_model(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     target = lifecycle.Target.resolve(project, location)
+    serving = registry.serving(
+        serving_container_image_uri,
+        # The default above, written again (no module names here); `vtp compile --image`
+        # rewrites both, so a recompiled project image still serves with trainer.serve.
+        project_image="us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0",
+        command=serving_container_command,
+        args=serving_container_args,
+        ports=serving_container_ports,
+        predict_route=serving_container_predict_route,
+        health_route=serving_container_health_route,
+        env=serving_container_environment_variables,
+    )
     upload = registry.Upload(
         display_name=display_name,
         artifact_uri=registry.artifact_uri(model.uri),
-        serving_image=serving_container_image_uri,
+        serving=serving,
         parent_model=parent_model,
         description=description,
         labels=labels,

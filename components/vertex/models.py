@@ -12,6 +12,11 @@ it. Two differences from GCPC:
 - **Local artifacts.** Under kfp.local an artifact is a local path; one under the local Cloud
   Storage root (`VTP_GCS_ROOT`) is registered by its `gs://` URI, anything else is refused
   before the request is sent.
+
+The serving container (`containerSpec`, aiplatform's `serving_container_*` arguments) defaults to
+the project's image running `python -m trainer.serve` on port 8080 with the routes /predict and
+/health (see trainer.serve): that image has the torch that wrote `model.pt2`. Another image is
+registered with only what the caller gives for it.
 """
 
 import logging
@@ -29,11 +34,90 @@ from components.vertex.endpoint import api_endpoint, local_endpoint
 from components.vertex.lifecycle import TASK_LABEL, Target, gcp_resources_json
 
 DEFAULT_ALIAS = "default"
+SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "trainer.serve")
+"""How the project's image serves a model directory (Vertex's custom-container contract)."""
+SERVE_PORT = 8080
+PREDICT_ROUTE = "/predict"
+HEALTH_ROUTE = "/health"
 UPLOAD_TIMEOUT_SECONDS = 1800.0
 """How long to wait for the upload operation (Vertex copies nothing, so it takes seconds)."""
 _MODEL_NAME = re.compile(r"projects/[^/]+/locations/[^/]+/models/[^/@]+")
 _MODEL_ID = re.compile(r"[A-Za-z0-9_-]+")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """The model's serving container (`containerSpec`), checked; empty fields: Vertex's defaults."""
+
+    image_uri: str
+    command: Sequence[str] = ()
+    args: Sequence[str] = ()
+    ports: Sequence[int] = ()
+    predict_route: str = ""
+    health_route: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.image_uri.strip():
+            raise ValueError("serving_container_image_uri is required (the prediction image)")
+        for port in self.ports:
+            # Numbers in a pipeline's list parameters may arrive as floats (JSON/Struct values).
+            number = isinstance(port, int | float) and not isinstance(port, bool)
+            if not (number and float(port).is_integer() and 0 < port < 65536):
+                raise ValueError(f"serving_container_ports: {port!r} is not a port number")
+        for name, route in (("predict", self.predict_route), ("health", self.health_route)):
+            if route and not route.startswith("/"):
+                raise ValueError(f"serving_container_{name}_route {route!r} must start with /")
+        for name in self.env:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(
+                    f"serving_container_environment_variables: {name!r} is not a variable name"
+                )
+
+    def container_spec(self) -> aiplatform_v1.ModelContainerSpec:
+        """The ModelContainerSpec aiplatform's Model.upload sends for these arguments."""
+        return aiplatform_v1.ModelContainerSpec(
+            image_uri=self.image_uri,
+            command=list(self.command),
+            args=list(self.args),
+            env=[aiplatform_v1.EnvVar(name=k, value=v) for k, v in sorted(self.env.items())],
+            ports=[aiplatform_v1.Port(container_port=int(port)) for port in self.ports],
+            predict_route=self.predict_route,
+            health_route=self.health_route,
+        )
+
+
+def serving(
+    image_uri: str,
+    project_image: str,
+    command: Sequence[str] = (),
+    args: Sequence[str] = (),
+    ports: Sequence[int] = (),
+    predict_route: str = "",
+    health_route: str = "",
+    env: Mapping[str, str] | None = None,
+) -> Serving:
+    """The serving container for `image_uri`: the project's image serves with trainer.serve.
+
+    For `project_image`, what the caller leaves empty is trainer.serve's contract (command, port,
+    routes); any other image gets exactly what the caller gives.
+    """
+    if image_uri == project_image:
+        command = command or SERVE_COMMAND
+        ports = ports or (SERVE_PORT,)
+        predict_route = predict_route or PREDICT_ROUTE
+        health_route = health_route or HEALTH_ROUTE
+    return Serving(
+        image_uri,
+        command=tuple(command),
+        args=tuple(args),
+        ports=tuple(ports),
+        predict_route=predict_route,
+        health_route=health_route,
+        env=dict(env or {}),
+    )
 
 
 @dataclass(frozen=True)
@@ -42,7 +126,7 @@ class Upload:
 
     display_name: str
     artifact_uri: str
-    serving_image: str
+    serving: Serving
     parent_model: str = ""
     description: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -54,8 +138,6 @@ class Upload:
             raise ValueError("display_name is required: the name shown in the Model Registry")
         if len(self.display_name) > 128:
             raise ValueError(f"display_name has {len(self.display_name)} characters; max 128")
-        if not self.serving_image.strip():
-            raise ValueError("serving_container_image_uri is required (the prediction image)")
         if not storage.is_gcs_uri(self.artifact_uri):
             raise ValueError(f"model: artifact URI {self.artifact_uri!r} is not gs://")
         plain = self.parent_model.partition("@")[0]
@@ -107,7 +189,7 @@ def build_request(target: Target, upload: Upload, key: str) -> aiplatform_v1.Upl
         display_name=upload.display_name,
         description=upload.description,
         artifact_uri=upload.artifact_uri,
-        container_spec=aiplatform_v1.ModelContainerSpec(image_uri=upload.serving_image),
+        container_spec=upload.serving.container_spec(),
         labels={**upload.labels, TASK_LABEL: key},
         version_aliases=aliases,
     )

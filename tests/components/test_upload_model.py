@@ -1,5 +1,6 @@
 """`export_model` then `upload_model` on the local service: bodies, retries, kfp.local, GCPC."""
 
+import inspect
 import json
 from pathlib import Path
 
@@ -15,16 +16,26 @@ from kfp import compiler, dsl, local
 from kfp.dsl import Model
 
 from components.export_model import export_model
+from components.images import COMPONENT_IMAGE
 from components.upload_model import upload_model
 from components.vertex import lifecycle
 from tests.fixtures import PROJECT, REGION, LocalService
+from tests.trainer import serving
 from trainer import train
 from trainer.checkpoint import list_checkpoints
 from trainer.config import parse_args
 from trainer.distributed import Runtime
 from trainer.export import load_program
+from trainer.tasks import digits
 
-IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
+PREBUILT = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
+SERVED_BY_THE_PROJECT_IMAGE = aiplatform_v1.ModelContainerSpec(
+    image_uri=COMPONENT_IMAGE,
+    command=["python", "-m", "trainer.serve"],
+    ports=[aiplatform_v1.Port(container_port=8080)],
+    predict_route="/predict",
+    health_route="/health",
+)
 
 
 @pytest.fixture(scope="module")
@@ -104,13 +115,84 @@ def test_upload_outputs_the_vertex_model_gcpc_writes(service_env, exported, tmp_
     assert output.uri == f"{service_env.url}/v1/{name}"
     registered = models_client(service_env).get_model(name=name)
     assert registered.artifact_uri == "gs://root/run-1/export-model/model"
-    assert registered.container_spec.image_uri == IMAGE
+    assert registered.container_spec == SERVED_BY_THE_PROJECT_IMAGE
     assert registered.display_name == "digits" and registered.version_aliases == ["default"]
     key = lifecycle.task_key("run-1", "upload-model")
     assert dict(registered.labels) == {"team": "vision", "vtp-task": key}
     (operation,) = resources(tmp_path)
     assert operation["resourceType"] == "VertexLro"
     assert operation["resourceUri"].startswith(f"{service_env.url}/v1/{name[:-2]}/operations/")
+
+
+def test_the_default_serving_image_is_the_project_image() -> None:
+    # A literal in the signature (kfp copies the source); the same string, so that
+    # `vtp compile --image` rewrites it with the component images.
+    default = inspect.signature(upload_model.python_func).parameters["serving_container_image_uri"]
+    assert default.default == COMPONENT_IMAGE
+
+
+def test_the_registered_container_serves_the_model_as_vertex_would_run_it(
+    service_env, exported, tmp_path
+) -> None:
+    name = upload(exported, tmp_path, "run-serve").metadata["resourceName"]
+    registered = models_client(service_env).get_model(name=name)
+    spec = registered.container_spec
+    assert spec == SERVED_BY_THE_PROJECT_IMAGE
+
+    # Vertex sets AIP_HTTP_PORT from ports[0]; here a free port stands in for 8080.
+    port = serving.free_port()
+    env = serving.serve_env(
+        AIP_HTTP_PORT=str(port),
+        AIP_PREDICT_ROUTE=spec.predict_route,
+        AIP_HEALTH_ROUTE=spec.health_route,
+        AIP_STORAGE_URI=registered.artifact_uri,
+        VTP_GCS_ROOT=str(service_env.gcs_root),
+    )
+    process = serving.start(env, tuple(spec.command))
+    try:
+        serving.wait_healthy(process, port, spec.health_route)
+        inputs = digits.build_datasets(parse_args([]))[1].tensors[0][:5]
+        status, answer = serving.Client(port).post(
+            spec.predict_route, {"instances": inputs.tolist()}
+        )
+    finally:
+        serving.stop(process)
+    assert status == 200
+    indices = load_program(exported.path)(inputs).argmax(dim=1).tolist()
+    assert [p["index"] for p in answer["predictions"]] == indices
+
+
+def test_another_image_gets_only_what_is_given(service_env, exported, tmp_path) -> None:
+    bare = upload(exported, tmp_path / "a", "run-5", serving_container_image_uri=PREBUILT)
+    client = models_client(service_env)
+    spec = client.get_model(name=bare.metadata["resourceName"]).container_spec
+    assert spec == aiplatform_v1.ModelContainerSpec(image_uri=PREBUILT)
+
+    given = upload(
+        exported,
+        tmp_path / "b",
+        "run-6",
+        serving_container_image_uri=PREBUILT,
+        serving_container_args=["--model-store", "/models"],
+        serving_container_ports=[7080],
+        serving_container_predict_route="/predictions/digits",
+        serving_container_environment_variables={"OMP_NUM_THREADS": "4"},
+    )
+    spec = client.get_model(name=given.metadata["resourceName"]).container_spec
+    assert spec == aiplatform_v1.ModelContainerSpec(
+        image_uri=PREBUILT,
+        args=["--model-store", "/models"],
+        ports=[aiplatform_v1.Port(container_port=7080)],
+        predict_route="/predictions/digits",
+        env=[aiplatform_v1.EnvVar(name="OMP_NUM_THREADS", value="4")],
+    )
+
+    routes = upload(
+        exported, tmp_path / "c", "run-7", serving_container_health_route="/ready"
+    )  # the project's image: one default replaced, the others kept
+    spec = client.get_model(name=routes.metadata["resourceName"]).container_spec
+    assert spec.health_route == "/ready" and spec.predict_route == "/predict"
+    assert list(spec.command) == ["python", "-m", "trainer.serve"]
 
 
 def test_a_retried_task_reuses_its_version_and_parent_model_adds_one(
@@ -141,6 +223,12 @@ def test_bad_inputs_fail_before_anything_is_registered(service_env, exported, tm
         upload(exported, tmp_path, "run-4", display_name=" ")
     with pytest.raises(ValueError, match="parent_model 'models/1' is neither"):
         upload(exported, tmp_path, "run-4", parent_model="models/1")
+    with pytest.raises(ValueError, match="serving_container_ports: '8080' is not a port number"):
+        upload(exported, tmp_path, "run-4", serving_container_ports=["8080"])
+    with pytest.raises(ValueError, match="serving_container_health_route 'health' must start"):
+        upload(exported, tmp_path, "run-4", serving_container_health_route="health")
+    with pytest.raises(ValueError, match="serving_container_image_uri is required"):
+        upload(exported, tmp_path, "run-4", serving_container_image_uri="")
     assert len(list(client.list_models(parent=service_env.parent))) == before
     assert not (tmp_path / "gcp_resources").exists()
 
