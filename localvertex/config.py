@@ -49,6 +49,10 @@ class ServiceConfig:
     """Extra image prefixes that count as this project's image, besides PROJECT_IMAGE_NAMES."""
 
     def __post_init__(self) -> None:
+        # Replicas run in their own working directories: every path they get must be absolute.
+        object.__setattr__(self, "state_dir", Path(self.state_dir).resolve())
+        if self.gcs_root is not None:
+            object.__setattr__(self, "gcs_root", Path(self.gcs_root).resolve())
         if self.poll_interval <= 0:
             raise ValueError(f"poll_interval must be > 0 seconds, got {self.poll_interval}")
         if self.grace_period < 0:

@@ -54,6 +54,10 @@ class LocalVertex:
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
+        # Lock before anything reads the state: extensions recover their runs while the router
+        # is built, and a second service on the same directory must not touch them.
+        self._lock_file: IO[bytes] | None = None
+        self._hold_state_dir()
         self.store = Store(config.state_dir / "state.db")
         self.capacity = Capacity(config.gpus, config.max_replicas)
         self.started = threading.Event()
@@ -64,13 +68,11 @@ class LocalVertex:
         self._queue: list[str] = []
         self._changed = threading.Condition(threading.RLock())
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
-        self._lock_file: IO[bytes] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Lock the state directory, recover what a previous run left behind, start scheduling."""
-        self._hold_state_dir()
+        """Recover what a previous run left behind, start scheduling."""
         self._recover()
         self._scheduler.start()
         self.started.set()
@@ -304,6 +306,7 @@ class LocalVertex:
             run.start()
 
     def _hold_state_dir(self) -> None:
+        self.config.state_dir.mkdir(parents=True, exist_ok=True)
         path = self.config.state_dir / "service.lock"
         self._lock_file = open(path, "wb")  # noqa: SIM115 (held until close())
         try:

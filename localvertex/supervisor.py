@@ -122,7 +122,7 @@ class JobRun(threading.Thread):
         except Exception:
             _log.error("job %s: internal error\n%s", self.job_id, traceback.format_exc())
             outcome = Outcome(State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE)
-        self._stop(self._set.live())
+        self._stop_replicas(self._set.live())
         self._refuse_commands()
         self._book.finish(self.job_id, outcome)
 
@@ -144,7 +144,7 @@ class JobRun(threading.Thread):
         if self._cancel.is_set() or self._shutdown.is_set():
             return self._interrupted()
         if self._timed_out():
-            self._stop(self._set.live())
+            self._stop_replicas(self._set.live())
             return Outcome(State.JOB_STATE_FAILED, errors.DEADLINE_EXCEEDED, self._timeout_msg())
         self._run_commands()
         self._set.escalate()
@@ -161,7 +161,7 @@ class JobRun(threading.Thread):
         if action is rules.Action.CONTINUE:
             return None
         if action in (rules.Action.SUCCEED, rules.Action.FAIL):
-            self._stop(self._set.live())
+            self._stop_replicas(self._set.live())
             if action is rules.Action.SUCCEED:
                 return Outcome(State.JOB_STATE_SUCCEEDED)
             log = self._set.log_path(replica.name)
@@ -175,7 +175,7 @@ class JobRun(threading.Thread):
         if action is rules.Action.RESTART_WORKER:
             self._start(replica)
             return None
-        self._stop(self._set.live())
+        self._stop_replicas(self._set.live())
         if action is rules.Action.RETRY_JOB:
             self._cluster = self._new_cluster()  # a new attempt gets fresh ports
         self._start_all()
@@ -207,7 +207,7 @@ class JobRun(threading.Thread):
         if not self._set.start(replica, self._environment):
             self._cannot_start.append(rules.ReplicaExit(replica.name, CANNOT_START))
 
-    def _stop(self, replicas: list[Replica]) -> None:
+    def _stop_replicas(self, replicas: list[Replica]) -> None:
         self._set.stop(replicas, self._config.grace_period, self._config.poll_interval)
 
     def _environment(self, replica: Replica) -> dict[str, str]:
@@ -272,7 +272,7 @@ class JobRun(threading.Thread):
             command.reply.set_exception(errors.failed_precondition("the job is not running."))
 
     def _interrupted(self) -> Outcome:
-        self._stop(self._set.live())
+        self._stop_replicas(self._set.live())
         if self._cancel.is_set():
             return Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
         return Outcome(None)

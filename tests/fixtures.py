@@ -95,6 +95,12 @@ class LocalService:
         if self.process and self.process.poll() is None:
             self.process.send_signal(signum)
             self.process.wait(timeout=60)
+            # A clean stop exits 0 without a traceback; a crash on the way out is a bug.
+            if signum == signal.SIGTERM and self.process.returncode != 0:
+                raise AssertionError(
+                    f"the service exited {self.process.returncode} on SIGTERM:\n"
+                    f"{self.service_log()[-3000:]}"
+                )
         if self.process:
             self.process.stdout.close()
 

@@ -1,9 +1,12 @@
 """The service killed with SIGKILL mid-job, or stopped, then started again on the same state."""
 
 import os
+from pathlib import Path
 
 import pytest
 
+from localvertex.config import ServiceConfig
+from localvertex.service import LocalVertex, StateDirInUse
 from tests.fixtures import LocalService, State, wait_for_state, wait_until
 from tests.localvertex.conftest import custom_job, scripted_pool, starts
 
@@ -83,7 +86,27 @@ def test_a_second_service_on_the_same_state_directory_is_refused(local_service):
     second = LocalService(local_service.state_dir)
     with pytest.raises(RuntimeError, match="did not start"):
         second.start()
-    second.stop()
+    assert second.process.wait(timeout=60) == 2  # a usage error, nothing started
     assert "--state-dir: another local Vertex service uses the state directory" in (
         second.service_log()
     )
+
+
+def test_a_refused_service_touches_nothing_of_the_one_that_holds_the_directory(tmp_path):
+    """The lock comes first: extensions recover their runs while the router is built."""
+    first = LocalVertex(ServiceConfig(tmp_path))
+    try:
+        with pytest.raises(StateDirInUse):
+            LocalVertex(ServiceConfig(tmp_path))
+    finally:
+        first.close()
+    LocalVertex(ServiceConfig(tmp_path)).close()  # released on close
+
+
+def test_paths_are_absolute_whatever_the_flags_said(tmp_path, monkeypatch):
+    """Replicas run in their own working directories, so relative state paths would move."""
+    monkeypatch.chdir(tmp_path)
+    config = ServiceConfig(Path("state"), gcs_root=Path("bucket-root"))
+    assert config.state_dir == tmp_path / "state"
+    assert config.storage_root == tmp_path / "bucket-root"
+    assert ServiceConfig(Path("state")).storage_root == tmp_path / "state" / "gcs"
