@@ -19,5 +19,7 @@ COPY pipelines pipelines
 COPY storage storage
 RUN pip install --no-deps -c constraints.txt .
 
-ENTRYPOINT []
-CMD ["python", "-m", "trainer", "--help"]
+# A CustomJob pool that names this image without a command runs the trainer with the pool's args
+# (Vertex passes `args` to the entrypoint). Components and serving set their own command.
+ENTRYPOINT ["python", "-m", "trainer"]
+CMD []

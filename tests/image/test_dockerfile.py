@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from localvertex.launch import TRAINER_COMMAND
+
 REPO = Path(__file__).resolve().parents[2]
 KEEP_PIP_CACHE = {"PIP_NO_CACHE_DIR"}
 """ENV the test drops: the image build wants no cache, a test run wants pip's cache."""
@@ -50,6 +52,12 @@ def build(root: Path) -> dict[str, str]:
     return env
 
 
+def entrypoint() -> list[str]:
+    """The image's ENTRYPOINT + CMD (exec form): what a pool without a command runs."""
+    found = dict(instructions())
+    return [*json.loads(found["ENTRYPOINT"]), *json.loads(found.get("CMD", "[]"))]
+
+
 def copy(source: Path, target: Path, many: bool) -> None:
     """COPY semantics: a directory copies as `target`; files into `target/` when several."""
     if source.is_dir():
@@ -67,14 +75,15 @@ def test_image_runs_the_trainer_from_the_installed_package(tmp_path: Path) -> No
     python = str(tmp_path / "image" / "python" / "bin" / "python")
     elsewhere = tmp_path / "run"  # not the work dir: only the installed package may be imported
     elsewhere.mkdir()
+    command = [python if word == "python" else word for word in entrypoint()]
     help_text = subprocess.run(
-        [python, "-m", "trainer", "--help"], cwd=elsewhere, env=env, capture_output=True, text=True
+        [*command, "--help"], cwd=elsewhere, env=env, capture_output=True, text=True
     )
     assert help_text.returncode == 0 and "--learning_rate" in help_text.stdout
     flags = ["--max_steps=1", f"--model_dir={elsewhere / 'model'}"]
     flags += [f"--checkpoint_dir={elsewhere / 'ckpt'}", f"--tensorboard_dir={elsewhere / 'tb'}"]
-    run = subprocess.run(
-        [python, "-m", "trainer", *flags], cwd=elsewhere, env=env, capture_output=True, text=True
+    run = subprocess.run(  # as Vertex runs a pool's args against the entrypoint
+        [*command, *flags], cwd=elsewhere, env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads((elsewhere / "model" / "metrics.json").read_text())["step"] == 1
@@ -87,3 +96,8 @@ def test_image_runs_the_trainer_from_the_installed_package(tmp_path: Path) -> No
     ).stdout
     assert "site-packages" in location
     assert subprocess.run([python, "-c", "import components.custom_job"], env=env).returncode == 0
+
+
+def test_the_local_service_runs_what_the_image_runs() -> None:
+    """A project-image pool without a command: the service runs the image's entrypoint."""
+    assert tuple(entrypoint()) == TRAINER_COMMAND
