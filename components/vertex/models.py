@@ -30,6 +30,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 
 import storage
+from components.images import is_project_image
 from components.vertex.endpoint import api_endpoint, local_endpoint
 from components.vertex.lifecycle import TASK_LABEL, Target, gcp_resources_json
 
@@ -101,10 +102,11 @@ def serving(
 ) -> Serving:
     """The serving container for `image_uri`: the project's image serves with trainer.serve.
 
-    For `project_image`, what the caller leaves empty is trainer.serve's contract (command, port,
-    routes); any other image gets exactly what the caller gives.
+    The project's image is `project_image` (the one the pipeline was compiled with) or any image
+    named as the project's (`images.is_project_image`). For it, what the caller leaves empty is
+    trainer.serve's contract (command, port, routes); another image gets exactly what is given.
     """
-    if image_uri == project_image:
+    if image_uri == project_image or is_project_image(image_uri):
         command = command or SERVE_COMMAND
         ports = ports or (SERVE_PORT,)
         predict_route = predict_route or PREDICT_ROUTE

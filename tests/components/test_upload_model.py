@@ -19,6 +19,7 @@ from components.export_model import export_model
 from components.images import COMPONENT_IMAGE
 from components.upload_model import upload_model
 from components.vertex import lifecycle
+from components.vertex import models as registry
 from tests.fixtures import PROJECT, REGION, LocalService
 from tests.trainer import serving
 from trainer import train
@@ -129,6 +130,15 @@ def test_the_default_serving_image_is_the_project_image() -> None:
     # `vtp compile --image` rewrites it with the component images.
     default = inspect.signature(upload_model.python_func).parameters["serving_container_image_uri"]
     assert default.default == COMPONENT_IMAGE
+
+
+def test_an_image_compiled_in_or_named_as_the_project_image_serves_with_trainer_serve() -> None:
+    for image in ("europe-docker.pkg.dev/acme/ml/vtp:7", "gcr.io/acme/serving/trainer:1"):
+        # `vtp compile --image` rewrote the default, or the image carries the project's name
+        spec = registry.serving(image, project_image="gcr.io/acme/serving/trainer:1")
+        assert spec.command == ("python", "-m", "trainer.serve") and spec.ports == (8080,)
+    other = registry.serving(PREBUILT, project_image=COMPONENT_IMAGE, health_route="/ping")
+    assert other == registry.Serving(PREBUILT, health_route="/ping")
 
 
 def test_the_registered_container_serves_the_model_as_vertex_would_run_it(
