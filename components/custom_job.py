@@ -39,8 +39,8 @@ def custom_job(
         project: Google Cloud project that runs the job.
         location: Vertex AI region (e.g. us-central1), multi-region (us, eu) or global.
         display_name: Name shown for the job in the Vertex AI console.
-        output_root: Cloud Storage prefix (gs://bucket/path) for run outputs; the job writes its
-            model and checkpoints under <output_root>/<pipeline run>/<task>/.
+        output_root: Cloud Storage prefix (gs://bucket/path); the job writes its model and
+            checkpoints under <output_root>/<pipeline run>/<task>-<digest of the job>/.
         model: The trained model directory (AIP_MODEL_DIR of the job).
         checkpoints: The job's checkpoint directory (AIP_CHECKPOINT_DIR).
         gcp_resources: The job's resource, so the Vertex console links it and cancelling the
@@ -65,14 +65,12 @@ def custom_job(
     from components.vertex import custom_job_task, lifecycle
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    base = f"{output_root.rstrip('/')}/{pipeline_run}/{task_name}"
     job = custom_job_task.build_job(
         display_name,
         worker_pool_specs,
         job_spec,
         args,
         parameters,
-        base_output_dir=base,
         timeout=timeout,
         restart_job_on_worker_restart=restart_job_on_worker_restart,
         scheduling_strategy=scheduling_strategy,
@@ -80,10 +78,10 @@ def custom_job(
         service_account=service_account,
         network=network,
     )
+    task = custom_job_task.place(job, output_root, pipeline_run, task_name)
     polling = lifecycle.Polling(initial=poll_interval_seconds)
-    key = lifecycle.task_key(pipeline_run, task_name)
-    final = custom_job_task.run_custom_job(project, location, job, key, gcp_resources, polling)
-    model.uri = f"{base}/model"
+    final = custom_job_task.run_custom_job(project, location, job, task.key, gcp_resources, polling)
+    model.uri = f"{task.output_dir}/model"
     model.metadata["custom_job"] = final.name
-    checkpoints.uri = f"{base}/checkpoints"
+    checkpoints.uri = f"{task.output_dir}/checkpoints"
     checkpoints.metadata["custom_job"] = final.name

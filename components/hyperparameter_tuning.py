@@ -39,9 +39,9 @@ def hyperparameter_tuning(
         location: Vertex AI region (e.g. us-central1), multi-region (us, eu) or global.
         display_name: Name shown for the tuning job in the Vertex AI console.
         output_root: Cloud Storage prefix (gs://bucket/path); trial N writes its model and
-            checkpoints under <output_root>/<pipeline run>/<task>/N/.
-        study_spec: The StudySpec (REST field names): metrics, parameters, algorithm,
-            early stopping. Parameter ids are the trainer's flags.
+            checkpoints under <output_root>/<pipeline run>/<task>-<digest of the job>/N/.
+        study_spec: The StudySpec (REST field names): metrics, parameters, algorithm, early
+            stopping. Parameter ids are trainer flags; the trainer gets --hypertune_metric.
         trials: Every trial (parameters, measurements, state) as a JSON list.
         best_model: Model directory of the best trial.
         gcp_resources: The tuning job's resource, for the console link and cancellation.
@@ -70,12 +70,10 @@ def hyperparameter_tuning(
     from components.vertex import lifecycle, tuning_task
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    base = f"{output_root.rstrip('/')}/{pipeline_run}/{task_name}"
     trial_job = tuning_task.trial_job(
         worker_pool_specs,
         job_spec,
         args,
-        base_output_dir=base,
         timeout=timeout,
         restart_job_on_worker_restart=restart_job_on_worker_restart,
         scheduling_strategy=scheduling_strategy,
@@ -89,14 +87,14 @@ def hyperparameter_tuning(
         max_failed_trial_count,
         trial_job,
     )
+    task = tuning_task.place(job, output_root, pipeline_run, task_name)
     polling = lifecycle.Polling(initial=poll_interval_seconds)
-    key = lifecycle.task_key(pipeline_run, task_name)
-    final = tuning_task.run_tuning_job(project, location, job, key, gcp_resources, polling)
+    final = tuning_task.run_tuning_job(project, location, job, task.key, gcp_resources, polling)
     best = tuning_task.best_trial(final)
     with open(trials.path, "w") as stream:
         json.dump(tuning_task.trials_summary(final), stream, indent=1)
     trials.metadata.update({"tuning_job": final.name, "best_trial": best.trial_id})
-    best_model.uri = f"{base}/{best.trial_id}/model"
+    best_model.uri = f"{task.output_dir}/{best.trial_id}/model"
     best_model.metadata.update({"trial": best.trial_id, "metric": best.metric, **best.parameters})
     outputs = namedtuple("Outputs", ["best_parameters", "best_metric"])
     return outputs(best.parameters, best.metric)

@@ -2,7 +2,9 @@
 
 The component spec (`components/custom_job.py`) only declares inputs and outputs; this module
 builds the CustomJob with the same library as `vtp custom-jobs create` (so the gcloud pool syntax
-and every validation rule apply), then hands it to `lifecycle.run_job`.
+and every validation rule apply), places it (`place`: its output directory and re-attach key
+depend on what it runs, so ParallelFor iterations get a job each), then hands it to
+`lifecycle.run_job`.
 """
 
 import os
@@ -51,6 +53,15 @@ def build_job(
             if task:
                 task.args.extend(extra)
     return job
+
+
+def place(
+    job: aiplatform_v1.CustomJob, output_root: str, pipeline_run: str, task_name: str
+) -> lifecycle.TaskJob:
+    """Where this task's job lives; the job's base output directory is set to that place."""
+    task = lifecycle.task_job(output_root, pipeline_run, task_name, job)
+    job.job_spec.base_output_directory.output_uri_prefix = task.output_dir
+    return task
 
 
 def run_custom_job(

@@ -5,8 +5,9 @@ What GCPC's launchers do, with three differences that matter to pipeline authors
 - **Re-attach, never submit twice.** A retried task first looks for the job an earlier attempt
   started: in its `gcp_resources` output (as GCPC does, for a restarted pod) and, since a retried
   task on Vertex Pipelines runs in a fresh pod without that file, by the `vtp-task` label that
-  ties a job to its pipeline run and task. A running job is followed; a succeeded one is reused;
-  a failed or cancelled one is submitted again, which is what a retry is for.
+  ties a job to its pipeline run, task and inputs (`TaskJob`). A running job is followed; a
+  succeeded one is reused; a failed or cancelled one is submitted again, which is what a retry
+  is for.
 - **Any endpoint.** The client comes from `components.vertex.client`, so the same code reaches
   Vertex (regional, multi-region or global hosts) or the local service (`VTP_LOCAL_ENDPOINT`).
 - **Cancel that is checked.** SIGTERM (pipeline cancellation, or a task timeout) cancels the job
@@ -32,8 +33,10 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 from google_cloud_pipeline_components.proto.gcp_resources_pb2 import GcpResources
 
+import storage
 from components.vertex.client import job_client
 from components.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
+from components.vertex.protodict import SpecError
 
 State = aiplatform_v1.JobState
 TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
@@ -142,6 +145,43 @@ class Target:
 def task_key(pipeline_run: str, task: str) -> str:
     """A label value naming one task of one pipeline run (labels allow 63 lowercase chars)."""
     return hashlib.sha256(f"{pipeline_run}/{task}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class TaskJob:
+    """Where the job of one pipeline task lives: its re-attach label and its output directory."""
+
+    key: str
+    """The `vtp-task` label value a retry of the task finds its job by."""
+    output_dir: str
+    """`<output_root>/<pipeline run>/<task>-<digest>`: the job's baseOutputDirectory."""
+
+
+def task_job(output_root: str, pipeline_run: str, task: str, job: Any) -> TaskJob:
+    """The key and output directory of `job` (CustomJob or tuning job) run by this task.
+
+    Both carry a digest of the job: the iterations of a `dsl.ParallelFor` share their task name,
+    so without it they would all re-attach to the first one's job and write to its directory;
+    a retried task builds the same job again, so it still finds its own.
+    """
+    try:
+        storage.split_gcs_uri(output_root)
+    except ValueError:
+        raise SpecError(
+            "output_root", f"{output_root!r} is not a Cloud Storage URI; use gs://BUCKET/PATH"
+        ) from None
+    name = f"{task}-{job_digest(job)}"
+    return TaskJob(task_key(pipeline_run, name), f"{output_root.rstrip('/')}/{pipeline_run}/{name}")
+
+
+def job_digest(job: Any) -> str:
+    """Eight hex digits naming what `job` runs; its base output directory and labels left out."""
+    body = json_format.MessageToDict(type(job).pb(job))
+    body.pop("labels", None)
+    for spec in (body.get("jobSpec"), body.get("trialJobSpec")):
+        if spec:
+            spec.pop("baseOutputDirectory", None)
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def gcp_resources_json(resource_type: str, uri: str) -> str:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -9,12 +10,16 @@ from pathlib import Path
 
 import pytest
 from google.cloud import aiplatform_v1
+from kfp.dsl import Artifact, Model
 
+from components.custom_job import custom_job
 from components.vertex import lifecycle
+from components.vertex.protodict import SpecError
 from tests.fixtures import PROJECT, REGION, LocalService, wait_for_state, wait_until
 from tests.localvertex.conftest import SCRIPT
 
 RUNNER = Path(__file__).with_name("run_component.py")
+DISPLAY_NAME = "component-test"
 State = aiplatform_v1.JobState
 
 
@@ -24,7 +29,7 @@ def component_kwargs(record: Path, run: str, *script_args: str) -> dict:
     return {
         "project": PROJECT,
         "location": REGION,
-        "display_name": "component-test",
+        "display_name": DISPLAY_NAME,
         "output_root": "gs://bucket/runs",
         "job_spec": {
             "workerPoolSpecs": [
@@ -54,10 +59,10 @@ def start_component(service: LocalService, kwargs: dict, out: Path) -> subproces
 
 
 def task_jobs(service: LocalService, run: str) -> list[aiplatform_v1.CustomJob]:
-    """Every job the task `train` of pipeline run `run` has submitted."""
-    key = lifecycle.task_key(run, "train")
-    request = {"parent": service.parent, "filter": f'labels.vtp-task="{key}"'}
-    return list(service.client().list_custom_jobs(request=request))
+    """Every job that tasks of pipeline run `run` have submitted (each test has its own run)."""
+    request = {"parent": service.parent, "filter": f'display_name="{DISPLAY_NAME}"'}
+    jobs = service.client().list_custom_jobs(request=request)
+    return [j for j in jobs if f"/{run}/" in j.job_spec.base_output_directory.output_uri_prefix]
 
 
 def test_runs_job_and_outputs_its_directories(local_service: LocalService, tmp_path: Path) -> None:
@@ -65,16 +70,27 @@ def test_runs_job_and_outputs_its_directories(local_service: LocalService, tmp_p
     process = start_component(local_service, kwargs, tmp_path / "out")
     assert process.wait(timeout=120) == 0
     outputs = json.loads((tmp_path / "out" / "outputs.json").read_text())
-    assert outputs["model"] == "gs://bucket/runs/run-ok/train/model"
-    assert outputs["checkpoints"] == "gs://bucket/runs/run-ok/train/checkpoints"
+    base = re.fullmatch(r"(gs://bucket/runs/run-ok/train-[0-9a-f]{8})/model", outputs["model"])
+    assert base, outputs["model"]
+    assert outputs["checkpoints"] == f"{base[1]}/checkpoints"
     (job,) = task_jobs(local_service, "run-ok")
     assert job.state == State.JOB_STATE_SUCCEEDED and outputs["custom_job"] == job.name
+    assert job.labels[lifecycle.TASK_LABEL] == lifecycle.task_key("run-ok", base[1].split("/")[-1])
     env = json.loads((tmp_path / "record" / "workerpool0-0.env.json").read_text())
-    assert env["AIP_MODEL_DIR"] == "gs://bucket/runs/run-ok/train/model/"
+    assert env["AIP_MODEL_DIR"] == f"{base[1]}/model/"
     resources = json.loads((tmp_path / "out" / "gcp_resources").read_text())
     (resource,) = resources["resources"]
     assert resource["resourceType"] == "CustomJob"
     assert resource["resourceUri"] == f"{local_service.url}/v1/{job.name}"
+
+
+def test_an_output_root_outside_cloud_storage_is_named_before_submitting(tmp_path: Path) -> None:
+    kwargs = component_kwargs(tmp_path / "record", "run-root") | {"output_root": "/tmp/x"}
+    outputs = {"model": Model(uri=""), "checkpoints": Artifact(uri="")}
+    # No service in the environment: a submission would fail on credentials, not on the root.
+    with pytest.raises(SpecError, match=r"^output_root: '/tmp/x' is not a Cloud Storage URI"):
+        custom_job.python_func(**kwargs, **outputs, gcp_resources=str(tmp_path / "gcp"))
+    assert not (tmp_path / "gcp").exists()
 
 
 def test_failed_job_fails_the_task_with_vertex_error(

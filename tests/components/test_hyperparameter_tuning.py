@@ -1,6 +1,7 @@
 """The `hyperparameter_tuning` component body against the local service, and best-trial picking."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,10 @@ from google.cloud import aiplatform_v1
 from kfp.dsl import Artifact, Model
 
 from components.hyperparameter_tuning import hyperparameter_tuning
-from components.vertex.tuning_task import best_trial
+from components.images import COMPONENT_IMAGE
+from components.vertex import custom_job_task
+from components.vertex.protodict import SpecError
+from components.vertex.tuning_task import best_trial, build_tuning_job
 from tests.fixtures import PROJECT, REGION, LocalService
 
 OBJECTIVE = str(Path(__file__).parents[1] / "localvertex" / "tuning" / "objective_task.py")
@@ -100,6 +104,119 @@ def test_runs_the_study_and_outputs_the_best_trial(
     listed = json.loads(Path(trials.path).read_text())
     assert sorted(t["parameters"][0]["value"] for t in listed) == [0.1, 0.3, 0.6]
     best_id = trials.metadata["best_trial"]
-    assert best_model.uri == f"gs://bucket/tuning/run-1/tune/{best_id}/model"
+    assert re.fullmatch(
+        rf"gs://bucket/tuning/run-1/tune-[0-9a-f]{{8}}/{best_id}/model", best_model.uri
+    )
     resource = json.loads((tmp_path / "gcp_resources").read_text())["resources"][0]
     assert resource["resourceType"] == "HyperparameterTuningJob"
+
+
+def test_a_study_on_loss_runs_the_trainer_reporting_loss(
+    local_service: LocalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in local_service.env().items():
+        monkeypatch.setenv(key, value)
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "containerSpec": {
+            "imageUri": COMPONENT_IMAGE,
+            "env": [{"name": "OMP_NUM_THREADS", "value": "1"}],
+        },
+    }
+    outputs = hyperparameter_tuning.python_func(
+        project=PROJECT,
+        location=REGION,
+        display_name="loss-study",
+        output_root="gs://bucket/loss",
+        study_spec=study_on("loss", "MINIMIZE"),
+        job_spec={"workerPoolSpecs": [pool]},
+        args=["--epochs=1", "--max_steps=10", "--eval_interval=5", "--checkpoint_interval=0"],
+        max_trial_count=1,
+        parallel_trial_count=1,
+        poll_interval_seconds=0.1,
+        pipeline_run="run-loss",
+        task_name="tune",
+        trials=Artifact(uri=str(tmp_path / "trials.json")),
+        best_model=Model(uri=""),
+        gcp_resources=str(tmp_path / "gcp_resources"),
+    )
+    # Before the study told the trainer, it reported accuracy and the trial was INFEASIBLE.
+    assert outputs.best_metric > 0
+    (trial,) = json.loads((tmp_path / "trials.json").read_text())
+    assert trial["state"] == "SUCCEEDED"
+    assert trial["finalMeasurement"]["metrics"][0]["metricId"] == "loss"
+
+
+def test_an_output_root_outside_cloud_storage_is_named_before_submitting(tmp_path: Path) -> None:
+    # No service in the environment: a submission would fail on credentials, not on the root.
+    with pytest.raises(SpecError, match=r"^output_root: 'tuning' is not a Cloud Storage URI"):
+        hyperparameter_tuning.python_func(
+            project=PROJECT,
+            location=REGION,
+            display_name="bad-root",
+            output_root="tuning",
+            study_spec=study_on("score"),
+            worker_pool_specs=["machine-type=n1-standard-4,container-image-uri=python:3.11-slim"],
+            pipeline_run="run-1",
+            task_name="tune",
+            trials=Artifact(uri=str(tmp_path / "trials.json")),
+            best_model=Model(uri=""),
+            gcp_resources=str(tmp_path / "gcp_resources"),
+        )
+    assert not (tmp_path / "gcp_resources").exists()
+
+
+def study_on(metric: str, goal: str = "MAXIMIZE") -> dict:
+    """A one-parameter study on `metric`."""
+    return {
+        "metrics": [{"metricId": metric, "goal": goal}],
+        "parameters": [
+            {"parameterId": "learning_rate", "doubleValueSpec": {"minValue": 0.01, "maxValue": 0.1}}
+        ],
+    }
+
+
+def trial_args(metric: str, container: dict, *args: str) -> list[str]:
+    """The args a trial's container gets in a study on `metric` (after `args`)."""
+    pool = {"machineSpec": {"machineType": "n1-standard-4"}, "containerSpec": container}
+    trial = custom_job_task.build_job("trial", [], {"workerPoolSpecs": [pool]}, list(args), {})
+    job = build_tuning_job("tune", study_on(metric), 2, 1, 0, trial)
+    return list(job.trial_job_spec.worker_pool_specs[0].container_spec.args)
+
+
+TRAINER = {"imageUri": COMPONENT_IMAGE}
+"""The project's image without a command: it runs `python -m trainer`."""
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "loss"])
+def test_the_trainer_is_told_the_study_metric(metric: str) -> None:
+    assert trial_args(metric, TRAINER, "--epochs=2") == [
+        "--epochs=2",
+        f"--hypertune_metric={metric}",
+    ]
+
+
+@pytest.mark.parametrize("args", [["--hypertune_metric=loss"], ["--hypertune_metric", "loss"]])
+def test_a_metric_flag_that_agrees_is_left_alone(args: list[str]) -> None:
+    assert trial_args("loss", TRAINER, *args) == args
+
+
+def test_a_metric_flag_that_disagrees_fails_before_submitting() -> None:
+    with pytest.raises(SpecError, match=r"^args: --hypertune_metric=accuracy .* is 'loss'"):
+        trial_args("loss", TRAINER, "--hypertune_metric=loss", "--hypertune_metric=accuracy")
+
+
+def test_a_metric_the_trainer_cannot_report_fails_before_submitting() -> None:
+    with pytest.raises(SpecError, match=r"^study_spec.metrics\[0\].metricId: 'f1' is not a"):
+        trial_args("f1", TRAINER)
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        {"imageUri": "python:3.11-slim", "command": ["python", "objective.py"]},
+        {"imageUri": COMPONENT_IMAGE, "command": ["python", "my_trainer.py"]},
+    ],
+)
+def test_other_programs_keep_their_args(container: dict) -> None:
+    assert trial_args("f1", container, "--epochs=2") == ["--epochs=2"]
