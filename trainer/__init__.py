@@ -21,6 +21,8 @@ Modules:
     checkpoint    atomic, verified checkpoints; list_checkpoints / load_checkpoint / load_latest
     evaluate      evaluate (in training) and evaluate_checkpoint (for pipelines)
     metrics       progress lines, TensorBoard scalars, hypertune reports (main process only)
-    export        the model directory: model.pt, config.json, metrics.json
+    export        the model directory; checkpoint -> torch.export program (model.pt2), checked
+    predict       an exported model directory -> predictions for checked instances
+    serve         `python -m trainer.serve`: Vertex's prediction container contract
     tasks         the task contract; tasks.digits is the built-in task
 """
