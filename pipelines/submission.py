@@ -4,7 +4,8 @@
 pipeline root and the parameter values into the request; we only check the input first, so a
 mistake is reported with the flag that caused it before anything is sent: `--param` values are
 parsed by the type the compiled pipeline declares, unknown and missing parameters are named, the
-pipeline root must be on Cloud Storage and the region must be a Vertex AI location.
+pipeline root and the jobs' output root must be on Cloud Storage and the region must be a Vertex
+AI location. `vtp run` types its `--param` values with the same functions.
 """
 
 import json
@@ -22,6 +23,7 @@ from pipelines.compile import COMPILED_DIR
 LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
 """Pipeline root of local runs when none is given (under the local service's storage root)."""
 
+_GCS_URI = re.compile(r"gs://[a-z0-9][-_.a-z0-9]{1,220}[a-z0-9](/.*)?")
 _SERVICE_ACCOUNT = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]+")
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
@@ -90,16 +92,43 @@ def parse_param_flags(values: list[str]) -> dict[str, str]:
     return params
 
 
-def parameter_values(sub: Submission, declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Typed values for every given parameter, with project/location filled from the flags."""
-    given = dict(sub.params)
+def typed_values(
+    pipeline: str, given: dict[str, str], declared: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The `--param` texts as the values their declared types call for; unknown names named."""
     unknown = sorted(set(given) - set(declared))
     if unknown:
         raise SubmitError(
-            f"--param {unknown[0]}: not a parameter of pipeline {sub.pipeline!r}; it takes "
+            f"--param {unknown[0]}: not a parameter of pipeline {pipeline!r}; it takes "
             f"{', '.join(sorted(declared))}"
         )
-    values = {name: typed(name, declared[name], text) for name, text in given.items()}
+    return {name: typed(name, declared[name], text) for name, text in given.items()}
+
+
+def check_values(values: dict[str, Any], on_vertex: bool) -> None:
+    """What the jobs would only reject once running: the location, and gs:// URIs.
+
+    `output_root` is where every job writes (`baseOutputDirectory`), so it is a Cloud Storage
+    URI wherever the pipeline runs; `checkpoints_uri` may name a local directory in local runs.
+    """
+    location = values.get("location")
+    if isinstance(location, str):
+        try:
+            api_endpoint(location)
+        except ValueError as exc:
+            raise SubmitError(f"--param location: {exc}") from None
+    for name in ("output_root", "checkpoints_uri") if on_vertex else ("output_root",):
+        value = values.get(name)
+        if isinstance(value, str) and not _GCS_URI.fullmatch(value):
+            raise SubmitError(
+                f"--param {name}: {value!r} is not a Cloud Storage URI; use gs://BUCKET[/PATH]"
+            )
+
+
+def parameter_values(sub: Submission, declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Typed values for every given parameter, with project/location filled from the flags."""
+    values = typed_values(sub.pipeline, dict(sub.params), declared)
+    check_values(values, on_vertex=not sub.local)
     implied: dict[str, Any] = {"project": sub.project, "location": sub.region}
     if sub.local and sub.pipeline in catalog.PIPELINES:
         implied.update(catalog.entry(sub.pipeline).local_params)
@@ -142,7 +171,7 @@ def check_target(sub: Submission) -> None:
         api_endpoint(sub.region)
     except ValueError as exc:
         raise SubmitError(f"--region: {exc}") from None
-    if not re.fullmatch(r"gs://[a-z0-9][-_.a-z0-9]{1,220}[a-z0-9](/.*)?", sub.pipeline_root):
+    if not _GCS_URI.fullmatch(sub.pipeline_root):
         raise SubmitError(
             f"--pipeline-root must be a Cloud Storage URI gs://BUCKET[/PATH], got "
             f"{sub.pipeline_root!r}"

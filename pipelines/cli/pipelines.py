@@ -5,7 +5,6 @@ vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
 """
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="pipeline parameter (VALUE is JSON when it parses, else a string); repeatable",
+        help="pipeline parameter, parsed by its declared type (LIST/STRUCT as JSON); repeatable",
     )
     run.add_argument(
         "--state-dir",
@@ -42,18 +41,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     comp.set_defaults(func=_compile)
 
 
-def parse_params(values: list[str]) -> dict[str, Any]:
-    """`NAME=VALUE` pairs; VALUE as JSON where it parses (numbers, lists, dicts), else text."""
-    params: dict[str, Any] = {}
-    for item in values:
-        name, sep, text = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise UsageError(f"--param expects NAME=VALUE with a parameter name, got {item!r}")
-        try:
-            params[name] = json.loads(text)
-        except json.JSONDecodeError:
-            params[name] = text
-    return params
+def run_params(pipeline: Any, name: str, flags: list[str]) -> dict[str, Any]:
+    """`--param NAME=VALUE` flags typed as pipeline `name` declares them (as `vtp submit` does)."""
+    from google.protobuf import json_format
+
+    from pipelines import submission
+
+    declared = submission.parameters(json_format.MessageToDict(pipeline.pipeline_spec))
+    try:
+        values = submission.typed_values(name, submission.parse_param_flags(flags), declared)
+        submission.check_values(values, on_vertex=False)
+    except submission.SubmitError as exc:
+        raise UsageError(str(exc)) from None
+    return values
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -61,26 +61,15 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.local_run import run_pipeline
     from pipelines.summary import summarize
 
-    params = parse_params(args.param)
     try:
         pipeline = catalog.entry(args.pipeline).load()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    _check_params(pipeline, args.pipeline, params)
+    params = run_params(pipeline, args.pipeline, args.param)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     result = run_pipeline(args.pipeline, params, args.state_dir.resolve())
     print(summarize(result))
     return 0 if result.succeeded else 1
-
-
-def _check_params(pipeline: Any, name: str, params: dict[str, Any]) -> None:
-    known = set(pipeline.component_spec.inputs or {})
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise UsageError(
-            f"--param {unknown[0]}: not a parameter of pipeline {name!r}; "
-            f"it takes {', '.join(sorted(known))}"
-        )
 
 
 def _compile(args: argparse.Namespace) -> int:

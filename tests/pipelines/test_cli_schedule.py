@@ -211,6 +211,10 @@ BAD = {
     ),
     "concurrency": (["--max-concurrent-run-count=0"], "--max-concurrent-run-count must be"),
     "unknown param": (["--param=checkpoint=gs://b/c"], "--param checkpoint: not a parameter"),
+    "local checkpoints": (
+        ["--param=checkpoints_uri=/data/c"],
+        "--param checkpoints_uri: '/data/c' is not a Cloud Storage URI",
+    ),
 }
 
 

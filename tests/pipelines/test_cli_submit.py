@@ -98,6 +98,22 @@ BAD = {
         ["train", *TARGET, "--param=output_root=gs://b/o", "--param=trainer_args=--epochs=3"],
         "--param trainer_args: expected a LIST value",
     ),
+    "output root off Cloud Storage": (
+        ["train", *TARGET, "--param=output_root=/tmp/x"],
+        "--param output_root: '/tmp/x' is not a Cloud Storage URI",
+    ),
+    "checkpoints off Cloud Storage": (
+        ["export", *TARGET, "--param=checkpoints_uri=/data/run/checkpoints"],
+        "--param checkpoints_uri: '/data/run/checkpoints' is not a Cloud Storage URI",
+    ),
+    "location param": (
+        ["export", *TARGET, "--param=checkpoints_uri=gs://my-bucket/c", "--param=location=moon"],
+        "--param location: 'moon' is not a Vertex AI location",
+    ),
+    "local output root": (
+        ["train", "--local", "--param=output_root=runs"],
+        "--param output_root: 'runs' is not a Cloud Storage URI",
+    ),
     "param syntax": (["export", *TARGET, "--param=checkpoints_uri"], "--param expects NAME=VALUE"),
     "local root": (
         ["export", "--project=p", "--region=us-central1", "--pipeline-root=/tmp/root"],
