@@ -102,7 +102,7 @@ def upload_model(
         version_aliases=version_aliases,
         is_default_version=is_default_version,
     )
-    key = lifecycle.task_key(pipeline_run, task_name)
+    key = registry.upload_key(target, upload, pipeline_run, task_name)
     name = registry.upload_model(target, upload, key, gcp_resources)
     vertex_model.uri = target.resource_uri(name)
     vertex_model.metadata["resourceName"] = name

@@ -32,7 +32,13 @@ from google.cloud import aiplatform_v1
 import storage
 from components.images import is_project_image
 from components.vertex.endpoint import api_endpoint, local_endpoint
-from components.vertex.lifecycle import TASK_LABEL, Target, gcp_resources_json
+from components.vertex.lifecycle import (
+    TASK_LABEL,
+    Target,
+    gcp_resources_json,
+    job_digest,
+    task_key,
+)
 
 DEFAULT_ALIAS = "default"
 SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "trainer.serve")
@@ -213,6 +219,16 @@ def find_uploaded(
         found = client.list_models(request={"parent": target.parent, "filter": flt})
     versions = sorted(found, key=lambda model: int(model.version_id or 0))
     return f"{versions[-1].name}@{versions[-1].version_id}" if versions else None
+
+
+def upload_key(target: Target, upload: Upload, pipeline_run: str, task: str) -> str:
+    """The `vtp-task` label of this upload: run, task, and a digest of what is registered.
+
+    The digest tells the iterations of a `dsl.ParallelFor` apart (they share the task name);
+    a retried task registers the same model again, so it still finds its own version.
+    """
+    digest = job_digest(build_request(target, upload, "").model)
+    return task_key(pipeline_run, f"{task}-{digest}")
 
 
 def upload_model(target: Target, upload: Upload, key: str, gcp_resources: str) -> str:

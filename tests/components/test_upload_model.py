@@ -2,6 +2,8 @@
 
 import inspect
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,6 @@ from kfp.dsl import Model
 from components.export_model import export_model
 from components.images import COMPONENT_IMAGE
 from components.upload_model import upload_model
-from components.vertex import lifecycle
 from components.vertex import models as registry
 from tests.fixtures import PROJECT, REGION, LocalService
 from tests.trainer import serving
@@ -118,8 +119,8 @@ def test_upload_outputs_the_vertex_model_gcpc_writes(service_env, exported, tmp_
     assert registered.artifact_uri == "gs://root/run-1/export-model/model"
     assert registered.container_spec == SERVED_BY_THE_PROJECT_IMAGE
     assert registered.display_name == "digits" and registered.version_aliases == ["default"]
-    key = lifecycle.task_key("run-1", "upload-model")
-    assert dict(registered.labels) == {"team": "vision", "vtp-task": key}
+    assert registered.labels["team"] == "vision"
+    assert re.fullmatch(r"[0-9a-f]{32}", registered.labels["vtp-task"])
     (operation,) = resources(tmp_path)
     assert operation["resourceType"] == "VertexLro"
     assert operation["resourceUri"].startswith(f"{service_env.url}/v1/{name[:-2]}/operations/")
@@ -281,3 +282,14 @@ def test_runs_under_kfp_local_and_feeds_gcpc_deploy(service_env, exported, tmp_p
         "outputArtifactKey": "vertex_model",
         "producerTask": "upload-model",
     }
+
+
+def test_parallel_for_iterations_register_their_own_models(service_env, exported, tmp_path) -> None:
+    """Iterations share the task name; what they register tells them apart, retries match."""
+    other = Model(uri=str(Path(exported.path).parent / "model-copy"), metadata=exported.metadata)
+    shutil.copytree(exported.path, other.path)
+    first = upload(exported, tmp_path / "a", "run-pf")
+    second = upload(other, tmp_path / "b", "run-pf")
+    again = upload(other, tmp_path / "c", "run-pf")  # a retry of the second iteration
+    names = [m.metadata["resourceName"] for m in (first, second, again)]
+    assert names[0] != names[1] and names[1] == names[2]
