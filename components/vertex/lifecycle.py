@@ -235,11 +235,21 @@ def submit_or_attach(
     return client, name
 
 
-def wait(client: Any, kind: JobKind, name: str, polling: Polling) -> Any:
-    """Poll until the job ends, logging each state change; raise JobFailed unless it succeeded."""
+def wait(
+    client: Any,
+    kind: JobKind,
+    name: str,
+    polling: Polling,
+    on_poll: Callable[[], None] = lambda: None,
+) -> Any:
+    """Poll until the job ends, logging each state change; raise JobFailed unless it succeeded.
+
+    `on_poll` runs after each status check (e.g. to copy new replica log lines into the task's).
+    """
     last = None
     for interval in polling.intervals():
         job = kind.get(client, name)
+        on_poll()
         if job.state != last:
             _log.info("%s %s: %s", kind.resource_type, name, job.state.name)
             last = job.state
@@ -317,7 +327,35 @@ def run_job(
     with CancelOnSigterm(kind).installed() as guard:
         client, name = submit_or_attach(kind, target, job, key, gcp_resources)
         guard.attach(client, name)
-        return wait(client, kind, name, polling)
+        return wait(client, kind, name, polling, replica_logs(kind, target, name))
+
+
+def replica_logs(kind: JobKind, target: Target, name: str) -> Callable[[], None]:
+    """Locally, copy a CustomJob's new replica log lines into this task's log on each poll.
+
+    On Vertex the lines are in Cloud Logging already, linked from the job; reading them back
+    would need the Logging API and its permission, so the task logs states only.
+    """
+    if not (target.local and kind is CUSTOM_JOB):
+        return lambda: None
+    import requests
+
+    from components.vertex.joblogs import LogReader, LogsUnavailable, format_entry
+
+    job_id = name.rsplit("/", 1)[-1]
+    reader = LogReader(requests.Session(), target.project, job_id, local_endpoint())
+
+    def copy() -> None:
+        try:
+            entries = reader.read()
+        except (LogsUnavailable, requests.RequestException) as exc:
+            _log.debug("replica logs unavailable: %s", exc)
+            return
+        for entry in entries:
+            for line in format_entry(entry):  # SEVERITY, TIMESTAMP, REPLICA, MESSAGE
+                _log.info("%s | %s", *line.split("\t", 3)[2:4])
+
+    return copy
 
 
 def to_json(message: Any) -> str:

@@ -156,3 +156,24 @@ def test_sigterm_during_submission_cancels_the_job_once_it_exists(
             guard.attach(client, job.name)
     assert exited.value.code == 128 + signal.SIGTERM
     assert client.get_custom_job(name=job.name).state == State.JOB_STATE_CANCELLED
+
+
+def test_replica_log_lines_reach_the_task_log_locally(
+    local_service: LocalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
+    client = local_service.client()
+    kwargs = component_kwargs(tmp_path / "record", "run-logs")
+    spec = aiplatform_v1.CustomJobSpec.from_json(json.dumps(kwargs["job_spec"]))
+    job = client.create_custom_job(
+        parent=local_service.parent,
+        custom_job=aiplatform_v1.CustomJob(display_name="logs", job_spec=spec),
+    )
+    wait_for_state(client, job.name)
+    target = lifecycle.Target.resolve(PROJECT, REGION)
+    copy = lifecycle.replica_logs(lifecycle.CUSTOM_JOB, target, job.name)
+    with caplog.at_level("INFO", logger=lifecycle.__name__):
+        copy()
+        copy()  # nothing new the second time: each line once
+    lines = [r.getMessage() for r in caplog.records if "workerpool0-0 |" in r.getMessage()]
+    assert lines.count("workerpool0-0 | workerpool0-0 started (start 1)") == 1
