@@ -5,6 +5,7 @@ client (`VTP_LOCAL_ENDPOINT`), and `gs://` URIs resolve under the service's stor
 (`VTP_GCS_ROOT`), exactly as they would on Vertex through the Cloud Storage FUSE mount.
 """
 
+import builtins
 import contextlib
 import logging
 import os
@@ -73,10 +74,15 @@ def run_pipeline(name: str, params: Mapping[str, Any], state_dir: Path) -> RunRe
         # takes artifact URIs only in Cloud Storage), as under a gs:// pipeline root on Vertex.
         pipeline_root = storage.local_path(LOCAL_PIPELINE_ROOT)
         local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(pipeline_root))
+        original_print = builtins.print
         try:
             task = pipeline(**arguments)
         except RuntimeError as exc:  # kfp.local's report of a failed task
             elapsed = time.monotonic() - started
             return RunResult(name, False, elapsed, {}, pipeline_root, str(exc))
+        finally:
+            # kfp.local indents task output by swapping builtins.print; ParallelFor threads can
+            # leave a swapped one installed.
+            builtins.print = original_print
     outputs = dict(task.outputs) if task.outputs else {}
     return RunResult(name, True, time.monotonic() - started, outputs, pipeline_root)

@@ -5,6 +5,7 @@ directory must also depend on what the iteration runs; otherwise iterations 2..N
 iteration 1's job.
 """
 
+import builtins
 import json
 from pathlib import Path
 
@@ -34,6 +35,9 @@ def test_each_iteration_runs_its_own_job_in_its_own_directory(
 ) -> None:
     for key, value in local_service.env().items():
         monkeypatch.setenv(key, value)
+    # kfp.local indents task output by swapping builtins.print; its ParallelFor threads can
+    # restore each other's swap and leave one installed. Put the real print back afterwards.
+    monkeypatch.setattr(builtins, "print", builtins.print)
     records = [tmp_path / f"record-{i}" for i in range(3)]
     for record in records:
         record.mkdir()
