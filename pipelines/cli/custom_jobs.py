@@ -17,13 +17,8 @@ import re
 import sys
 from typing import Any
 
-from pipelines.cli import UsageError
+from pipelines.cli import UsageError, target
 
-PROJECT_ENVS = ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT")
-REGION_ENV = "CLOUDSDK_AI_REGION"
-LOCAL_PROJECT = "local"
-"""Project the local service files jobs under when none is given."""
-LOCAL_REGION = "us-central1"
 LOCAL_STAGING = "gs://vtp-local-staging"
 """Where `--local` stages autopackaged code when neither --staging-bucket nor --base-output-dir
 is given (under $VTP_GCS_ROOT, default .vtp/local/gcs as `vtp local serve`)."""
@@ -60,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ):
         parser = commands.add_parser(name, help=help_text, allow_abbrev=False)
         parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
-        _add_target_flags(parser)
+        target.add_target_flags(parser)
         parser.set_defaults(func=func)
         if name == "stream-logs":
             parser.add_argument(
@@ -69,22 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 help="seconds between polls (default: 60 on Vertex, 1 locally)",
             )
     parser = commands.add_parser("list", help="list custom jobs", allow_abbrev=False)
-    _add_target_flags(parser)
+    target.add_target_flags(parser)
     parser.set_defaults(func=_list)
-
-
-def _add_target_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--region", help=f"Vertex AI region (default: ${REGION_ENV})")
-    parser.add_argument(
-        "--project",
-        help="Google Cloud project (default: $CLOUDSDK_CORE_PROJECT or $GOOGLE_CLOUD_PROJECT; "
-        f"'{LOCAL_PROJECT}' with --local)",
-    )
-    parser.add_argument(
-        "--local",
-        action="store_true",
-        help="talk to the local Vertex service at $VTP_LOCAL_ENDPOINT (http://127.0.0.1:8765)",
-    )
 
 
 def _add_create(commands: argparse._SubParsersAction) -> None:
@@ -95,7 +76,7 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    _add_target_flags(parser)
+    target.add_target_flags(parser)
     parser.add_argument(
         "--dry-run", action="store_true", help="print the request body, submit nothing"
     )
@@ -163,7 +144,7 @@ def _create(args: argparse.Namespace) -> int:
             print(f"vtp: --dry-run: built {uri}; not staged", file=sys.stderr)
         print(json.dumps(request_body(job), indent=2))
         return 0
-    project, region = _project(args), _region(args)
+    project, region = target.project(args), target.region(args)
     client, parent = _client(args, region), _parent(project, region)
     if package:
         _stage(args, flags, package)
@@ -213,7 +194,7 @@ def _describe(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    project, region = _project(args), _region(args)
+    project, region = target.project(args), target.region(args)
     client = _client(args, region)
     parent = _parent(project, region)
     jobs = _call(args, lambda: list(client.list_custom_jobs(parent=parent)))
@@ -294,26 +275,6 @@ def _log_reader(args: argparse.Namespace, name: str) -> Any:
     return read
 
 
-def _project(args: argparse.Namespace) -> str:
-    project = args.project or next((os.environ[e] for e in PROJECT_ENVS if os.environ.get(e)), None)
-    if project:
-        return project
-    if args.local:
-        return LOCAL_PROJECT
-    raise UsageError(
-        "no project: pass --project or set CLOUDSDK_CORE_PROJECT (gcloud config set project P)"
-    )
-
-
-def _region(args: argparse.Namespace) -> str:
-    region = args.region or os.environ.get(REGION_ENV)
-    if region:
-        return region
-    if args.local:
-        return LOCAL_REGION
-    raise UsageError(f"no region: pass --region (e.g. us-central1) or set {REGION_ENV}")
-
-
 def _job_target(args: argparse.Namespace) -> tuple[Any, str]:
     """The client for JOB's region and JOB's resource name (an ID takes --project/--region)."""
     if args.job.startswith("projects/"):
@@ -323,8 +284,8 @@ def _job_target(args: argparse.Namespace) -> tuple[Any, str]:
         return _client(args, parts[3]), args.job
     if not args.job.isdigit():
         raise UsageError(f"JOB {args.job!r} is neither a numeric job ID nor a resource name")
-    region = _region(args)
-    return _client(args, region), f"{_parent(_project(args), region)}/customJobs/{args.job}"
+    region = target.region(args)
+    return _client(args, region), f"{_parent(target.project(args), region)}/customJobs/{args.job}"
 
 
 def _parent(project: str, region: str) -> str:

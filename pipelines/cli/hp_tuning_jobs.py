@@ -9,18 +9,12 @@ local Vertex service at `$VTP_LOCAL_ENDPOINT` instead of Vertex AI.
 
 import argparse
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from pipelines.cli import UsageError
-
-PROJECT_ENVS = ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT")
-REGION_ENV = "CLOUDSDK_AI_REGION"
-LOCAL_PROJECT, LOCAL_REGION = "local", "us-central1"
-"""What `--local` uses when no project or region is given (as `vtp custom-jobs` does)."""
+from pipelines.cli import UsageError, target
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,10 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ):
         parser = commands.add_parser(name, help=verb)
         parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
-        _add_target(parser)
+        target.add_target_flags(parser)
         parser.set_defaults(func=func)
     listing = commands.add_parser("list", help="list the jobs of a region")
-    _add_target(listing)
+    target.add_target_flags(listing)
     listing.add_argument("--format", choices=("table", "json"), default="table")
     listing.set_defaults(func=_list)
 
@@ -61,27 +55,15 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
     create.add_argument(
         "--dry-run", action="store_true", help="print the request body; submit nothing"
     )
-    _add_target(create)
+    target.add_target_flags(create)
     create.set_defaults(func=_create)
-
-
-def _add_target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--region", help=f"Vertex AI region (default: ${REGION_ENV})")
-    parser.add_argument(
-        "--project",
-        help="Google Cloud project (default: $CLOUDSDK_CORE_PROJECT or $GOOGLE_CLOUD_PROJECT; "
-        f"'{LOCAL_PROJECT}' with --local)",
-    )
-    parser.add_argument(
-        "--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)"
-    )
 
 
 def _create(args: argparse.Namespace) -> int:
     from components.vertex.protodict import SpecError
     from components.vertex.tuning_request import TuningFlags, build_tuning_job, request_body
 
-    region = _region(args)
+    region = target.region(args)
     flags = TuningFlags(
         config=args.config,
         display_name=args.display_name,
@@ -117,7 +99,7 @@ def _create(args: argparse.Namespace) -> int:
 def _describe(args: argparse.Namespace) -> int:
     from components.vertex.tuning_request import request_body
 
-    client, parent = _client(args, _region(args))
+    client, parent = _client(args, target.region(args))
     name = _job_name(parent, args.job)
     job = _call(args, lambda: client.get_hyperparameter_tuning_job(name=name))
     _print_json(request_body(job))
@@ -125,7 +107,7 @@ def _describe(args: argparse.Namespace) -> int:
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    client, parent = _client(args, _region(args))
+    client, parent = _client(args, target.region(args))
     name = _job_name(parent, args.job)
     _call(args, lambda: client.cancel_hyperparameter_tuning_job(name=name))
     print(f"Request to cancel hyperparameter tuning job [{name}] has been sent.", file=sys.stderr)
@@ -135,7 +117,7 @@ def _cancel(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from components.vertex.tuning_request import request_body
 
-    client, parent = _client(args, _region(args))
+    client, parent = _client(args, target.region(args))
     jobs = _call(args, lambda: list(client.list_hyperparameter_tuning_jobs(parent=parent)))
     if args.format == "json":
         _print_json([request_body(job) for job in jobs])
@@ -157,28 +139,10 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _region(args: argparse.Namespace) -> str:
-    from components.vertex.endpoint import api_endpoint
-
-    region = args.region or os.environ.get(REGION_ENV) or (LOCAL_REGION if args.local else "")
-    if not region:
-        raise UsageError(f"no region: pass --region (e.g. us-central1) or set {REGION_ENV}")
-    try:
-        api_endpoint(region)
-    except ValueError as exc:
-        raise UsageError(f"--region: {exc}") from None
-    return region
-
-
 def _client(args: argparse.Namespace, region: str) -> tuple[Any, str]:
     from components.vertex.client import job_client
 
-    project = args.project or next((os.environ[e] for e in PROJECT_ENVS if os.environ.get(e)), "")
-    project = project or (LOCAL_PROJECT if args.local else "")
-    if not project:
-        raise UsageError(
-            "no project: pass --project or set CLOUDSDK_CORE_PROJECT (gcloud config set project P)"
-        )
+    project = target.project(args)
     try:
         client = job_client(region, local=args.local)
     except ValueError as exc:  # a malformed $VTP_LOCAL_ENDPOINT

@@ -18,7 +18,8 @@ import sys
 from typing import Any
 
 from pipelines.cli import UsageError
-from pipelines.cli.submit import add_pipeline_job_flags, build_job, project, region, where
+from pipelines.cli.submit import add_pipeline_job_flags, build_job, where
+from pipelines.cli.target import project, region
 
 VIAS = ("vertex", "cloud-scheduler")
 _VERTEX_ONLY = ("max_run_count", "start_time", "end_time", "allow_queueing")

@@ -13,16 +13,12 @@ Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket: it mu
 
 import argparse
 import json
-import os
 import sys
 import time
 from typing import Any
 
-from pipelines.cli import UsageError
+from pipelines.cli import UsageError, target
 
-PROJECT_ENVS = ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT")
-REGION_ENV = "CLOUDSDK_AI_REGION"
-LOCAL_PROJECT, LOCAL_REGION = "local", "us-central1"
 _DONE = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
 
 
@@ -48,7 +44,7 @@ def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
     """The flags that describe a PipelineJob (shared with `vtp schedule create`)."""
     add = parser.add_argument
     add("--project", help="Google Cloud project (default $CLOUDSDK_CORE_PROJECT; 'local' locally)")
-    add("--region", help=f"Vertex AI region (default ${REGION_ENV}; us-central1 locally)")
+    add("--region", help=f"Vertex AI region (default ${target.REGION_ENV}; us-central1 locally)")
     add("--pipeline-root", help="gs:// prefix for the run's outputs (required on Vertex)")
     add(
         "--param",
@@ -80,8 +76,8 @@ def submission(args: argparse.Namespace) -> Any:
         raise UsageError(str(exc)) from None
     return Submission(
         pipeline=args.pipeline,
-        project=project(args),
-        region=region(args),
+        project=target.project(args),
+        region=target.region(args),
         pipeline_root=args.pipeline_root or LOCAL_PIPELINE_ROOT,
         params=params,
         display_name=args.display_name,
@@ -107,26 +103,6 @@ def build_job(args: argparse.Namespace) -> Any:
 
         return pipeline_job(checked, AnonymousCredentials())
     return pipeline_job(checked, clients.default_credentials())
-
-
-def project(args: argparse.Namespace) -> str:
-    """--project, else the gcloud environment, else 'local' with --local."""
-    found = args.project or next((os.environ[e] for e in PROJECT_ENVS if os.environ.get(e)), None)
-    if found:
-        return found
-    if args.local:
-        return LOCAL_PROJECT
-    raise UsageError("no project: pass --project or set CLOUDSDK_CORE_PROJECT")
-
-
-def region(args: argparse.Namespace) -> str:
-    """--region, else $CLOUDSDK_AI_REGION, else us-central1 with --local."""
-    found = args.region or os.environ.get(REGION_ENV)
-    if found:
-        return found
-    if args.local:
-        return LOCAL_REGION
-    raise UsageError(f"no region: pass --region (e.g. us-central1) or set {REGION_ENV}")
 
 
 def where(args: argparse.Namespace) -> str:
