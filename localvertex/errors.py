@@ -59,6 +59,13 @@ def failed_precondition(message: str) -> ApiError:
     return ApiError(FAILED_PRECONDITION, message)
 
 
+def still_running(name: str, state: str) -> ApiError:
+    """FAILED_PRECONDITION for deleting a resource that has not ended, in Vertex's words."""
+    return failed_precondition(
+        f"{name} is in state {state}; cancel it and wait for it to end before deleting it."
+    )
+
+
 def not_found(message: str) -> ApiError:
     """404 NOT_FOUND."""
     return ApiError(NOT_FOUND, message)

@@ -168,13 +168,13 @@ class LocalVertex:
         """Delete an ended job and its files; return the (done) long-running Operation."""
         record = self._record(name)
         if record.job.state not in TERMINAL:
-            raise errors.failed_precondition(
-                f"{record.job.name} is in state {record.job.state.name}; cancel it and wait "
-                "for it to end before deleting it."
-            )
+            raise errors.still_running(record.job.name, record.job.state.name)
         self.store.delete_job(record.id)
         shutil.rmtree(self._job_dir(record), ignore_errors=True)
-        parent = record.job.name.split("/customJobs/")[0]
+        return self.delete_operation(record.job.name.split("/customJobs/")[0])
+
+    def delete_operation(self, parent: str) -> dict:
+        """Record and return the done Operation a delete under `parent` answers with."""
         operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
         self.store.put_operation(operation["name"], json.dumps(operation))
         return operation

@@ -27,7 +27,7 @@ from localvertex.models.upload import (
     parse_upload,
     upload_operation,
 )
-from localvertex.resources import done_operation, new_id, page
+from localvertex.resources import new_id, page
 from localvertex.service import LocalVertex
 
 DEFAULT_ALIAS = "default"
@@ -109,9 +109,7 @@ class ModelRegistry:
         parent, model_id = parse_model_name(name)
         self._versions(name)  # NOT_FOUND first
         self.store.delete(parent, model_id)
-        operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
-        return operation
+        return self.service.delete_operation(parent)
 
     def _first_version(self, parent: str, request: aiplatform_v1.UploadModelRequest) -> Model:
         """Version 1 of a new model; it always carries the default alias."""

@@ -38,7 +38,7 @@ from localvertex.pipeline_jobs.process import RunProcess
 from localvertex.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
 from localvertex.pipeline_jobs.store import Record, ResourceStore
 from localvertex.process import kill_leftovers
-from localvertex.resources import done_operation, new_id, page
+from localvertex.resources import new_id, page
 from localvertex.service import LocalVertex
 
 State = aiplatform_v1.PipelineState
@@ -138,17 +138,10 @@ class PipelineJobs:
         """Delete an ended job and its run files; return the done Operation."""
         record = self._record(name)
         if record.resource.state not in TERMINAL:
-            raise errors.failed_precondition(
-                f"{record.resource.name} is in state {record.resource.state.name}; cancel it and "
-                "wait for it to end before deleting it."
-            )
+            raise errors.still_running(record.resource.name, record.resource.state.name)
         self.store.delete(record.id)
         shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
-        operation = done_operation(
-            f"{record.parent}/operations/{new_id()}", "DeleteOperationMetadata"
-        )
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
-        return operation
+        return self.service.delete_operation(record.parent)
 
     def read_logs(self, name: str, offset: int, max_bytes: int) -> dict:
         """The run's log text from byte `offset`, and where to read on from."""

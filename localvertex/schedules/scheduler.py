@@ -26,7 +26,7 @@ from localvertex import errors
 from localvertex.filters import compile_filter
 from localvertex.pipeline_jobs.runs import PipelineJobs
 from localvertex.pipeline_jobs.store import Record, ResourceStore
-from localvertex.resources import done_operation, new_id, page
+from localvertex.resources import new_id, page
 from localvertex.schedules import cron
 from localvertex.service import LocalVertex
 
@@ -123,11 +123,7 @@ class Schedules:
         with self._lock:
             record = self._record(name)
             self.store.delete(record.id)
-        operation = done_operation(
-            f"{record.parent}/operations/{new_id()}", "DeleteOperationMetadata"
-        )
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
-        return operation
+        return self.service.delete_operation(record.parent)
 
     def tick(self) -> builtins.list[str]:
         """Fire every ACTIVE schedule that is due now; return the names of the runs created."""

@@ -22,7 +22,7 @@ from components.vertex.study_rules import check_tuning_job
 from localvertex import errors
 from localvertex.filters import compile_filter
 from localvertex.launch import plan_job
-from localvertex.resources import done_operation, new_id, page
+from localvertex.resources import new_id, page
 from localvertex.service import LocalVertex
 from localvertex.tuning.run import TERMINAL, StudyRun
 from localvertex.tuning.store import TuningRecord, TuningStore
@@ -94,10 +94,7 @@ class Tuner:
         """Delete an ended job, its trials' CustomJobs and files; return the done Operation."""
         record = self._record(name)
         if record.job.state not in TERMINAL:
-            raise errors.failed_precondition(
-                f"{record.job.name} is in state {record.job.state.name}; cancel it and wait for "
-                "it to end before deleting it."
-            )
+            raise errors.still_running(record.job.name, record.job.state.name)
         for trial in record.job.trials:
             if trial.custom_job:
                 try:
@@ -106,7 +103,7 @@ class Tuner:
                     _log.debug("delete %s: %s", trial.custom_job, exc.message)
         self.store.delete(record.id)
         shutil.rmtree(self._metrics_dir(record.id), ignore_errors=True)
-        return self._operation(record.job.name)
+        return self.service.delete_operation(record.parent)
 
     def _record(self, name: str) -> TuningRecord:
         parent, _, job_id = name.rpartition("/hyperparameterTuningJobs/")
@@ -146,12 +143,6 @@ class Tuner:
 
     def _metrics_dir(self, job_id: str):
         return self.service.config.state_dir / "tuning" / job_id
-
-    def _operation(self, resource: str) -> dict:
-        parent = resource.split("/hyperparameterTuningJobs/")[0]
-        operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
-        return operation
 
 
 def job_json(job: HyperparameterTuningJob, enum_ints: bool = False) -> str:
