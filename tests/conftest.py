@@ -19,3 +19,10 @@ def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
 def gcloud(local_service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Gcloud:
     """The installed gcloud with `api_endpoint_overrides/aiplatform` set to `local_service`."""
     return Gcloud(tmp_path_factory.mktemp("gcloud"), local_service.url)
+
+
+@pytest.fixture
+def no_gcloud_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No project or region from the environment: each test says what it means."""
+    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
+        monkeypatch.delenv(name, raising=False)

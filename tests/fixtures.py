@@ -177,3 +177,30 @@ def wait_for_state(
         return job if job.state in wanted else None
 
     return wait_until(reached, timeout, f"{name} to reach {[s.name for s in wanted]}")
+
+
+def train_digits(out: Path, **flags: object) -> Path:
+    """`python -m trainer` on digits, one thread, with checkpoints, model and logs under `out`."""
+    dirs = {"checkpoint_dir": out / "checkpoints", "model_dir": out / "model"}
+    values = {**dirs, "tensorboard_dir": out / "logs", "eval_interval": 0, **flags}
+    subprocess.run(
+        [sys.executable, "-m", "trainer", *(f"--{k}={v}" for k, v in values.items())],
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:
+    """`vtp ARGV` in this process: its exit status, stdout and stderr."""
+    from pipelines.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # API errors exit 1 from inside a command, after saying why
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -1,7 +1,5 @@
 """`evaluate_checkpoints` and `export_model` bodies on the checkpoints of a real trainer run."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,34 +8,17 @@ from kfp.dsl import Artifact, ClassificationMetrics, Metrics, Model
 
 from components.evaluate_checkpoints import evaluate_checkpoints
 from components.export_model import export_model
+from tests.fixtures import train_digits
 from trainer import checkpoint
 from trainer.evaluate import evaluate_checkpoint
 from trainer.export import load_model
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A short digits run with three checkpoints kept."""
     out = tmp_path_factory.mktemp("run")
-    flags = {
-        "max_steps": 60,
-        "checkpoint_interval": 20,
-        "keep_checkpoints": 3,
-        "eval_interval": 0,
-        "checkpoint_dir": out / "checkpoints",
-        "model_dir": out / "model",
-        "tensorboard_dir": out / "logs",
-    }
-    subprocess.run(
-        [sys.executable, "-m", "trainer", *(f"--{k}={v}" for k, v in flags.items())],
-        cwd=REPO,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-        check=True,
-        capture_output=True,
-    )
-    return out
+    return train_digits(out, max_steps=60, checkpoint_interval=20, keep_checkpoints=3)
 
 
 def evaluate(directory: Path, tmp_path: Path, **kwargs: object) -> tuple:

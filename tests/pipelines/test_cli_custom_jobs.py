@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from pipelines.cli import main
+from tests.fixtures import run_vtp
 from tests.pipelines.vertex_recorder import VertexRecorder
 
 IMAGE = "gcr.io/p/trainer:1"
@@ -31,13 +31,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[VertexRecorder]:
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(["custom-jobs", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_vtp(capsys, "custom-jobs", *argv)
 
 
 def create(capsys: pytest.CaptureFixture[str], *extra: str) -> str:

@@ -12,9 +12,8 @@ import pytest
 import torch
 from google.cloud import aiplatform_v1
 
-from pipelines.cli import main
 from tests.components.vertex.usercode import write_user_code
-from tests.fixtures import LocalService, wait_for_state
+from tests.fixtures import LocalService, run_vtp, wait_for_state
 
 State = aiplatform_v1.JobState
 EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/pytorch-cpu.2-4.py310:latest"
@@ -33,10 +32,7 @@ def local(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> Local
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(["custom-jobs", "create", "--display-name=autopackaged", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_vtp(capsys, "custom-jobs", "create", "--display-name=autopackaged", *argv)
 
 
 def local_code_pool(code: Path, entry: str, extra: str = "") -> str:

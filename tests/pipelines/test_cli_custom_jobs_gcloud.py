@@ -19,7 +19,7 @@ import pytest
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from pipelines.cli import main
+from tests.fixtures import run_vtp
 from tests.pipelines.vertex_recorder import VertexRecorder
 
 pytestmark = pytest.mark.skipif(shutil.which("gcloud") is None, reason="needs the gcloud CLI")
@@ -426,10 +426,7 @@ def write_files(case: Case, root: Path) -> Callable[[tuple[str, ...]], list[str]
 
 
 def vtp(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(["custom-jobs", "create", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_vtp(capsys, "custom-jobs", "create", *argv)
 
 
 def custom_job(body: dict[str, Any]) -> aiplatform_v1.CustomJob:

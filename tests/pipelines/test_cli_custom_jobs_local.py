@@ -9,8 +9,7 @@ import json
 import pytest
 from google.cloud import aiplatform_v1
 
-from pipelines.cli import main
-from tests.fixtures import LocalService, wait_for_state
+from tests.fixtures import LocalService, run_vtp, wait_for_state
 
 State = aiplatform_v1.JobState
 POOL = "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=python:3.11-slim"
@@ -25,13 +24,7 @@ def local(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> Local
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(["custom-jobs", *argv])
-    except SystemExit as exc:  # service errors exit 1 after printing why
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_vtp(capsys, "custom-jobs", *argv)
 
 
 def test_create_then_stream_logs_until_it_succeeds(local: LocalService, capsys) -> None:

@@ -13,8 +13,7 @@ import pytest
 import yaml
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
-from pipelines.cli import main
-from tests.fixtures import wait_until
+from tests.fixtures import run_vtp, wait_until
 
 TASK = Path(__file__).parents[1] / "localvertex" / "tuning" / "objective_task.py"
 
@@ -150,13 +149,8 @@ def gcloud_body(tmp_path, url: str, handler: type[Recorder], args: list[str]) ->
     return body
 
 
-def vtp(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # API errors exit 1 from inside the command
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    return run_vtp(capsys, *argv)
 
 
 def as_job(body: dict) -> HyperparameterTuningJob:

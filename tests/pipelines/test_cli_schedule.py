@@ -15,8 +15,7 @@ import requests
 from google.cloud import scheduler_v1
 from google.cloud.aiplatform_v1 import PipelineJob, PipelineState, Schedule
 
-from pipelines.cli import main
-from tests.fixtures import LocalService
+from tests.fixtures import LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 
@@ -26,19 +25,10 @@ NIGHTLY = ("--cron=0 3 * * *", "--time-zone=Europe/Paris")
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(["schedule", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_vtp(capsys, "schedule", *argv)
 
 
-@pytest.fixture(autouse=True)
-def no_gcloud_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_gcloud_defaults")
 
 
 def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:

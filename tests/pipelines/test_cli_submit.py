@@ -7,9 +7,8 @@ import pytest
 import yaml
 from google.cloud.aiplatform_v1 import PipelineJob
 
-from pipelines.cli import main
 from pipelines.compile import COMPILED_DIR
-from tests.fixtures import LocalService
+from tests.fixtures import LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 
 TARGET = ("--project=my-project", "--region=europe-west4", "--pipeline-root=gs://my-bucket/root")
@@ -17,19 +16,10 @@ SA = "runner@my-project.iam.gserviceaccount.com"
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(["submit", *argv])
-    except SystemExit as exc:  # service errors exit 1 after printing why
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_vtp(capsys, "submit", *argv)
 
 
-@pytest.fixture(autouse=True)
-def no_gcloud_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_gcloud_defaults")
 
 
 def test_dry_run_prints_the_pipeline_job_the_sdk_builds(capsys) -> None:

@@ -1,14 +1,12 @@
 """The shipped export pipeline (`compiled/export.yaml`) submitted with `vtp submit --local`."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from pipelines.cli import main
-from tests.fixtures import REPO, LocalService
+from tests.fixtures import LocalService, train_digits
 from trainer.export import load_model
 from trainer.tasks import load_task
 
@@ -18,21 +16,7 @@ def test_export_pipeline_runs_on_the_local_service(
     local_service: LocalService, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     run = local_service.gcs_root / "vtp-test" / "export-run"
-    flags = {
-        "max_steps": 40,
-        "checkpoint_interval": 20,
-        "eval_interval": 0,
-        "checkpoint_dir": run / "checkpoints",
-        "model_dir": run / "model",
-        "tensorboard_dir": run / "logs",
-    }
-    subprocess.run(
-        [sys.executable, "-m", "trainer", *(f"--{k}={v}" for k, v in flags.items())],
-        cwd=REPO,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-        check=True,
-        capture_output=True,
-    )
+    train_digits(run, max_steps=40, checkpoint_interval=20)
     monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
     argv = ["export", "--local", "--param=checkpoints_uri=gs://vtp-test/export-run/checkpoints"]
     assert main(["submit", *argv, "--pipeline-root=gs://vtp-test/export-root", "--wait"]) == 0
