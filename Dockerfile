@@ -7,16 +7,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /opt/vtp
 
 # Dependencies first, so code edits do not rebuild the torch layer.
-COPY pyproject.toml constraints.txt README.md ./
-RUN mkdir -p trainer components localvertex pipelines storage \
+COPY pyproject.toml setup.py constraints.txt README.md ./
+RUN mkdir -p trainer components pipelines vtp compiled/components \
     && pip install -c constraints.txt . \
     && pip uninstall -y vertex-torch-pipelines
 
 COPY trainer trainer
 COPY components components
-COPY localvertex localvertex
 COPY pipelines pipelines
-COPY storage storage
+COPY vtp vtp
+COPY compiled compiled
 RUN pip install --no-deps -c constraints.txt .
 
 # A CustomJob pool that names this image without a command runs the trainer with the pool's args

@@ -84,7 +84,7 @@ def through_service(client, parent: str, out: Path, run: int) -> dict[str, float
 def measure(poll_interval: float, out: Path) -> dict[str, float]:
     """Medians of RUNS jobs on a service polling every `poll_interval` seconds."""
     state = out / f"state-{poll_interval}"
-    command = [sys.executable, "-m", "pipelines", "local", "serve", "--port", "0"]
+    command = [sys.executable, "-m", "vtp", "local", "serve", "--port", "0"]
     command += ["--state-dir", str(state), "--poll-interval", str(poll_interval), "--gpus", "none"]
     service = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True

@@ -17,9 +17,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from components.vertex.client import job_client
-from pipelines.local_run import embedded_service, run_pipeline
-from pipelines.summary import latest_run, task_outputs
+from vtp.run.local_run import embedded_service, run_pipeline
+from vtp.run.summary import latest_run, task_outputs
+from vtp.vertex.client import job_client
 
 
 def job_seconds(state_dir: Path) -> list[float]:

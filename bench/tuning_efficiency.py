@@ -29,11 +29,11 @@ from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 
-from components.vertex.study import DoubleParameter, Metric, Study, tuning_job
-from localvertex.config import ServiceConfig
-from localvertex.http import running
-from localvertex.service import LocalVertex
-from localvertex.tuning.suggest import Suggester
+from vtp.local.base.config import ServiceConfig
+from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.server import running
+from vtp.local.tuning.suggest import Suggester
+from vtp.vertex.study import DoubleParameter, Metric, Study, tuning_job
 
 SEEDS = range(11)
 CAP = 500

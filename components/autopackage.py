@@ -3,14 +3,14 @@
 gcloud's autopackaging (`local-package-path` + `python-module` or `script`) as a pipeline step,
 without Docker: the directory becomes a reproducible source distribution at a content-addressed
 URI, run by a prebuilt executor image as a `pythonPackageSpec`. Its `job_spec` output feeds
-`custom_job`'s `job_spec`. The body lives in `components.vertex.autopackage_task`.
+`custom_job`'s `job_spec`. The body lives in `vtp.launchers.autopackage`.
 """
 
 from typing import NamedTuple
 
 from kfp import dsl
 
-from components.images import COMPONENT_IMAGE
+from vtp.images import COMPONENT_IMAGE
 
 
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
@@ -55,7 +55,7 @@ def autopackage(
     import logging
     from collections import namedtuple
 
-    from components.vertex.autopackage_task import package_source
+    from vtp.launchers.autopackage import package_source
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     packaged = package_source(

@@ -1,13 +1,13 @@
 """The `custom_job` component: run a (distributed) training CustomJob on Vertex AI.
 
 The body runs in the project's image; everything it does lives in
-`components.vertex.custom_job_task`, tested on its own against the local service.
+`vtp.launchers.custom_job`, tested on its own against the local service.
 """
 
 from kfp import dsl
 from kfp.dsl import Artifact, Model, Output, OutputPath
 
-from components.images import COMPONENT_IMAGE
+from vtp.images import COMPONENT_IMAGE
 
 
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
@@ -62,10 +62,11 @@ def custom_job(
     """
     import logging
 
-    from components.vertex import custom_job_task, lifecycle
+    from vtp.launchers import custom_job as launcher
+    from vtp.vertex import lifecycle
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    job = custom_job_task.build_job(
+    job = launcher.build_job(
         display_name,
         worker_pool_specs,
         job_spec,
@@ -78,9 +79,9 @@ def custom_job(
         service_account=service_account,
         network=network,
     )
-    task = custom_job_task.place(job, output_root, pipeline_run, task_name)
+    task = launcher.place(job, output_root, pipeline_run, task_name)
     polling = lifecycle.Polling(initial=poll_interval_seconds)
-    final = custom_job_task.run_custom_job(project, location, job, task.key, gcp_resources, polling)
+    final = launcher.run_custom_job(project, location, job, task.key, gcp_resources, polling)
     model.uri = f"{task.output_dir}/model"
     model.metadata["custom_job"] = final.name
     checkpoints.uri = f"{task.output_dir}/checkpoints"

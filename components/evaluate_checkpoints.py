@@ -5,7 +5,7 @@ from typing import NamedTuple
 from kfp import dsl
 from kfp.dsl import Artifact, ClassificationMetrics, Input, Metrics, Model, Output
 
-from components.images import COMPONENT_IMAGE
+from vtp.images import COMPONENT_IMAGE
 
 
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
@@ -37,7 +37,7 @@ def evaluate_checkpoints(
     import logging
     from collections import namedtuple
 
-    from components.vertex import evaluation
+    from vtp.launchers import evaluation
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     evaluations = evaluation.evaluate_directory(checkpoints.uri, last_k)

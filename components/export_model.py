@@ -7,7 +7,7 @@ The directory's heart is `model.pt2`, a `torch.export` program that loads with t
 from kfp import dsl
 from kfp.dsl import Input, Model, Output
 
-from components.images import COMPONENT_IMAGE
+from vtp.images import COMPONENT_IMAGE
 
 
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)

@@ -5,7 +5,7 @@ from typing import NamedTuple
 from kfp import dsl
 from kfp.dsl import Artifact, Model, Output, OutputPath
 
-from components.images import COMPONENT_IMAGE
+from vtp.images import COMPONENT_IMAGE
 
 
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
@@ -67,10 +67,11 @@ def hyperparameter_tuning(
     import logging
     from collections import namedtuple
 
-    from components.vertex import lifecycle, tuning_task
+    from vtp.launchers import tuning as launcher
+    from vtp.vertex import lifecycle
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    trial_job = tuning_task.trial_job(
+    trial_job = launcher.trial_job(
         worker_pool_specs,
         job_spec,
         args,
@@ -79,7 +80,7 @@ def hyperparameter_tuning(
         scheduling_strategy=scheduling_strategy,
         service_account=service_account,
     )
-    job = tuning_task.build_tuning_job(
+    job = launcher.build_tuning_job(
         display_name,
         study_spec,
         max_trial_count,
@@ -87,12 +88,12 @@ def hyperparameter_tuning(
         max_failed_trial_count,
         trial_job,
     )
-    task = tuning_task.place(job, output_root, pipeline_run, task_name)
+    task = launcher.place(job, output_root, pipeline_run, task_name)
     polling = lifecycle.Polling(initial=poll_interval_seconds)
-    final = tuning_task.run_tuning_job(project, location, job, task.key, gcp_resources, polling)
-    best = tuning_task.best_trial(final)
+    final = launcher.run_tuning_job(project, location, job, task.key, gcp_resources, polling)
+    best = launcher.best_trial(final)
     with open(trials.path, "w") as stream:
-        json.dump(tuning_task.trials_summary(final), stream, indent=1)
+        json.dump(launcher.trials_summary(final), stream, indent=1)
     trials.metadata.update({"tuning_job": final.name, "best_trial": best.trial_id})
     best_model.uri = f"{task.output_dir}/{best.trial_id}/model"
     best_model.metadata.update({"trial": best.trial_id, "metric": best.metric, **best.parameters})

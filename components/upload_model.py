@@ -2,7 +2,7 @@
 
 Its `vertex_model` output is the `google.VertexModel` artifact GCPC's `ModelUploadOp` writes, so
 GCPC's `ModelDeployOp` (and anything else that takes a VertexModel) accepts it. The body runs in
-the project's image; everything it does lives in `components.vertex.models`.
+the project's image; everything it does lives in `vtp.launchers.upload_model`.
 
 The model is served by the project's image too (`python -m trainer.serve`): it holds the torch
 that wrote model.pt2. The default image is a literal, as kfp copies this function's source into
@@ -14,7 +14,7 @@ from google_cloud_pipeline_components.types.artifact_types import VertexModel
 from kfp import dsl
 from kfp.dsl import Input, Model, Output, OutputPath
 
-from components.images import COMPONENT_IMAGE
+from vtp.images import COMPONENT_IMAGE
 
 
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
@@ -75,12 +75,12 @@ def upload_model(
     """
     import logging
 
-    from components.vertex import lifecycle
-    from components.vertex import models as registry
+    from vtp.launchers import upload_model as launcher
+    from vtp.vertex import lifecycle
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     target = lifecycle.Target.resolve(project, location)
-    serving = registry.serving(
+    serving = launcher.serving(
         serving_container_image_uri,
         # The default above, written again (no module names here); `vtp compile --image`
         # rewrites both, so a recompiled project image still serves with trainer.serve.
@@ -92,9 +92,9 @@ def upload_model(
         health_route=serving_container_health_route,
         env=serving_container_environment_variables,
     )
-    upload = registry.Upload(
+    upload = launcher.Upload(
         display_name=display_name,
-        artifact_uri=registry.artifact_uri(model.uri),
+        artifact_uri=launcher.artifact_uri(model.uri),
         serving=serving,
         parent_model=parent_model,
         description=description,
@@ -102,7 +102,7 @@ def upload_model(
         version_aliases=version_aliases,
         is_default_version=is_default_version,
     )
-    key = registry.upload_key(target, upload, pipeline_run, task_name)
-    name = registry.upload_model(target, upload, key, gcp_resources)
+    key = launcher.upload_key(target, upload, pipeline_run, task_name)
+    name = launcher.upload_model(target, upload, key, gcp_resources)
     vertex_model.uri = target.resource_uri(name)
     vertex_model.metadata["resourceName"] = name

@@ -37,6 +37,21 @@ PIPELINES: dict[str, Entry] = {
 }
 
 
+COMPONENTS: dict[str, Entry] = {
+    name: Entry(f"components.{name}", name)
+    for name in (
+        "autopackage",
+        "custom_job",
+        "hyperparameter_tuning",
+        "evaluate_checkpoints",
+        "export_model",
+        "upload_model",
+    )
+}
+"""Every component, compiled on its own to `compiled/components/<name>.yaml` (kfp's component
+YAML: `kfp.components.load_component_from_file` loads it without importing this project)."""
+
+
 def entry(name: str) -> Entry:
     """The catalog entry for `name`; ValueError listing the names otherwise."""
     if name not in PIPELINES:

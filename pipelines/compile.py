@@ -1,4 +1,5 @@
-"""Compile the pipelines to `compiled/<name>.yaml`, deterministically.
+"""Compile the pipelines to `compiled/<name>.yaml` and every component to
+`compiled/components/<name>.yaml`, deterministically.
 
 The image is the one knob: components and default worker pools name `images.COMPONENT_IMAGE`,
 and `--image` swaps that exact string in the compiled spec, so a team can build the image into
@@ -12,12 +13,21 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.images import COMPONENT_IMAGE
 from pipelines import catalog
+from vtp.images import COMPONENT_IMAGE
 
-COMPILED_DIR = Path(__file__).resolve().parents[1] / "compiled"
+COMPONENTS_SUBDIR = "components"
 _SDK_VERSION = re.compile(r"^sdkVersion: .*$", re.MULTILINE)
 _HEADER_DEFAULT = re.compile(r"^(#    \w+: \w+ \[Default: )(.*)\]$", re.MULTILINE)
+
+
+def compiled_dir() -> Path:
+    """Where the compiled YAML lives: `compiled/` of a source checkout (an editable install),
+    else the copy a regular install ships as package data (`pipelines/compiled/`)."""
+    checkout = Path(__file__).resolve().parents[1] / "compiled"
+    if (checkout.parent / "pyproject.toml").is_file() and checkout.is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "compiled"
 
 
 @dataclass(frozen=True)
@@ -30,13 +40,14 @@ class Outcome:
     diff: str = ""
 
 
-def compile_text(name: str, image: str = COMPONENT_IMAGE) -> str:
-    """The compiled YAML of pipeline `name`, with `image` as the project's image."""
+def compile_text(name: str, image: str = COMPONENT_IMAGE, component: bool = False) -> str:
+    """The compiled YAML of pipeline (or `component`) `name`, with `image` as the project's."""
     from kfp import compiler
 
+    found = catalog.COMPONENTS[name] if component else catalog.entry(name)
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / f"{name}.yaml"
-        compiler.Compiler().compile(catalog.entry(name).load(), str(path))
+        compiler.Compiler().compile(found.load(), str(path))
         text = stable_header(path.read_text())
     return text.replace(COMPONENT_IMAGE, image) if image != COMPONENT_IMAGE else text
 
@@ -72,24 +83,30 @@ def comparable(text: str) -> str:
 
 
 def compile_all(
-    out_dir: Path = COMPILED_DIR,
+    out_dir: Path | None = None,
     image: str = COMPONENT_IMAGE,
     names: list[str] | None = None,
     check: bool = False,
 ) -> list[Outcome]:
-    """Write (or with `check`, only compare) every pipeline's YAML under `out_dir`."""
-    outcomes = []
-    for name in names or list(catalog.PIPELINES):
-        text = compile_text(name, image)
-        path = out_dir / f"{name}.yaml"
-        old = path.read_text() if path.exists() else ""
-        changed = comparable(old) != comparable(text)
-        diff = _diff(old, text, path) if changed else ""
-        if changed and not check:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        outcomes.append(Outcome(name, path, changed, diff))
-    return outcomes
+    """Write (or with `check`, only compare) every pipeline's YAML under `out_dir` (default
+    `compiled_dir()`), and every component's under its `components/` when no names are given."""
+    out_dir = out_dir or compiled_dir()
+    jobs = [(name, out_dir / f"{name}.yaml", False) for name in names or catalog.PIPELINES]
+    if not names:
+        folder = out_dir / COMPONENTS_SUBDIR
+        jobs += [(name, folder / f"{name}.yaml", True) for name in catalog.COMPONENTS]
+    return [_compile_one(name, path, image, component, check) for name, path, component in jobs]
+
+
+def _compile_one(name: str, path: Path, image: str, component: bool, check: bool) -> Outcome:
+    text = compile_text(name, image, component)
+    old = path.read_text() if path.exists() else ""
+    changed = comparable(old) != comparable(text)
+    diff = _diff(old, text, path) if changed else ""
+    if changed and not check:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return Outcome(name, path, changed, diff)
 
 
 def _diff(old: str, new: str, path: Path) -> str:

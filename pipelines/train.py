@@ -7,8 +7,8 @@ custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
 from kfp import dsl
 
 from components.custom_job import custom_job
-from components.images import COMPONENT_IMAGE
 from pipelines.stages import evaluate_and_register
+from vtp.images import COMPONENT_IMAGE
 
 DEFAULT_POOLS = [
     f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}",

@@ -8,9 +8,9 @@ from kfp import dsl
 
 from components.custom_job import custom_job
 from components.hyperparameter_tuning import hyperparameter_tuning
-from components.images import COMPONENT_IMAGE
 from pipelines.stages import evaluate_and_register
 from pipelines.train import DEFAULT_POOLS
+from vtp.images import COMPONENT_IMAGE
 
 TRIAL_POOLS = [f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}"]
 """One replica per trial: trials are many and short, so they gain more from running in parallel."""

@@ -56,7 +56,7 @@ class LocalService:
     def start(self) -> "LocalService":
         """Start the service and wait until it serves."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pipelines", "local", "serve", "--port", "0"]
+        command = [sys.executable, "-m", "vtp", "local", "serve", "--port", "0"]
         stderr = open(self.state_dir / "service.log", "a")  # noqa: SIM115 (lives with the process)
         self.process = subprocess.Popen(
             [*command, "--state-dir", str(self.state_dir), *self.flags],
@@ -195,7 +195,7 @@ def train_digits(out: Path, **flags: object) -> Path:
 
 def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:
     """`vtp ARGV` in this process: its exit status, stdout and stderr."""
-    from pipelines.cli import main
+    from vtp.cli import main
 
     capsys.readouterr()
     try:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-import storage
+from vtp import storage
 
 log = logging.getLogger("trainer")
 

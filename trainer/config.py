@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import storage
+from vtp import storage
 
 DEFAULT_OUTPUT_ROOT = "trainer_output"
 """Where outputs go when neither a flag nor an `AIP_*` variable names a directory."""

@@ -19,11 +19,11 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, Subset
 
-import storage
 from trainer import checkpoint
 from trainer.config import Config
 from trainer.distributed import Runtime
 from trainer.tasks import load_task
+from vtp import storage
 
 
 @torch.no_grad()

@@ -39,10 +39,10 @@ from torch import nn
 from torch.export import Dim, ExportedProgram
 from torch.utils.data import Dataset
 
-import storage
 from trainer import checkpoint
 from trainer.config import Config
 from trainer.tasks import load_task
+from vtp import storage
 
 MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"

@@ -28,8 +28,8 @@ from typing import Any
 
 import torch
 
-import storage
 from trainer.export import FORMAT, METADATA_FILE
+from vtp import storage
 
 _TOKEN_URL = (
     "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"

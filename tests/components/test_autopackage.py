@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 
 from components.autopackage import autopackage
-from components.images import COMPONENT_IMAGE
-from components.vertex import autopackage as library
-from components.vertex import custom_job_task
-from components.vertex.protodict import SpecError
-from components.vertex.validation import validate_custom_job_spec
-from tests.components.vertex.usercode import write_user_code
+from tests.vtp.vertex.usercode import write_user_code
+from vtp.images import COMPONENT_IMAGE
+from vtp.launchers import custom_job as custom_job_task
+from vtp.vertex import autopackage as library
+from vtp.vertex.protodict import SpecError
+from vtp.vertex.validation import validate_custom_job_spec
 
 EXECUTOR = "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-4.py310:latest"
 

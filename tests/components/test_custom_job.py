@@ -13,10 +13,10 @@ from google.cloud import aiplatform_v1
 from kfp.dsl import Artifact, Model
 
 from components.custom_job import custom_job
-from components.vertex import lifecycle
-from components.vertex.protodict import SpecError
 from tests.fixtures import PROJECT, REGION, LocalService, wait_for_state, wait_until
-from tests.localvertex.conftest import SCRIPT
+from tests.vtp.local.conftest import SCRIPT
+from vtp.vertex import lifecycle
+from vtp.vertex.protodict import SpecError
 
 RUNNER = Path(__file__).with_name("run_component.py")
 DISPLAY_NAME = "component-test"

@@ -9,13 +9,13 @@ from google.cloud import aiplatform_v1
 from kfp.dsl import Artifact, Model
 
 from components.hyperparameter_tuning import hyperparameter_tuning
-from components.images import COMPONENT_IMAGE
-from components.vertex import custom_job_task
-from components.vertex.protodict import SpecError
-from components.vertex.tuning_task import best_trial, build_tuning_job
 from tests.fixtures import PROJECT, REGION, LocalService
+from vtp.images import COMPONENT_IMAGE
+from vtp.launchers import custom_job as custom_job_task
+from vtp.launchers.tuning import best_trial, build_tuning_job
+from vtp.vertex.protodict import SpecError
 
-OBJECTIVE = str(Path(__file__).parents[1] / "localvertex" / "tuning" / "objective_task.py")
+OBJECTIVE = str(Path(__file__).parents[1] / "vtp" / "local" / "tuning" / "objective_task.py")
 """A trial that reports `score` = 1 - (x - 0.3)^2 through cloudml-hypertune."""
 Trial = aiplatform_v1.Trial
 

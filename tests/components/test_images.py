@@ -4,9 +4,9 @@ import typing
 
 import pytest
 
-from components.images import COMPONENT_IMAGE, TRAINER_METRICS, is_project_image
-from localvertex import launch
 from trainer.config import Config
+from vtp.images import COMPONENT_IMAGE, TRAINER_METRICS, is_project_image
+from vtp.local.runtime import launch
 
 
 @pytest.mark.parametrize(

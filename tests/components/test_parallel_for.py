@@ -14,9 +14,9 @@ from google.cloud import aiplatform_v1
 from kfp import dsl, local
 
 from components.custom_job import custom_job
-from localvertex import kfp_local_fixes
 from tests.fixtures import PROJECT, REGION, LocalService
-from tests.localvertex.conftest import SCRIPT
+from tests.vtp.local.conftest import SCRIPT
+from vtp.local.pipeline_jobs import kfp_fixes
 
 State = aiplatform_v1.JobState
 
@@ -55,7 +55,7 @@ def test_each_iteration_runs_its_own_job_in_its_own_directory(
                 poll_interval_seconds=0.1,
             )
 
-    kfp_local_fixes.apply()
+    kfp_fixes.apply()
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path / "root"))
     parallel_jobs(output_root="gs://bucket/parallel")
 

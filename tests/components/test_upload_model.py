@@ -18,9 +18,7 @@ from kfp import compiler, dsl, local
 from kfp.dsl import Model
 
 from components.export_model import export_model
-from components.images import COMPONENT_IMAGE
 from components.upload_model import upload_model
-from components.vertex import models as registry
 from tests.fixtures import PROJECT, REGION, LocalService
 from tests.trainer import serving
 from trainer import train
@@ -29,6 +27,8 @@ from trainer.config import parse_args
 from trainer.distributed import Runtime
 from trainer.export import load_program
 from trainer.tasks import digits
+from vtp.images import COMPONENT_IMAGE
+from vtp.launchers import upload_model as registry
 
 PREBUILT = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
 SERVED_BY_THE_PROJECT_IMAGE = aiplatform_v1.ModelContainerSpec(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from localvertex.launch import TRAINER_COMMAND
+from vtp.local.runtime.launch import TRAINER_COMMAND
 
 REPO = Path(__file__).resolve().parents[2]
 KEEP_PIP_CACHE = {"PIP_NO_CACHE_DIR"}

@@ -5,24 +5,34 @@ from pathlib import Path
 import pytest
 from kfp import components
 
-from components.images import COMPONENT_IMAGE
 from pipelines import catalog
-from pipelines.cli import main
-from pipelines.compile import COMPILED_DIR, comparable, compile_all, compile_text
+from pipelines.compile import compiled_dir, comparable, compile_all, compile_text
+from vtp.cli import main
+from vtp.images import COMPONENT_IMAGE
 
 
 @pytest.mark.parametrize("name", list(catalog.PIPELINES))
 def test_compiled_yaml_is_up_to_date(name: str) -> None:
-    golden = (COMPILED_DIR / f"{name}.yaml").read_text()
+    golden = (compiled_dir() / f"{name}.yaml").read_text()
     assert comparable(compile_text(name)) == comparable(golden), "run `vtp compile`"
 
 
 @pytest.mark.parametrize("name", list(catalog.PIPELINES))
 def test_compiled_yaml_loads_back(name: str) -> None:
-    pipeline = components.load_component_from_file(str(COMPILED_DIR / f"{name}.yaml"))
+    pipeline = components.load_component_from_file(str(compiled_dir() / f"{name}.yaml"))
     assert pipeline.name == f"vtp-{name}"
     assert set(pipeline.component_spec.inputs) == set(
         catalog.entry(name).load().component_spec.inputs
+    )
+
+
+@pytest.mark.parametrize("name", list(catalog.COMPONENTS))
+def test_component_yaml_is_up_to_date_and_loads_without_our_packages(name: str) -> None:
+    path = compiled_dir() / "components" / f"{name}.yaml"
+    assert comparable(compile_text(name, component=True)) == comparable(path.read_text())
+    loaded = components.load_component_from_file(str(path))
+    assert set(loaded.component_spec.inputs) == set(
+        catalog.COMPONENTS[name].load().component_spec.inputs
     )
 
 
@@ -42,7 +52,7 @@ def test_environment_does_not_leak(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "leaky-project")
     text = compile_text("train")
     assert "127.0.0.1" not in text and "/somewhere/else" not in text and "leaky" not in text
-    assert comparable(text) == comparable((COMPILED_DIR / "train.yaml").read_text())
+    assert comparable(text) == comparable((compiled_dir() / "train.yaml").read_text())
 
 
 def test_check_reports_stale_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

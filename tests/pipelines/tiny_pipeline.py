@@ -38,7 +38,7 @@ def record(marker_uri: str, value: int):
     import json
     import os
 
-    import storage
+    from vtp import storage
 
     path = storage.local_path(marker_uri)
     path.parent.mkdir(parents=True, exist_ok=True)

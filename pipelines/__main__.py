@@ -1,7 +1,0 @@
-"""`python -m pipelines` runs the `vtp` CLI."""
-
-import sys
-
-from pipelines.cli import main
-
-sys.exit(main())

@@ -1,0 +1,89 @@
+"""`vtp run`: the train and tune pipelines end to end on this machine (the README's main job)."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1
+
+from tests.fixtures import LocalService
+from trainer.export import load_model
+from trainer.tasks import load_task
+
+REPO = Path(__file__).resolve().parents[3]
+State = aiplatform_v1.JobState
+
+
+def vtp_run(*args: str) -> subprocess.CompletedProcess[str]:
+    """`vtp run ARGS` as a user types it."""
+    return subprocess.run(
+        [sys.executable, "-m", "vtp", "run", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def summary_value(stdout: str, pattern: str) -> str:
+    """A value from the run's closing summary."""
+    match = re.search(pattern, stdout)
+    assert match, f"{pattern!r} not in the summary:\n{stdout}"
+    return match.group(1)
+
+
+@pytest.mark.slow
+def test_train_pipeline_runs_ddp_job_evaluates_and_exports(tmp_path: Path) -> None:
+    result = vtp_run("train", "--state-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert float(summary_value(result.stdout, r"metric (\d\.\d+) \(passes")) >= 0.95
+    exported = Path(summary_value(result.stdout, r"exported model: (\S+)"))
+    model, config = load_model(exported)
+    inputs, targets = load_task(config.task).build_datasets(config)[1].tensors
+    with torch.no_grad():
+        accuracy = (model.eval()(inputs).argmax(dim=1) == targets).float().mean().item()
+    assert accuracy >= 0.95  # the exported model itself, not only the reported figure
+    registered = summary_value(result.stdout, r"registered model: (\S+)")
+    service = LocalService(tmp_path).start()  # the run's state, served again for inspection
+    try:
+        (job,) = service.client().list_custom_jobs(parent=service.parent)
+        models = aiplatform_v1.ModelServiceClient(
+            transport="rest",
+            client_options={"api_endpoint": service.url},
+            credentials=AnonymousCredentials(),
+        )
+        model = models.get_model(name=registered)
+    finally:
+        service.stop()
+    assert model.artifact_uri.startswith("gs://vtp-local/pipeline-root/")
+    assert job.state == State.JOB_STATE_SUCCEEDED
+    assert [pool.replica_count for pool in job.job_spec.worker_pool_specs] == [1, 1]
+
+
+@pytest.mark.slow
+def test_tune_pipeline_runs_trials_two_at_a_time(tmp_path: Path) -> None:
+    result = vtp_run("tune", "--state-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "best trial: {" in result.stdout
+    service = LocalService(tmp_path).start()
+    try:
+        (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
+    finally:
+        service.stop()
+    trials = list(tuning.trials)
+    assert len(trials) >= 4 and tuning.parallel_trial_count == 2
+    spans = [(t.start_time.timestamp(), t.end_time.timestamp()) for t in trials]
+    overlap = max(sum(start <= at < end for start, end in spans) for at, _ in spans)
+    assert overlap == 2, spans
+
+
+def test_failed_run_exits_nonzero_with_summary(tmp_path: Path) -> None:
+    result = vtp_run(
+        "train", "--state-dir", str(tmp_path), "--param", 'trainer_args=["--no_such_flag=1"]'
+    )
+    assert result.returncode == 1
+    assert "Pipeline train FAILED" in result.stdout

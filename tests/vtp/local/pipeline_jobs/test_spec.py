@@ -1,0 +1,67 @@
+"""What a PipelineJob must hold to run locally, and the typed arguments its run gets."""
+
+import pytest
+from google.cloud.aiplatform_v1 import PipelineJob
+
+from vtp.local.base import errors
+from vtp.local.pipeline_jobs import spec
+
+SPEC = {
+    "pipelineInfo": {"name": "p"},
+    "root": {
+        "inputDefinitions": {
+            "parameters": {
+                "count": {"parameterType": "NUMBER_INTEGER"},
+                "rate": {"parameterType": "NUMBER_DOUBLE", "defaultValue": 0.1},
+                "name": {"parameterType": "STRING", "isOptional": True},
+                "flags": {"parameterType": "LIST", "defaultValue": []},
+                "config": {"parameterType": "STRUCT", "defaultValue": {}},
+                "on": {"parameterType": "BOOLEAN", "defaultValue": False},
+            }
+        }
+    },
+}
+
+
+def test_values_arrive_as_json_and_leave_typed_for_kfp():
+    values = {"count": 3.0, "rate": 1, "flags": ["a"], "config": {"k": 1.0}, "on": True}
+    arguments = spec.run_arguments(SPEC, values)
+    assert arguments == {"count": 3, "rate": 1.0, "flags": ["a"], "config": {"k": 1.0}, "on": True}
+    assert type(arguments["count"]) is int and type(arguments["rate"]) is float
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({}, "parameterValues['count'] is required"),
+        ({"count": 1, "speed": 2}, "parameterValues['speed']: the pipeline has no such parameter"),
+        ({"count": 1.5}, "expected a whole number"),
+        ({"count": True}, "expected a NUMBER_INTEGER value, got bool"),
+        ({"count": 1, "on": "yes"}, "expected a BOOLEAN value, got str"),
+        ({"count": 1, "flags": {"a": 1}}, "expected a LIST value"),
+        ({"count": float("inf")}, "expected a whole number"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_parameter(values, message):
+    with pytest.raises(errors.ApiError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        spec.run_arguments(SPEC, values)
+
+
+def job(**runtime: object) -> PipelineJob:
+    return PipelineJob(pipeline_spec=SPEC, runtime_config=runtime)
+
+
+def test_the_pipeline_root_is_the_output_directory_or_the_spec_default():
+    assert spec.pipeline_root(job(gcs_output_directory="gs://b/r"), SPEC) == "gs://b/r"
+    with_default = {**SPEC, "defaultPipelineRoot": "gs://b/default"}
+    assert spec.pipeline_root(job(), with_default) == "gs://b/default"
+    with pytest.raises(errors.ApiError, match="gcsOutputDirectory is required"):
+        spec.pipeline_root(job(), SPEC)
+
+
+def test_runtime_settings_the_service_cannot_honour_are_refused():
+    with pytest.raises(errors.ApiError, match="parameters is the pre-KFP-2 form"):
+        spec.check_runtime(job(parameters={"count": {"int_value": 1}}))
+    with pytest.raises(errors.ApiError, match="inputArtifacts is not supported"):
+        spec.check_runtime(job(input_artifacts={"data": {"artifact_id": "1"}}))
+    assert spec.pipeline_spec(job()) == SPEC

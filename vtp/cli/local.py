@@ -1,0 +1,229 @@
+"""`vtp local`: run the local Vertex service, and inject faults into the jobs it runs.
+
+    vtp local serve --port 8765 --state-dir .vtp/local
+    vtp local preempt JOB --replica workerpool1-0 [--grace 5]
+
+`serve` runs in the foreground on 127.0.0.1 only and prints its URL on the first line of stdout.
+Ctrl-C or SIGTERM stops it: replicas are stopped and their jobs run again on the next start.
+`preempt` stops one replica of a running job the way a maintenance event or SPOT reclaim would
+(SIGTERM, the grace period, SIGKILL); the job then follows Vertex's restart rules.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from vtp.cli import UsageError
+
+ENDPOINT_ENV = "VTP_LOCAL_ENDPOINT"
+DEFAULT_PORT = 8765
+DEFAULT_STATE_DIR = ".vtp/local"
+_REPLICA = re.compile(r"workerpool[0-3]-\d+")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `local serve` and `local preempt`."""
+    group = subparsers.add_parser("local", help="the local Vertex service (serve, preempt)")
+    commands = group.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
+    _add_serve(commands)
+    _add_preempt(commands)
+
+
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "serve", help="run the local Vertex service in the foreground", allow_abbrev=False
+    )
+    add = parser.add_argument
+    add(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)",
+    )
+    add(
+        "--state-dir",
+        type=Path,
+        default=Path(DEFAULT_STATE_DIR),
+        help=f"jobs, logs and packages live here across restarts (default {DEFAULT_STATE_DIR})",
+    )
+    add(
+        "--gcs-root",
+        type=Path,
+        help="local directory standing in for Cloud Storage (default STATE_DIR/gcs)",
+    )
+    add(
+        "--poll-interval",
+        type=float,
+        help="seconds between checks of replica processes (default 0.5; $VTP_LOCAL_POLL_INTERVAL)",
+    )
+    add(
+        "--grace-period",
+        type=float,
+        help="seconds between SIGTERM and SIGKILL when stopping a replica "
+        "(default 10; $VTP_LOCAL_GRACE_PERIOD)",
+    )
+    add(
+        "--max-replicas",
+        type=int,
+        help="replica processes that may run at once; other jobs wait in JOB_STATE_QUEUED "
+        "(default: no limit)",
+    )
+    add(
+        "--gpus",
+        default="auto",
+        help="GPUs to hand out: 'auto' (nvidia-smi), 'none', or indices such as 0,1",
+    )
+    add(
+        "--ignore-accelerators",
+        action="store_true",
+        help="run jobs that ask for accelerators on CPU instead of refusing them",
+    )
+    add(
+        "--project-image",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="image prefix that counts as this project's image (repeatable; $VTP_PROJECT_IMAGE)",
+    )
+    add("--verbose", action="store_true", help="log every request")
+    parser.set_defaults(func=_serve)
+
+
+def _add_preempt(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "preempt", help="preempt a replica of a running local job", allow_abbrev=False
+    )
+    parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
+    parser.add_argument("--replica", required=True, help="replica to preempt, e.g. workerpool1-0")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        help="seconds between SIGTERM and SIGKILL (default: the service's grace period)",
+    )
+    parser.add_argument(
+        "--endpoint",
+        help=f"service URL (default ${ENDPOINT_ENV} or http://127.0.0.1:{DEFAULT_PORT})",
+    )
+    parser.set_defaults(func=_preempt)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from vtp.local.base.config import ServiceConfig
+    from vtp.local.custom_jobs.service import LocalVertex, StateDirInUse
+    from vtp.local.runtime.capacity import detect_gpus
+    from vtp.local.server import running
+
+    config = ServiceConfig.from_env(
+        args.state_dir,
+        port=_checked_port(args.port),
+        gcs_root=args.gcs_root,
+        poll_interval=_positive(args.poll_interval, "--poll-interval"),
+        grace_period=_non_negative(args.grace_period, "--grace-period"),
+        max_replicas=_non_negative(args.max_replicas, "--max-replicas"),
+        gpus=_gpus(args.gpus, detect_gpus),
+        ignore_accelerators=args.ignore_accelerators,
+        project_images=tuple(args.project_image),
+    )
+    level = logging.DEBUG if args.verbose else logging.INFO
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        service = running(LocalVertex(config))
+    except StateDirInUse as exc:
+        raise UsageError(f"--state-dir: {exc}") from None
+    except OSError as exc:  # most often: the port is taken
+        raise UsageError(f"--port {config.port}: {exc.strerror}") from None
+    with service:
+        print(
+            f"Serving the local Vertex API at {service.url} (state in {config.state_dir})",
+            flush=True,
+        )
+        stop.wait()
+    return 0
+
+
+def _preempt(args: argparse.Namespace) -> int:
+    if not _REPLICA.fullmatch(args.replica):
+        raise UsageError(
+            f"--replica must name a replica such as workerpool1-0, got {args.replica!r}"
+        )
+    grace = _non_negative(args.grace, "--grace")
+    name = args.job if "/" in args.job else f"projects/-/locations/-/customJobs/{args.job}"
+    if not re.fullmatch(r"projects/[^/]+/locations/[^/]+/customJobs/[^/:]+", name):
+        raise UsageError(
+            f"JOB must be a job ID or projects/P/locations/L/customJobs/ID, got {args.job!r}"
+        )
+    endpoint = (
+        args.endpoint or os.environ.get(ENDPOINT_ENV) or f"http://127.0.0.1:{DEFAULT_PORT}"
+    ).rstrip("/")
+    body: dict[str, object] = {"replica": args.replica}
+    if grace is not None:
+        body["gracePeriod"] = f"{grace:g}s"
+    request = urllib.request.Request(
+        f"{endpoint}/v1/{name}:preempt",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120):
+            pass
+    except urllib.error.HTTPError as exc:
+        print(f"vtp: {_error_message(exc)}", file=sys.stderr)
+        return 1
+    except urllib.error.URLError as exc:
+        print(
+            f"vtp: no local Vertex service answers at {endpoint} ({exc.reason}); "
+            "start one with `vtp local serve`",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"Preempted {args.replica} of {name}.")
+    return 0
+
+
+def _error_message(exc: urllib.error.HTTPError) -> str:
+    try:
+        return json.loads(exc.read())["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return f"HTTP {exc.code} {exc.reason}"
+
+
+def _gpus(value: str, detect) -> tuple[str, ...]:
+    if value == "auto":
+        return detect()
+    if value == "none":
+        return ()
+    indices = tuple(v.strip() for v in value.split(","))
+    if not all(i.isdigit() for i in indices):
+        raise UsageError(f"--gpus must be 'auto', 'none' or GPU indices such as 0,1; got {value!r}")
+    return indices
+
+
+def _checked_port(port: int) -> int:
+    if not 0 <= port < 65536:
+        raise UsageError(f"--port must be in 0..65535, got {port}")
+    return port
+
+
+def _positive(value: float | None, flag: str) -> float | None:
+    if value is not None and value <= 0:
+        raise UsageError(f"{flag} must be > 0, got {value:g}")
+    return value
+
+
+def _non_negative(value, flag: str):
+    if value is not None and value < 0:
+        raise UsageError(f"{flag} must be >= 0, got {value:g}")
+    return value

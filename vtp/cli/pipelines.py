@@ -1,0 +1,92 @@
+"""`vtp run` (a pipeline on this machine) and `vtp compile` (the YAML for Vertex Pipelines).
+
+vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]']
+vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
+"""
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from vtp.cli import UsageError
+
+DEFAULT_RUN_DIR = ".vtp/run"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `run` and `compile`."""
+    run = subparsers.add_parser("run", help="run a pipeline locally against a local Vertex")
+    run.add_argument("pipeline", metavar="PIPELINE", help="train, tune or export")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="pipeline parameter, parsed by its declared type (LIST/STRUCT as JSON); repeatable",
+    )
+    run.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path(DEFAULT_RUN_DIR),
+        help=f"local service state, storage and pipeline outputs (default {DEFAULT_RUN_DIR})",
+    )
+    run.set_defaults(func=_run)
+    comp = subparsers.add_parser("compile", help="compile the pipelines to compiled/*.yaml")
+    comp.add_argument("pipelines", nargs="*", metavar="PIPELINE", help="default: all")
+    comp.add_argument("--check", action="store_true", help="fail if compiled/ is out of date")
+    comp.add_argument("--image", help="the project's image to use in the compiled pipelines")
+    comp.add_argument("--output-dir", type=Path, help="default: the repository's compiled/")
+    comp.set_defaults(func=_compile)
+
+
+def run_params(pipeline: Any, name: str, flags: list[str]) -> dict[str, Any]:
+    """`--param NAME=VALUE` flags typed as pipeline `name` declares them (as `vtp submit` does)."""
+    from google.protobuf import json_format
+
+    from vtp.vertex import pipeline_job
+
+    declared = pipeline_job.parameters(json_format.MessageToDict(pipeline.pipeline_spec))
+    try:
+        values = pipeline_job.typed_values(name, pipeline_job.parse_param_flags(flags), declared)
+        pipeline_job.check_values(values, on_vertex=False)
+    except pipeline_job.SubmitError as exc:
+        raise UsageError(str(exc)) from None
+    return values
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pipelines import catalog
+    from vtp.run.local_run import run_pipeline
+    from vtp.run.summary import summarize
+
+    try:
+        entry = catalog.entry(args.pipeline)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    pipeline = entry.load()
+    params = run_params(pipeline, args.pipeline, args.param)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    arguments = {**entry.local_params, **params}
+    result = run_pipeline(args.pipeline, pipeline, arguments, args.state_dir.resolve())
+    print(summarize(result))
+    return 0 if result.succeeded else 1
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from pipelines import catalog
+    from pipelines.compile import compile_all
+
+    unknown = [name for name in args.pipelines if name not in catalog.PIPELINES]
+    if unknown:
+        choices = ", ".join(catalog.PIPELINES)
+        raise UsageError(f"unknown pipeline {unknown[0]!r}; choose from {choices}")
+    kwargs = {"image": args.image} if args.image else {}
+    outcomes = compile_all(args.output_dir, names=args.pipelines or None, check=args.check, **kwargs)
+    for outcome in outcomes:
+        verb = ("out of date" if args.check else "written") if outcome.changed else "up to date"
+        print(f"{outcome.path}: {verb}")
+        if args.check and outcome.diff:
+            print(outcome.diff, file=sys.stderr)
+    return 1 if args.check and any(o.changed for o in outcomes) else 0

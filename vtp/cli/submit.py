@@ -1,0 +1,200 @@
+"""`vtp submit`: run a compiled pipeline on Vertex AI Pipelines, or on the local service.
+
+    vtp submit train --project P --region us-central1 --pipeline-root gs://B/root \\
+        --param output_root=gs://B/train [--service-account SA] [--dry-run | --local] [--wait]
+
+The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yaml, ...)` builds;
+`--dry-run` prints it (REST JSON) and sends nothing. The pipeline's `project` and `location`
+parameters default to `--project` and `--region`. Bad input exits 2 naming the flag, before
+anything is sent. `--local` sends the same request to the local service ($VTP_LOCAL_ENDPOINT),
+which runs it with kfp.local; there `--project`, `--region` and `--pipeline-root` have defaults.
+Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket: it must exist.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from vtp.cli import UsageError, target
+
+TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
+"""What `vtp submit PIPELINE` takes as a compiled file rather than a shipped pipeline's name."""
+
+_DONE = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `submit`."""
+    parser = subparsers.add_parser(
+        "submit",
+        help="submit a compiled pipeline to Vertex AI Pipelines (or the local service)",
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "pipeline", metavar="PIPELINE", help="train, tune, export, or a compiled .yaml/.json file"
+    )
+    add_pipeline_job_flags(parser)
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the PipelineJob request, send nothing"
+    )
+    parser.add_argument("--wait", action="store_true", help="follow the run until it ends")
+    parser.set_defaults(func=_submit)
+
+
+def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that describe a PipelineJob (shared with `vtp schedule create`)."""
+    add = parser.add_argument
+    add("--project", help="Google Cloud project (default $CLOUDSDK_CORE_PROJECT; 'local' locally)")
+    add("--region", help=f"Vertex AI region (default ${target.REGION_ENV}; us-central1 locally)")
+    add("--pipeline-root", help="gs:// prefix for the run's outputs (required on Vertex)")
+    add(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="pipeline parameter, parsed by its declared type (LIST/STRUCT as JSON); repeatable",
+    )
+    add("--display-name", default="", help="display name (default: the pipeline's name)")
+    add("--service-account", default="", help="service account the pipeline runs as")
+    add(
+        "--enable-caching",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="turn caching on or off for every task (default: as compiled)",
+    )
+    add("--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)")
+
+
+def submission(args: argparse.Namespace) -> Any:
+    """The Submission the flags describe, with project, region and root defaults applied."""
+    from vtp.vertex.pipeline_job import (
+        LOCAL_PIPELINE_ROOT,
+        Submission,
+        SubmitError,
+        parse_param_flags,
+    )
+
+    if args.pipeline_root is None and not args.local:
+        raise UsageError("--pipeline-root gs://BUCKET/PATH is required (where the run writes)")
+    try:
+        params = parse_param_flags(args.param)
+    except SubmitError as exc:
+        raise UsageError(str(exc)) from None
+    return Submission(
+        pipeline=args.pipeline,
+        local_params=_catalog_params(args.pipeline),
+        project=target.project(args),
+        region=target.region(args),
+        pipeline_root=args.pipeline_root or LOCAL_PIPELINE_ROOT,
+        params=params,
+        display_name=args.display_name,
+        service_account=args.service_account,
+        enable_caching=args.enable_caching,
+        local=args.local,
+    )
+
+
+def build_job(args: argparse.Namespace) -> Any:
+    """The checked SDK PipelineJob (built offline); UsageError naming the flag otherwise."""
+    from vtp.vertex import pipeline_clients
+    from vtp.vertex.pipeline_job import SubmitError, check, pipeline_job
+
+    if args.dry_run and args.local:
+        raise UsageError("--dry-run and --local: choose one (--dry-run sends nothing)")
+    try:
+        checked = check(submission(args), template(args.pipeline))
+    except SubmitError as exc:
+        raise UsageError(str(exc)) from None
+    if args.dry_run or args.local:  # nothing to authenticate: anonymous
+        from google.auth.credentials import AnonymousCredentials
+
+        return pipeline_job(checked, AnonymousCredentials())
+    return pipeline_job(checked, pipeline_clients.default_credentials())
+
+
+def template(pipeline: str) -> Path:
+    """The compiled pipeline: a shipped one's by name (from any install), or a file named."""
+    from pipelines import catalog
+    from pipelines.compile import compiled_dir
+    from vtp.vertex.pipeline_job import SubmitError, template_path
+
+    try:
+        if pipeline.endswith(TEMPLATE_SUFFIXES):
+            return template_path(pipeline)
+    except SubmitError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        catalog.entry(pipeline)
+    except ValueError as exc:
+        raise UsageError(f"PIPELINE: {exc}, or a compiled pipeline .yaml/.json file") from None
+    path = compiled_dir() / f"{pipeline}.yaml"
+    if not path.is_file():
+        raise UsageError(f"PIPELINE: {path} does not exist; run `vtp compile {pipeline}`")
+    return path
+
+
+def _catalog_params(pipeline: str) -> dict[str, Any]:
+    from pipelines import catalog
+
+    return dict(catalog.PIPELINES[pipeline].local_params) if pipeline in catalog.PIPELINES else {}
+
+
+def where(args: argparse.Namespace) -> str:
+    """What the API calls go to, for error messages."""
+    from vtp.vertex.endpoint import local_endpoint
+
+    return local_endpoint() if args.local else "Vertex AI"
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from google.cloud import aiplatform_v1
+
+    from vtp.vertex import pipeline_clients
+    from vtp.vertex.pipeline_job import request_body
+
+    job = build_job(args)
+    if args.dry_run:
+        print(json.dumps(request_body(job._gca_resource), indent=2))
+        return 0
+    client = _client(args, aiplatform_v1.PipelineServiceClient, job.location)
+    created = pipeline_clients.call(
+        lambda: client.create_pipeline_job(
+            parent=job._parent, pipeline_job=job._gca_resource, pipeline_job_id=job.job_id
+        ),
+        where(args),
+    )
+    print(f"PipelineJob [{created.name}] is submitted successfully.", file=sys.stderr)
+    print(created.name, flush=True)
+    return _follow(args, client, created.name) if args.wait else 0
+
+
+def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
+    """Poll the run until it ends, reporting each state on stderr; 0 only if it succeeded."""
+    from vtp.vertex import pipeline_clients
+
+    interval, seen = (0.5 if args.local else 30.0), ""
+    while True:
+        job = pipeline_clients.call(lambda: client.get_pipeline_job(name=name), where(args))
+        if job.state.name != seen:
+            seen = job.state.name
+            print(f"PipelineJob [{name}] is {seen}.", file=sys.stderr, flush=True)
+        if seen in _DONE:
+            break
+        time.sleep(interval)
+    if seen != "PIPELINE_STATE_SUCCEEDED":
+        if job.error.message:
+            print(f"vtp: pipeline failed: {job.error.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _client(args: argparse.Namespace, client_class: type, location: str) -> Any:
+    from vtp.vertex import pipeline_clients
+
+    try:
+        return pipeline_clients.vertex_client(client_class, location, local=args.local)
+    except ValueError as exc:  # a bad VTP_LOCAL_ENDPOINT
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,95 @@
+"""Resource names and JSON forms of the API's messages, as Vertex writes them."""
+
+import base64
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from google.cloud import aiplatform_v1
+
+from vtp.local.base import errors
+
+_JOB_NAME = re.compile(r"projects/(?P<p>[^/]+)/locations/(?P<l>[^/]+)/customJobs/(?P<id>[^/:]+)")
+
+
+@dataclass(frozen=True)
+class JobName:
+    """A parsed `projects/{p}/locations/{l}/customJobs/{id}`; `-` for p or l matches any."""
+
+    project: str
+    location: str
+    job_id: str
+
+    def matches(self, name: str) -> bool:
+        """True when the stored job `name` is the one this name means."""
+        other = parse_job_name(name)
+        return (
+            other.job_id == self.job_id
+            and self.project in ("-", other.project)
+            and self.location in ("-", other.location)
+        )
+
+
+def parse_job_name(name: str) -> JobName:
+    """Parse a CustomJob resource name; raise ApiError INVALID_ARGUMENT for anything else."""
+    match = _JOB_NAME.fullmatch(name)
+    if not match:
+        raise errors.invalid_argument(
+            f"Invalid CustomJob name {name!r}: expected "
+            "projects/{project}/locations/{location}/customJobs/{id}."
+        )
+    return JobName(match["p"], match["l"], match["id"])
+
+
+def job_json(job: aiplatform_v1.CustomJob, enum_ints: bool = False) -> str:
+    """A CustomJob as the REST API returns it: camelCase, defaults left out."""
+    return aiplatform_v1.CustomJob.to_json(
+        job,
+        use_integers_for_enums=enum_ints,
+        always_print_fields_with_no_presence=False,
+        indent=None,
+    )
+
+
+def page(items: list, page_size: int, page_token: str, default_size: int) -> tuple[list, str]:
+    """One page of `items` (at most 1000) and the token of the next page ("" at the end)."""
+    start = _decode_token(page_token)
+    size = min(page_size or default_size, 1000)
+    more = start + size < len(items)
+    return items[start : start + size], _encode_token(start + size) if more else ""
+
+
+def done_operation(name: str, metadata_type: str) -> dict:
+    """A finished long-running Operation with an Empty response, as Vertex returns for deletes."""
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return {
+        "name": name,
+        "metadata": {
+            "@type": f"type.googleapis.com/google.cloud.aiplatform.v1.{metadata_type}",
+            "genericMetadata": {"createTime": now, "updateTime": now},
+        },
+        "done": True,
+        "response": {"@type": "type.googleapis.com/google.protobuf.Empty"},
+    }
+
+
+def new_id() -> str:
+    """A 19-digit resource ID, like Vertex's."""
+    return str(secrets.randbelow(9 * 10**18) + 10**18)
+
+
+def _encode_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _decode_token(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+        if kind == "offset" and value.isdigit():
+            return int(value)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise errors.invalid_argument(f"Invalid pageToken {token!r}.")

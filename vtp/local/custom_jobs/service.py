@@ -1,0 +1,409 @@
+"""The local Vertex service's Python API: CustomJobs created, queued, run, listed, cancelled.
+
+`LocalVertex` is what the HTTP routes (`http.py`) call, and what in-process code (the tuning
+service in `vtp.local.tuning`) calls directly, e.g. to run a trial as a CustomJob:
+
+    name = service.create_custom_job(parent, job, extra_env={...}, trial_id="3", listed=False)
+    job = service.wait_custom_job(name)            # blocks until a terminal state
+    service.cancel_custom_job(name)
+
+A scheduler thread starts queued jobs, in creation order, when their replicas fit the machine
+(`capacity.py`); each started job gets a `JobRun` thread (`supervisor.py`).
+"""
+
+import fcntl
+import json
+import logging
+import re
+import shutil
+import threading
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from google.cloud import aiplatform_v1
+from google.rpc import status_pb2
+
+from vtp.local.base import errors
+from vtp.local.base.config import ServiceConfig
+from vtp.local.base.filters import compile_filter
+from vtp.local.base.resources import done_operation, job_json, new_id, page, parse_job_name
+from vtp.local.custom_jobs.store import JobRecord, ProcessRecord, Runtime, Store
+from vtp.local.runtime import logs as joblogs
+from vtp.local.runtime import rules
+from vtp.local.runtime.capacity import Capacity, Needs
+from vtp.local.runtime.launch import JobPlan, plan_job
+from vtp.local.runtime.packages import missing_archives
+from vtp.local.runtime.process import kill_leftovers
+from vtp.local.runtime.supervisor import JobRun, Outcome
+
+State = aiplatform_v1.JobState
+TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
+CANCELLED = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+MAX_LOG_BYTES = 1 << 20
+_log = logging.getLogger(__name__)
+
+
+class StateDirInUse(RuntimeError):
+    """Another running service holds the state directory (it would kill that one's replicas)."""
+
+
+class LocalVertex:
+    """CustomJobs on this machine, with Vertex's states and failure rules."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        # Lock before anything reads the state: extensions recover their runs while the router
+        # is built, and a second service on the same directory must not touch them.
+        self._lock_file: IO[bytes] | None = None
+        self._hold_state_dir()
+        self.store = Store(config.state_dir / "state.db")
+        self.capacity = Capacity(config.gpus, config.max_replicas)
+        self.started = threading.Event()
+        """Set once `start()` has recovered the previous state and scheduling runs."""
+        self.closing = threading.Event()
+        """Set when `close()` begins: create nothing more."""
+        self._runs: dict[str, JobRun] = {}
+        self._queue: list[str] = []
+        self._changed = threading.Condition(threading.RLock())
+        self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Recover what a previous run left behind, start scheduling."""
+        self._recover()
+        self._scheduler.start()
+        self.started.set()
+
+    def close(self) -> None:
+        """Stop every replica; running jobs go back to the queue for the next start."""
+        self.closing.set()
+        with self._changed:
+            self._changed.notify_all()
+            runs = list(self._runs.values())
+        for run in runs:
+            run.shutdown()
+        for run in runs:
+            run.join()
+        if self._scheduler.is_alive():
+            self._scheduler.join()
+        self.store.close()
+        if self._lock_file:
+            self._lock_file.close()  # releases the flock
+
+    # -- the API ------------------------------------------------------------------------------
+
+    def create_custom_job(
+        self,
+        parent: str,
+        job: aiplatform_v1.CustomJob,
+        extra_env: Mapping[str, str] | None = None,
+        trial_id: str = "",
+        listed: bool = True,
+    ) -> str:
+        """Validate and queue `job` under `parent`; return its resource name.
+
+        `extra_env` is added to every replica's environment, `trial_id` makes the job a tuning
+        trial (CLOUD_ML_TRIAL_ID, AIP_* under `<base>/<trial_id>/`), and `listed=False` keeps it
+        out of `customJobs.list`, as Vertex does with a tuning job's trials.
+        """
+        if not job.display_name:
+            raise errors.invalid_argument("customJob.displayName is required.")
+        self._check_runnable(job.job_spec)
+        now = datetime.now(UTC)
+        resource = aiplatform_v1.CustomJob(
+            name=f"{parent}/customJobs/{new_id()}",
+            display_name=job.display_name,
+            job_spec=job.job_spec,
+            labels=dict(job.labels),
+            state=State.JOB_STATE_QUEUED,
+            create_time=now,
+            update_time=now,
+        )
+        if "encryption_spec" in job:
+            resource.encryption_spec = job.encryption_spec
+        runtime = Runtime(trial_id=trial_id, extra_env=dict(extra_env or {}), listed=listed)
+        record = JobRecord(resource, runtime)
+        with self._changed:
+            self.store.insert_job(record)
+            self._queue.append(record.id)
+            self._changed.notify_all()
+        _log.info("job %s (%s): created, queued", record.id, job.display_name)
+        return resource.name
+
+    def get_custom_job(self, name: str) -> aiplatform_v1.CustomJob:
+        """The job named `name`; raise ApiError NOT_FOUND."""
+        return self._record(name).job
+
+    def list_custom_jobs(
+        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[aiplatform_v1.CustomJob], str]:
+        """One page of the listed jobs under `parent` that match `filter`, and the next token."""
+        predicate = compile_filter(filter)
+        jobs = [r.job for r in self.store.jobs(parent) if r.runtime.listed]
+        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
+        return page(jobs, page_size, page_token, default_size=100)
+
+    def cancel_custom_job(self, name: str) -> None:
+        """Start cancelling the job (CANCELLING, then CANCELLED); raise if it already ended."""
+        with self._changed:
+            record = self._record(name)
+            if record.job.state in TERMINAL:
+                raise errors.failed_precondition(
+                    f"Cannot cancel {record.job.name}: it is already in state "
+                    f"{record.job.state.name}."
+                )
+            if record.id in self._queue:
+                self._queue.remove(record.id)
+                self._finish_record(record, CANCELLED)
+                return
+            self._update(record, State.JOB_STATE_CANCELLING)
+            run = self._runs.get(record.id)
+        if run:
+            run.cancel()
+
+    def delete_custom_job(self, name: str) -> dict:
+        """Delete an ended job and its files; return the (done) long-running Operation."""
+        record = self._record(name)
+        if record.job.state not in TERMINAL:
+            raise errors.still_running(record.job.name, record.job.state.name)
+        self.store.delete_job(record.id)
+        shutil.rmtree(self._job_dir(record), ignore_errors=True)
+        return self.delete_operation(record.job.name.split("/customJobs/")[0])
+
+    def delete_operation(self, parent: str) -> dict:
+        """Record and return the done Operation a delete under `parent` answers with."""
+        operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
+        self.store.put_operation(operation["name"], json.dumps(operation))
+        return operation
+
+    def get_operation(self, name: str) -> dict:
+        """A long-running operation by name; raise ApiError NOT_FOUND."""
+        body = self.store.get_operation(name)
+        if body is None:
+            raise errors.not_found(f"Operation {name} not found.")
+        return json.loads(body)
+
+    def preempt_replica(self, name: str, replica: str, grace: float | None = None) -> None:
+        """Stop `replica` as a maintenance event or SPOT reclaim would (non-permanent failure)."""
+        record = self._record(name)
+        run = self._runs.get(record.id)
+        if run is None or record.job.state != State.JOB_STATE_RUNNING:
+            raise errors.failed_precondition(
+                f"{record.job.name} is in state {record.job.state.name}; only a running job "
+                "can be preempted."
+            )
+        run.preempt(replica, self.config.grace_period if grace is None else grace)
+
+    def read_logs(
+        self, name: str, replica: str = "", offset: int = 0, max_bytes: int = MAX_LOG_BYTES
+    ) -> dict:
+        """Log text of one replica (or all) from byte `offset`, and where to read on from."""
+        record = self._record(name)
+        replicas = self._replica_names(record)
+        if replica and replica not in replicas:
+            known = ", ".join(replicas)
+            raise errors.invalid_argument(f"replica {replica!r} is not in this job ({known}).")
+        entries = [
+            joblogs.read(self._job_dir(record) / "logs" / f"{n}.log", n, offset, max_bytes)
+            for n in ([replica] if replica else replicas)
+        ]
+        return {"name": record.job.name, "jobState": record.job.state.name, "entries": entries}
+
+    def list_log_entries(
+        self,
+        resource_names: list[str],
+        filter: str = "",
+        order_by: str = "",
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> tuple[list[dict], str]:
+        """Cloud Logging `entries:list` over replica logs: matching entries and the next token."""
+        predicate = compile_filter(filter)
+        projects = {n.split("/")[1] for n in resource_names if n.startswith("projects/")}
+        # Jobs the filter pins down by ID, so a stream-logs poll reads only that job's logs.
+        job_ids = re.findall(r'resource\.labels\.job_id\s*=\s*"?([\w-]+)', filter)
+        records = [self.store.get_job(i) for i in job_ids] if job_ids else self.store.jobs()
+        found = []
+        for record in records:
+            if record and (not projects or record.job.name.split("/")[1] in projects):
+                found += [e for e in self._log_entries(record) if predicate(e)]
+        descending = order_by.strip().lower().endswith("desc")
+        found.sort(key=lambda e: (e["timestamp"], e["insertId"]), reverse=descending)
+        return page(found, page_size, page_token, default_size=1000)
+
+    def wait_custom_job(self, name: str, timeout: float | None = None) -> aiplatform_v1.CustomJob:
+        """Block until the job reaches a terminal state (or `timeout` seconds); return it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while (job := self.get_custom_job(name)).state not in TERMINAL:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._changed.wait(left)
+        return job
+
+    # -- JobBook: what JobRun threads report --------------------------------------------------
+
+    def set_state(self, job_id: str, state: State) -> None:
+        """A job moved on (PENDING, RUNNING); a cancellation already asked for stays."""
+        with self._changed:
+            record = self.store.get_job(job_id)
+            if record.job.state != State.JOB_STATE_CANCELLING:
+                self._update(record, state)
+
+    def save_history(self, job_id: str, history: rules.History) -> None:
+        """Persist a job's retry and restart counters."""
+        with self._changed:
+            record = self.store.get_job(job_id)
+            record.runtime.job_retries = history.job_retries
+            record.runtime.worker_restarts = dict(history.worker_restarts)
+            self.store.update_job(record)
+
+    def add_process(self, process: ProcessRecord) -> None:
+        """Record a replica process group before anything else can go wrong."""
+        self.store.add_process(process)
+
+    def remove_process(self, job_id: str, replica: str) -> None:
+        """Forget a reaped replica process group."""
+        self.store.remove_process(job_id, replica)
+
+    def finish(self, job_id: str, outcome: Outcome) -> None:
+        """A JobRun ended: free its resources and record the outcome."""
+        with self._changed:
+            run = self._runs.pop(job_id)
+            self.capacity.release(run.gpus)
+            record = self.store.get_job(job_id)
+            if outcome.state is None:  # the service is stopping: run it again next time
+                self._update(record, State.JOB_STATE_QUEUED)
+            else:
+                self._finish_record(record, outcome)
+
+    # -- scheduling and recovery --------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        while not self.closing.is_set():
+            with self._changed:
+                self._start_queued()
+                self._changed.wait(self.config.poll_interval)
+
+    def _start_queued(self) -> None:
+        # Strict FIFO: a job that does not fit yet holds back the ones behind it, as a quota would.
+        while self._queue and not self.closing.is_set():
+            record = self.store.get_job(self._queue[0])
+            plan = self._plan(record.job.job_spec)
+            gpus = self.capacity.allocate(Needs.of(plan, self.config.ignore_accelerators))
+            if gpus is None:
+                return
+            self._queue.pop(0)
+            if not record.runtime.started_at:
+                record.runtime.started_at = time.time()
+                self.store.update_job(record)
+            run = JobRun(record.job, record.runtime, plan, gpus, self.config, self)
+            self._runs[record.id] = run
+            run.start()
+
+    def _hold_state_dir(self) -> None:
+        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        path = self.config.state_dir / "service.lock"
+        self._lock_file = open(path, "wb")  # noqa: SIM115 (held until close())
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            self._lock_file = None
+            raise StateDirInUse(
+                f"another local Vertex service uses the state directory {self.config.state_dir}"
+            ) from None
+
+    def _recover(self) -> None:
+        """Kill replicas a crashed service left running; settle every job it left unfinished."""
+        for process in self.store.processes():
+            kill_leftovers(process.pid, process.token)
+            self.store.remove_process(process.job_id, process.replica)
+        with self._changed:
+            for record in list(self.store.jobs()):
+                self._recover_job(record)
+
+    def _recover_job(self, record: JobRecord) -> None:
+        state = record.job.state
+        if state == State.JOB_STATE_QUEUED:
+            self._queue.append(record.id)
+        elif state == State.JOB_STATE_CANCELLING:
+            self._finish_record(record, CANCELLED)
+        elif state in (State.JOB_STATE_PENDING, State.JOB_STATE_RUNNING):
+            scheduling = record.job.job_spec.scheduling
+            policy = rules.Policy(
+                scheduling.restart_job_on_worker_restart, scheduling.disable_retries
+            )
+            if rules.may_restart_after_crash(record.runtime.internal_restarts, policy):
+                record.runtime.internal_restarts += 1
+                self._update(record, State.JOB_STATE_QUEUED)
+                self._queue.append(record.id)
+                _log.info("job %s: the service stopped while it ran; queued again", record.id)
+            else:
+                failed = Outcome(
+                    State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE
+                )
+                self._finish_record(record, failed)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_runnable(self, spec: aiplatform_v1.CustomJobSpec) -> None:
+        plan = self._plan(spec)
+        for pool in plan.pools:
+            missing = missing_archives(pool.package_uris, self.config.storage_root)
+            if missing:
+                raise errors.invalid_argument(
+                    f"customJob.jobSpec.workerPoolSpecs[{pool.index}].pythonPackageSpec."
+                    f"packageUris: {', '.join(missing)} not found under the local Cloud Storage "
+                    f"root {self.config.storage_root}."
+                )
+        reason = self.capacity.never_fits(Needs.of(plan, self.config.ignore_accelerators))
+        if reason:
+            raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
+
+    def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
+        return plan_job(spec, self.config.project_images)
+
+    def _replica_names(self, record: JobRecord) -> list[str]:
+        return [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]
+
+    def _job_dir(self, record: JobRecord) -> Path:
+        return self.config.state_dir / "jobs" / record.id
+
+    def _log_entries(self, record: JobRecord) -> list[dict]:
+        found = []
+        for replica in self._replica_names(record):
+            path = self._job_dir(record) / "logs" / f"{replica}.log"
+            if record.id not in self._runs:  # no supervisor indexes it any more
+                joblogs.index_lines(path, final=True)
+            found += joblogs.entries(path, record.job.name, replica)
+        return found
+
+    def _record(self, name: str) -> JobRecord:
+        wanted = parse_job_name(name)
+        record = self.store.get_job(wanted.job_id)
+        if record is None or not wanted.matches(record.job.name):
+            raise errors.not_found(f"CustomJob {name} not found.")
+        return record
+
+    def _update(self, record: JobRecord, state: State) -> None:
+        now = datetime.now(UTC)
+        record.job.state = state
+        record.job.update_time = now
+        if state == State.JOB_STATE_RUNNING and not record.job.start_time:
+            record.job.start_time = now
+        if state in TERMINAL:
+            record.job.end_time = now
+        self.store.update_job(record)
+        self._changed.notify_all()
+        _log.info("job %s: %s", record.id, state.name)
+
+    def _finish_record(self, record: JobRecord, outcome: Outcome) -> None:
+        if outcome.error_code:
+            record.job.error = status_pb2.Status(code=outcome.error_code, message=outcome.message)
+        self._update(record, outcome.state)

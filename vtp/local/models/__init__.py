@@ -1,0 +1,19 @@
+"""The Model Registry in the local Vertex service: `models` upload, get, list, versions, delete.
+
+`upload` (pure request parsing and checks), `store` (SQLite), `registry` (the API) and `routes`,
+which `vtp.local.server.build_router` adds through `register`.
+"""
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vtp.local.custom_jobs.service import LocalVertex
+    from vtp.local.server import Router
+
+
+def register(service: "LocalVertex", router: "Router") -> None:
+    """Add the models routes of a new ModelRegistry over `service` to `router`."""
+    from vtp.local.models.routes import add_routes
+    from vtp.local.models.service import ModelRegistry
+
+    add_routes(router, ModelRegistry(service))

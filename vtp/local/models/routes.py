@@ -1,0 +1,81 @@
+"""Vertex's `models` REST routes, added to the local service's router.
+
+    POST   /v1/projects/{p}/locations/{l}/models:upload                  upload -> Operation
+    GET    /v1/projects/{p}/locations/{l}/models                         list
+    GET    /v1/projects/{p}/locations/{l}/models/{id}[@{version}]        get
+    GET    /v1/projects/{p}/locations/{l}/models/{id}:listVersions       list versions
+    DELETE /v1/projects/{p}/locations/{l}/models/{id}                    delete -> Operation
+    GET    /v1/projects/{p}/locations/{l}/models/{id}/operations/{op}    get an upload Operation
+    POST   /v1/projects/{p}/locations/{l}/models/{id}/operations/{op}:wait
+
+(and the same under /v1beta1/; operations also under /ui/, where the aiplatform clients look
+for them first). Lists take `filter`, `orderBy`, `pageSize` and `pageToken`.
+Responses write enums as names, or as integers when the request asks for
+`$alt=json;enum-encoding=int` (the aiplatform REST transport does).
+"""
+
+import json
+from urllib.parse import unquote
+
+from vtp.local.base import errors
+from vtp.local.models.service import ModelRegistry
+from vtp.local.models.upload import model_json
+from vtp.local.server import Request, Router
+
+_PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
+_MODELS = _PARENT + r"/models"
+_MODEL = _MODELS + r"/(?P<model>[^/:]+)"
+# The aiplatform REST transport asks for operations under /ui/ first (Vertex serves both).
+_OPERATION = (
+    r"/(?P<version>v1|v1beta1|ui)/(?P<parent>projects/[^/]+/locations/[^/]+)"
+    r"/models/(?P<model>[^/:]+)/operations/(?P<op>[^/:]+)"
+)
+
+
+def add_routes(router: Router, registry: ModelRegistry) -> None:
+    """Route the models methods to `registry`."""
+    router.add("POST", _MODELS + ":upload", lambda r: _upload(registry, r))
+    router.add("GET", _MODELS, lambda r: _list(registry, r))
+    router.add("GET", _MODEL, lambda r: model_json(registry.get(_name(r)), r.enum_ints))
+    router.add("GET", _MODEL + ":listVersions", lambda r: _list_versions(registry, r))
+    router.add("DELETE", _MODEL, lambda r: json.dumps(registry.delete(_name(r))))
+    for method, suffix in (("GET", ""), ("POST", ":wait")):
+        router.add(method, _OPERATION + suffix, lambda r: _operation(registry, r))
+
+
+def _upload(registry: ModelRegistry, request: Request) -> str:
+    return json.dumps(registry.upload(request.params["parent"], request.body))
+
+
+def _list(registry: ModelRegistry, request: Request) -> str:
+    models, token = registry.list_models(request.params["parent"], *_list_args(request))
+    return _page("models", [json.loads(model_json(m, request.enum_ints)) for m in models], token)
+
+
+def _list_versions(registry: ModelRegistry, request: Request) -> str:
+    models, token = registry.list_versions(_name(request), *_list_args(request))
+    return _page("models", [json.loads(model_json(m, request.enum_ints)) for m in models], token)
+
+
+def _operation(registry: ModelRegistry, request: Request) -> str:
+    name = f"{_name(request)}/operations/{request.params['op']}"
+    return json.dumps(registry.service.get_operation(name))
+
+
+def _list_args(request: Request) -> tuple[str, str, int, str]:
+    size = request.arg("pageSize", "0")
+    if not size.isdigit():
+        raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
+    return request.arg("filter"), request.arg("orderBy"), int(size), request.arg("pageToken")
+
+
+def _page(key: str, items: list[dict], token: str) -> str:
+    body: dict = {key: items} if items else {}
+    if token:
+        body["nextPageToken"] = token
+    return json.dumps(body)
+
+
+def _name(request: Request) -> str:
+    # Clients may percent-encode the `@` of `models/ID@VERSION`.
+    return f"{request.params['parent']}/models/{unquote(request.params['model'])}"

@@ -1,0 +1,202 @@
+"""The Model Registry of the local service: models and their versions, uploaded, read, deleted.
+
+As on Vertex: an upload without `parentModel` creates a model (ID chosen by the caller or
+generated) whose version 1 carries the `default` alias; an upload with `parentModel` adds the
+next version, and moves `default` to it when asked to. `get` reads `models/ID` (the default
+version), `models/ID@3` (version 3) or `models/ID@alias`; `list` shows each model's default
+version, `listVersions` every version. Uploads register metadata only (the artifacts stay where
+`artifactUri` points), so they finish at once: the Operation returned is already done, and it
+stays readable at its name.
+"""
+
+import json
+import threading
+from datetime import UTC, datetime
+
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1 import Model
+
+from vtp.local.base import errors
+from vtp.local.base.filters import compile_filter
+from vtp.local.base.resources import new_id, page
+from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.models.store import ModelStore
+from vtp.local.models.upload import (
+    artifact_problem,
+    check_upload,
+    model_dict,
+    parse_model_name,
+    parse_upload,
+    upload_operation,
+)
+
+DEFAULT_ALIAS = "default"
+DEFAULT_PAGE_SIZE = 100
+ORDER_FIELDS = ("display_name", "create_time", "update_time")
+"""Fields `orderBy` accepts, as Vertex documents them for models."""
+ALREADY_EXISTS = 6  # google.rpc.Code
+Page = tuple[list[Model], str]
+"""One page of a list, and the token of the next page ("" at the end)."""
+Resources = aiplatform_v1.Model.DeploymentResourcesType
+CONTAINER_MODEL_DEFAULTS = {
+    "supported_deployment_resources_types": [
+        Resources.DEDICATED_RESOURCES,
+        Resources.SHARED_RESOURCES,
+    ],
+    "supported_input_storage_formats": [
+        *("jsonl", "bigquery", "csv", "tf-record", "tf-record-gzip", "file-list"),
+    ],
+    "supported_output_storage_formats": ["jsonl", "bigquery"],
+}
+"""What Vertex fills in for a model served by a custom or prebuilt container."""
+
+
+class ModelRegistry:
+    """Models and versions on top of one LocalVertex (its state dir, storage root, operations)."""
+
+    def __init__(self, service: LocalVertex) -> None:
+        self.service = service
+        self.store = ModelStore(service.config.state_dir / "models.db")
+        self._lock = threading.Lock()
+
+    def upload(self, parent: str, body: bytes) -> dict:
+        """Register a model, or a version of one, from an UploadModelRequest; return the LRO.
+
+        The request is checked first (INVALID_ARGUMENT, nothing stored); the artifacts are
+        looked at while the operation runs, so a missing directory fails the operation.
+        """
+        request = parse_upload(body)
+        check_upload(request)
+        with self._lock:
+            if request.parent_model:
+                version, demoted = self._next_version(parent, request)
+            else:
+                version, demoted = self._first_version(parent, request), []
+            problem = artifact_problem(version.artifact_uri, self.service.config.storage_root)
+            if not problem:
+                for previous in demoted:
+                    self.store.update(previous)
+                self.store.insert(version)
+        operation = upload_operation(version, problem)
+        self.service.store.put_operation(operation["name"], json.dumps(operation))
+        return operation
+
+    def get(self, name: str) -> Model:
+        """The version `name` means (`models/ID`, `models/ID@VERSION_ID` or `@ALIAS`)."""
+        model_name, _, version = name.partition("@")
+        versions = self._versions(model_name)
+        wanted = version or DEFAULT_ALIAS
+        for candidate in versions:
+            if wanted in (candidate.version_id, *candidate.version_aliases):
+                return candidate
+        raise errors.not_found(f"Model {name} not found.")
+
+    def list_models(
+        self, parent: str, filter: str = "", order_by: str = "", size: int = 0, token: str = ""
+    ) -> Page:
+        """One page of the models under `parent` (each as its default version), and the token."""
+        defaults = [self.get(f"{parent}/models/{i}") for i in self.store.model_ids(parent)]
+        return _select(defaults, filter, order_by, size, token)
+
+    def list_versions(
+        self, name: str, filter: str = "", order_by: str = "", size: int = 0, token: str = ""
+    ) -> Page:
+        """One page of the versions of model `name`, oldest first unless `order_by` says."""
+        return _select(self._versions(name), filter, order_by, size, token)
+
+    def delete(self, name: str) -> dict:
+        """Delete a model with all its versions; return the done Operation."""
+        parent, model_id = parse_model_name(name)
+        self._versions(name)  # NOT_FOUND first
+        self.store.delete(parent, model_id)
+        return self.service.delete_operation(parent)
+
+    def _first_version(self, parent: str, request: aiplatform_v1.UploadModelRequest) -> Model:
+        """Version 1 of a new model; it always carries the default alias."""
+        model_id = request.model_id or new_id()
+        if self.store.versions(parent, model_id):
+            raise errors.ApiError(
+                ALREADY_EXISTS, f"Model {parent}/models/{model_id} already exists."
+            )
+        aliases = [DEFAULT_ALIAS, *(a for a in request.model.version_aliases if a != "default")]
+        now = datetime.now(UTC)
+        return _version(request.model, f"{parent}/models/{model_id}", "1", aliases, now)
+
+    def _next_version(
+        self, parent: str, request: aiplatform_v1.UploadModelRequest
+    ) -> tuple[Model, list[Model]]:
+        """The next version of `parentModel`, and the earlier ones it takes an alias from."""
+        model_name = request.parent_model.partition("@")[0]
+        if parse_model_name(model_name)[0] != parent:
+            raise errors.invalid_argument(
+                f"parentModel {model_name} is not in {parent}: a version is uploaded where its "
+                "model lives."
+            )
+        versions = self._versions(model_name)
+        aliases = list(request.model.version_aliases)
+        _check_aliases_free(versions, aliases)
+        now = datetime.now(UTC)
+        next_id = str(max(int(v.version_id) for v in versions) + 1)
+        version = _version(request.model, model_name, next_id, aliases, now)
+        version.create_time = versions[0].create_time
+        demoted = [
+            v for v in versions if DEFAULT_ALIAS in aliases and DEFAULT_ALIAS in v.version_aliases
+        ]
+        for previous in demoted:
+            previous.version_aliases.remove(DEFAULT_ALIAS)
+            previous.update_time = now
+        return version, demoted
+
+    def _versions(self, name: str) -> list[Model]:
+        parent, model_id = parse_model_name(name)
+        versions = self.store.versions(parent, model_id)
+        if not versions:
+            raise errors.not_found(f"Model {name} not found.")
+        return versions
+
+
+def _version(model: Model, name: str, version_id: str, aliases: list[str], now: datetime) -> Model:
+    """The stored resource of a new version: the request's model plus what Vertex sets."""
+    version = Model(model)
+    version.name, version.version_id = name, version_id
+    version.version_aliases = aliases
+    version.create_time = version.update_time = now
+    version.version_create_time = version.version_update_time = now
+    if "container_spec" in model:
+        for field, value in CONTAINER_MODEL_DEFAULTS.items():
+            setattr(version, field, value)
+    return version
+
+
+def _check_aliases_free(versions: list[Model], aliases: list[str]) -> None:
+    for previous in versions:
+        taken = set(previous.version_aliases) & set(aliases) - {DEFAULT_ALIAS}
+        if taken:
+            raise errors.invalid_argument(
+                f"model.versionAliases: {sorted(taken)} already name version "
+                f"{previous.version_id} of {previous.name}."
+            )
+
+
+def _select(models: list[Model], filter: str, order_by: str, size: int, token: str) -> Page:
+    predicate = compile_filter(filter)
+    chosen = [m for m in models if predicate(model_dict(m))]
+    # Stable sorts from the last key to the first give the multi-key order.
+    for field, descending in reversed(_order(order_by)):
+        chosen.sort(key=lambda model: getattr(model, field), reverse=descending)
+    return page(chosen, size, token, DEFAULT_PAGE_SIZE)
+
+
+def _order(order_by: str) -> list[tuple[str, bool]]:
+    """`orderBy` ("display_name, create_time desc") as (field, descending) pairs."""
+    keys = []
+    for part in filter(None, (p.strip() for p in order_by.split(","))):
+        field, _, direction = part.partition(" ")
+        direction = direction.strip().lower()
+        if field not in ORDER_FIELDS or direction not in ("", "asc", "desc"):
+            raise errors.invalid_argument(
+                f"Invalid orderBy {order_by!r}: use {', '.join(ORDER_FIELDS)}, each optionally "
+                "followed by desc."
+            )
+        keys.append((field, direction == "desc"))
+    return keys

@@ -1,0 +1,89 @@
+"""SQLite state of the Model Registry, next to the service's own (`<state dir>/models.db`).
+
+One row per model version, holding the public Model resource of that version (its `name` is the
+model's, without `@version`); the versions of a model share `parent` and `model_id`.
+"""
+
+from pathlib import Path
+
+from google.cloud.aiplatform_v1 import Model
+
+from vtp.local.base.sqlite import Database
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_versions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    parent TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    version_id INTEGER NOT NULL,
+    resource TEXT NOT NULL,
+    UNIQUE (parent, model_id, version_id)
+);
+"""
+
+
+class ModelStore:
+    """Thread-safe access to the registry's SQLite database."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = Database(path, _SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def insert(self, version: Model) -> None:
+        """Add a model version (a new model's first, or a further one)."""
+        parent, model_id = split_name(version.name)
+        self._db.write(
+            "INSERT INTO model_versions (parent, model_id, version_id, resource) "
+            "VALUES (?, ?, ?, ?)",
+            (parent, model_id, int(version.version_id), _dump(version)),
+        )
+
+    def update(self, version: Model) -> None:
+        """Replace a stored version's resource (its aliases moved, ...)."""
+        parent, model_id = split_name(version.name)
+        self._db.write(
+            "UPDATE model_versions SET resource = ? "
+            "WHERE parent = ? AND model_id = ? AND version_id = ?",
+            (_dump(version), parent, model_id, int(version.version_id)),
+        )
+
+    def versions(self, parent: str, model_id: str) -> list[Model]:
+        """Every version of one model, oldest first; empty when there is no such model."""
+        rows = self._db.read(
+            "SELECT resource FROM model_versions WHERE parent = ? AND model_id = ? "
+            "ORDER BY version_id",
+            (parent, model_id),
+        )
+        return [_load(row[0]) for row in rows]
+
+    def model_ids(self, parent: str) -> list[str]:
+        """The IDs of the models under `parent`, in order of creation."""
+        rows = self._db.read(
+            "SELECT model_id FROM model_versions WHERE parent = ? "
+            "GROUP BY model_id ORDER BY MIN(seq)",
+            (parent,),
+        )
+        return [row[0] for row in rows]
+
+    def delete(self, parent: str, model_id: str) -> None:
+        """Remove a model and all its versions."""
+        self._db.write(
+            "DELETE FROM model_versions WHERE parent = ? AND model_id = ?", (parent, model_id)
+        )
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """`projects/P/locations/L/models/ID` -> (`projects/P/locations/L`, `ID`)."""
+    parent, _, model_id = name.rpartition("/models/")
+    return parent, model_id
+
+
+def _dump(version: Model) -> str:
+    return Model.to_json(version, indent=None)
+
+
+def _load(resource: str) -> Model:
+    return Model.from_json(resource)

@@ -1,0 +1,69 @@
+"""One pipeline run's worker process: its own process group, watched until it exits.
+
+The worker and every task it starts share one process group, so a cancel reaches the running
+task directly (SIGTERM; the custom_job component then cancels its CustomJob), and SIGKILL after
+the grace period ends whatever ignored it. Whatever is left of the group when the worker exits
+is killed too, so no task outlives its run. The group carries a token in its environment, which
+a restarted service uses to find what a killed one left behind (`vtp.local.runtime.process`).
+"""
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from vtp.local.pipeline_jobs import worker
+from vtp.local.runtime.process import TOKEN_ENV, signal_group, spawn
+
+
+class RunProcess:
+    """The worker process of one run, started, watched, cancelled and killed."""
+
+    def __init__(self, run_dir: Path, env: Mapping[str, str], poll: float, grace: float) -> None:
+        self.run_dir, self.poll, self.grace = run_dir, poll, grace
+        self.token = secrets.token_hex(16)
+        self._env = {**os.environ, **env, TOKEN_ENV: self.token, "PYTHONUNBUFFERED": "1"}
+        self._process: subprocess.Popen | None = None
+        self._cancelled_at: float | None = None
+
+    @property
+    def pid(self) -> int:
+        """The worker's pid, which is also its process group's ID."""
+        return self._process.pid if self._process else 0
+
+    def start(self) -> int:
+        """Spawn the worker in a new session; return its pid."""
+        argv = [sys.executable, "-m", "vtp.local.pipeline_jobs.worker", str(self.run_dir)]
+        self._process = spawn(argv, self._env, self.run_dir, self.run_dir / "run.log")
+        return self._process.pid
+
+    def watch(self, on_started: Callable[[], None]) -> int:
+        """Wait for the worker to exit (calling `on_started` once its pipeline runs); its status."""
+        assert self._process is not None, "start() first"
+        started = False
+        while True:
+            try:
+                code = self._process.wait(timeout=self.poll)
+                break
+            except subprocess.TimeoutExpired:
+                if not started and (self.run_dir / worker.STARTED).exists():
+                    started = True
+                    on_started()
+                if self._cancelled_at is not None and time.monotonic() > self._cancelled_at:
+                    self.kill()
+        self.kill()  # whatever the run left behind in its group
+        return code
+
+    def cancel(self) -> None:
+        """SIGTERM the whole group now, SIGKILL it after the grace period."""
+        if self._cancelled_at is None:
+            self._cancelled_at = time.monotonic() + self.grace
+            signal_group(self.pid, signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL the whole group."""
+        signal_group(self.pid, signal.SIGKILL)

@@ -1,0 +1,328 @@
+"""The pipeline half of the local service: pipelineJobs created, run with kfp.local, cancelled.
+
+Each run is a `worker.py` process in its own process group, started with the service's URL and
+storage root, so the components it runs call back into this service exactly as they call Vertex.
+A watcher thread per run moves it through Vertex's states (QUEUED -> PENDING -> RUNNING ->
+SUCCEEDED / FAILED, or CANCELLING -> CANCELLED): cancel sends SIGTERM to the group, and SIGKILL
+after the service's grace period; then, as Vertex does, the jobs the tasks recorded in their
+`gcp_resources` outputs are cancelled too. A service that stops while runs are in flight kills
+them; on restart, runs it left unfinished fail with a message saying so (kfp.local cannot resume
+a DAG), and the jobs their tasks had started are cancelled, since nothing watches them any more.
+"""
+
+import atexit
+import contextlib
+import json
+import logging
+import shutil
+import sqlite3
+import threading
+import urllib.error
+import urllib.request
+import weakref
+from datetime import UTC, datetime
+from pathlib import Path
+
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
+from google.rpc import status_pb2
+
+from vtp import storage
+from vtp.local.base import errors
+from vtp.local.base.filters import compile_filter
+from vtp.local.base.resources import new_id, page
+from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.pipeline_jobs import spec as specs
+from vtp.local.pipeline_jobs import worker
+from vtp.local.pipeline_jobs.process import RunProcess
+from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
+from vtp.local.pipeline_jobs.store import Record, ResourceStore
+from vtp.local.runtime.logs import read as read_log
+from vtp.local.runtime.process import kill_leftovers
+from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
+
+State = aiplatform_v1.PipelineState
+TERMINAL = frozenset(
+    {State.PIPELINE_STATE_SUCCEEDED, State.PIPELINE_STATE_FAILED, State.PIPELINE_STATE_CANCELLED}
+)
+_ORPHANS = "cancel_task_jobs"
+"""Runtime flag of a run that ended with the service while its tasks' jobs may still run."""
+STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
+_live: "weakref.WeakSet[PipelineJobs]" = weakref.WeakSet()
+_log = logging.getLogger(__name__)
+
+
+class PipelineJobs:
+    """PipelineJobs of one LocalVertex, each run by a worker process."""
+
+    def __init__(self, service: LocalVertex) -> None:
+        self.service = service
+        self.store = ResourceStore(
+            service.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
+        )
+        self._lock = threading.RLock()
+        self._runs: dict[str, RunProcess] = {}
+        self._watchers: list[threading.Thread] = []
+        self._stopping = False
+        with self._lock:
+            self._recover()
+        _live.add(self)
+        threading.Thread(target=self._lifecycle, name="pipeline-jobs", daemon=True).start()
+
+    # -- the API ------------------------------------------------------------------------------
+
+    def create(
+        self, parent: str, job: aiplatform_v1.PipelineJob, job_id: str = "", schedule: str = ""
+    ) -> aiplatform_v1.PipelineJob:
+        """Check `job` as Vertex would, store it and start its run; return the created job."""
+        spec, root, arguments = self.check(job)
+        if job_id:
+            specs.check_job_id(job_id)
+        record_id = job_id or new_id()
+        created = created_job(job, f"{parent}/pipelineJobs/{record_id}", root, schedule)
+        # Outputs go under <root>/<job ID>/, as on Vertex (which adds the project number).
+        local_root = self.service.config.storage_root.joinpath(*storage.split_gcs_uri(root))
+        record = Record(created, {"pid": 0, "token": "", "root": str(local_root / record_id)})
+        with self._lock:
+            if self._stopping:
+                raise errors.ApiError(errors.INTERNAL, "The local service is stopping.")
+            try:
+                self.store.insert(record)
+            except sqlite3.IntegrityError:
+                raise errors.ApiError(6, f"PipelineJob {created.name} already exists.") from None
+            run_root = Path(record.runtime["root"])
+            self._write_request(record.id, worker.request(spec, arguments, run_root))
+            if self.service.started.is_set():
+                self._launch(record)
+        _log.info("pipeline job %s (%s): created", record.id, created.display_name)
+        return record.resource
+
+    def check(self, job: aiplatform_v1.PipelineJob) -> tuple[dict, str, dict]:
+        """Raise INVALID_ARGUMENT unless `job` can run; return its spec, root and arguments."""
+        spec = specs.pipeline_spec(job)
+        root = specs.pipeline_root(job, spec)
+        specs.check_runtime(job)
+        values = json_format.MessageToDict(job._pb.runtime_config).get("parameterValues", {})
+        return spec, root, specs.run_arguments(spec, values)
+
+    def get(self, name: str) -> aiplatform_v1.PipelineJob:
+        """The job named `name`; raise NOT_FOUND."""
+        return self._record(name).resource
+
+    def list(
+        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[aiplatform_v1.PipelineJob], str]:
+        """One page of the jobs under `parent` that match `filter`, and the next page token."""
+        predicate = compile_filter(filter)
+        jobs = [r.resource for r in self.store.all(parent)]
+        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
+        return page(jobs, page_size, page_token, 100)
+
+    def cancel(self, name: str) -> None:
+        """Start cancelling a run (CANCELLING, then CANCELLED); raise if it has ended."""
+        with self._lock:
+            record = self._record(name)
+            state = record.resource.state
+            if state in TERMINAL:
+                raise errors.failed_precondition(
+                    f"Cannot cancel {record.resource.name}: it is already in state {state.name}."
+                )
+            run = self._runs.get(record.id)
+            if run is None:  # queued, never started
+                self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            elif state != State.PIPELINE_STATE_CANCELLING:
+                self._set_state(record, State.PIPELINE_STATE_CANCELLING)
+                run.cancel()
+
+    def delete(self, name: str) -> dict:
+        """Delete an ended job and its run files; return the done Operation."""
+        record = self._record(name)
+        if record.resource.state not in TERMINAL:
+            raise errors.still_running(record.resource.name, record.resource.state.name)
+        self.store.delete(record.id)
+        shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
+        return self.service.delete_operation(record.parent)
+
+    def read_logs(self, name: str, offset: int, max_bytes: int) -> dict:
+        """The run's log text from byte `offset`, and where to read on from."""
+        record = self._record(name)
+        entry = read_log(self._run_dir(record.id) / "run.log", "pipeline", offset, max_bytes)
+        entry.pop("replica")
+        return {"name": record.resource.name, "pipelineState": record.resource.state.name, **entry}
+
+    def active_runs(self, schedule: str) -> int:
+        """How many runs that `schedule` started have not ended yet."""
+        return sum(
+            1
+            for r in self.store.all()
+            if r.resource.schedule_name == schedule and r.resource.state not in TERMINAL
+        )
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def _launch(self, record: Record) -> None:
+        env = {
+            LOCAL_ENDPOINT_ENV: _service_url(self.service),
+            storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
+        }
+        config = self.service.config
+        run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)
+        record.runtime["token"] = run.token
+        self.store.update(record)  # before the process exists: a restart can find it
+        record.runtime["pid"] = run.start()
+        self._runs[record.id] = run
+        self._set_state(record, State.PIPELINE_STATE_PENDING)
+        watcher = threading.Thread(
+            target=self._watch, args=(record.id, run), name=f"pipeline-{record.id}", daemon=True
+        )
+        self._watchers.append(watcher)
+        watcher.start()
+
+    def _watch(self, job_id: str, run: RunProcess) -> None:
+        code = run.watch(on_started=lambda: self._running(job_id))
+        record = self.store.get(job_id)
+        if record and record.resource.state == State.PIPELINE_STATE_CANCELLING:
+            self._cancel_task_jobs(record)
+        with self._lock:
+            self._runs.pop(job_id, None)
+            record = self.store.get(job_id)
+            if record is not None:
+                self._settle(record, code)
+
+    def _cancel_task_jobs(self, record: Record) -> None:
+        """Cancel what the run's tasks started, as Vertex does from their gcp_resources.
+
+        A task cancels its own job on SIGTERM; this also covers one stopped before it could
+        (killed after the grace period, or signalled while it was still submitting).
+        """
+        url = _service_url(self.service)
+        for name in task_jobs(Path(record.runtime.get("root", ""))):
+            request = urllib.request.Request(f"{url}/v1/{name}:cancel", data=b"{}", method="POST")
+            try:
+                urllib.request.urlopen(request, timeout=30).close()
+                _log.info("pipeline job %s: cancelled %s", record.id, name)
+            except (urllib.error.URLError, OSError) as exc:  # ended already, or unreachable
+                _log.debug("pipeline job %s: cancel %s: %s", record.id, name, exc)
+
+    def _running(self, job_id: str) -> None:
+        with self._lock:
+            record = self.store.get(job_id)
+            if record is not None and record.resource.state == State.PIPELINE_STATE_PENDING:
+                self._set_state(record, State.PIPELINE_STATE_RUNNING)
+
+    def _settle(self, record: Record, returncode: int) -> None:
+        """Record how the run ended."""
+        if record.resource.state == State.PIPELINE_STATE_CANCELLING:
+            self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            return
+        if self._stopping:
+            record.runtime[_ORPHANS] = True  # the service re-queues its tasks' jobs: cancel them
+            self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, STOPPED_MESSAGE)
+            return
+        result = worker.read_result(self._run_dir(record.id))
+        if result is None:
+            message = f"The pipeline run process exited with status {returncode} and no result."
+            self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, message)
+        elif result["succeeded"]:
+            self._finish(record, State.PIPELINE_STATE_SUCCEEDED)
+        else:
+            self._finish(
+                record, State.PIPELINE_STATE_FAILED, errors.FAILED_PRECONDITION, result["error"]
+            )
+
+    def _lifecycle(self) -> None:
+        """Once the service serves: settle orphans, start queued runs; stop them all at close."""
+        service = self.service
+        while not service.started.wait(0.1):
+            if service.closing.is_set():
+                break
+        self._cancel_orphans()
+        with self._lock:
+            queued = [
+                r for r in self.store.all() if r.resource.state == State.PIPELINE_STATE_QUEUED
+            ]
+            for record in queued if not (self._stopping or service.closing.is_set()) else []:
+                self._launch(record)
+        service.closing.wait()
+        self.stop()
+
+    def _cancel_orphans(self) -> None:
+        """Cancel the jobs of runs that ended with the service: nothing watches them any more."""
+        for record in [r for r in self.store.all() if r.runtime.get(_ORPHANS)]:
+            self._cancel_task_jobs(record)
+            with self._lock:
+                record.runtime.pop(_ORPHANS)
+                self.store.update(record)
+
+    def stop(self) -> None:
+        """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
+        with self._lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            for run in self._runs.values():
+                run.kill()
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.join()
+        self.store.close()
+
+    def _recover(self) -> None:
+        """Settle the runs a stopped (or killed) service left in flight."""
+        for record in list(self.store.all()):
+            state = record.resource.state
+            if state in TERMINAL or state == State.PIPELINE_STATE_QUEUED:
+                continue
+            if record.runtime.get("token"):
+                kill_leftovers(record.runtime["pid"], record.runtime["token"])
+            record.runtime[_ORPHANS] = True
+            if state == State.PIPELINE_STATE_CANCELLING:
+                self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+            else:
+                self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, STOPPED_MESSAGE)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _record(self, name: str) -> Record:
+        parent, _, job_id = name.rpartition("/pipelineJobs/")
+        record = self.store.get(job_id)
+        if record is None or not same_parent(parent, record.parent):
+            raise errors.not_found(f"PipelineJob {name} not found.")
+        return record
+
+    def _set_state(self, record: Record, state: State) -> None:
+        now = datetime.now(UTC)
+        job = record.resource
+        job.state, job.update_time = state, now
+        if state == State.PIPELINE_STATE_RUNNING and "start_time" not in job:
+            job.start_time = now
+        if state in TERMINAL:
+            job.end_time = now
+        self.store.update(record)
+        _log.info("pipeline job %s: %s", record.id, state.name)
+
+    def _finish(self, record: Record, state: State, code: int = 0, message: str = "") -> None:
+        if code:
+            record.resource.error = status_pb2.Status(code=code, message=message)
+        self._set_state(record, state)
+
+    def _run_dir(self, job_id: str) -> Path:
+        return self.service.config.state_dir / "pipelines" / job_id
+
+    def _write_request(self, job_id: str, request: dict) -> None:
+        run_dir = self._run_dir(job_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / worker.REQUEST).write_text(json.dumps(request))
+
+
+def _service_url(service: LocalVertex) -> str:
+    # The HTTP server sets `url` once it has bound its port (port 0 picks a free one).
+    return getattr(service, "url", "") or f"http://127.0.0.1:{service.config.port}"
+
+
+@atexit.register
+def _stop_all() -> None:
+    """Kill the runs of services that were never closed, so no run outlives the service."""
+    for jobs in list(_live):
+        with contextlib.suppress(Exception):
+            jobs.stop()

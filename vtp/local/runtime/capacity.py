@@ -1,0 +1,92 @@
+"""The machine's capacity for replicas: GPUs handed out through CUDA_VISIBLE_DEVICES and an
+optional cap on replica processes. A job whose resources are not free waits in
+JOB_STATE_QUEUED (as with quota on Vertex); a job that could never fit is refused at creation.
+"""
+
+import shutil
+import subprocess
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vtp.local.runtime.launch import JobPlan
+
+
+def detect_gpus() -> tuple[str, ...]:
+    """Indices of the machine's NVIDIA GPUs (none when nvidia-smi is absent or fails)."""
+    if shutil.which("nvidia-smi") is None:
+        return ()
+    result = subprocess.run(
+        ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    if result.returncode != 0:
+        return ()
+    return tuple(line.strip() for line in result.stdout.splitlines() if line.strip())
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a job asks for: GPUs per replica, by replica name."""
+
+    gpus: Mapping[str, int]
+
+    @classmethod
+    def of(cls, plan: JobPlan, ignore_accelerators: bool = False) -> "Needs":
+        """The needs of every replica in `plan` (no GPUs when accelerators are ignored)."""
+        count = {p.index: 0 if ignore_accelerators else p.accelerator_count for p in plan.pools}
+        return cls({name: count[p.index] for p in plan.pools for name in p.replicas})
+
+
+class Capacity:
+    """Thread-safe allocation of replica slots and GPUs."""
+
+    def __init__(self, gpus: tuple[str, ...], max_replicas: int = 0) -> None:
+        self._gpus = gpus
+        self._free = list(gpus)
+        self._max_replicas = max_replicas
+        self._running = 0
+        self._lock = threading.Lock()
+
+    def never_fits(self, needs: Needs) -> str:
+        """Why `needs` can never be met on this machine, or empty when it can."""
+        gpus = sum(needs.gpus.values())
+        if gpus > len(self._gpus):
+            return (
+                f"the job asks for {gpus} accelerator(s) in all but this machine has "
+                f"{len(self._gpus)} GPU(s); start the service with --ignore-accelerators to run "
+                "it on CPU"
+            )
+        if self._max_replicas and len(needs.gpus) > self._max_replicas:
+            return (
+                f"the job has {len(needs.gpus)} replicas but the service runs at most "
+                f"{self._max_replicas} at once (--max-replicas)"
+            )
+        return ""
+
+    def allocate(self, needs: Needs) -> dict[str, tuple[str, ...]] | None:
+        """GPU indices per replica, or None when the resources are not free now."""
+        with self._lock:
+            total = sum(needs.gpus.values())
+            slots_ok = (
+                not self._max_replicas or self._running + len(needs.gpus) <= self._max_replicas
+            )
+            if total > len(self._free) or not slots_ok:
+                return None
+            allocation = {}
+            for name, count in needs.gpus.items():
+                allocation[name] = tuple(self._free[:count])
+                del self._free[:count]
+            self._running += len(needs.gpus)
+            return allocation
+
+    def release(self, allocation: Mapping[str, tuple[str, ...]]) -> None:
+        """Give back what `allocate` handed out."""
+        with self._lock:
+            for devices in allocation.values():
+                self._free.extend(devices)
+            self._free.sort(key=self._gpus.index)
+            self._running -= len(allocation)

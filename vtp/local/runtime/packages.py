@@ -1,0 +1,82 @@
+"""Install a pythonPackageSpec's packages into an isolated directory, cached by content hash.
+
+On Vertex the executor image pip-installs the package URIs before running the module. Here the
+archives are read through the local Cloud Storage root and installed with `pip install --target`
+into `<state>/packages/<sha256>`, once per distinct set of archives. Dependencies are not
+installed (`--no-deps`, nothing downloaded): the service's environment stands in for the
+executor image, so it must already hold them (it does for this project's trainer).
+"""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from vtp.storage import is_gcs_uri, split_gcs_uri
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+class InstallError(Exception):
+    """The package URIs could not be installed; the message says why (pip's output included)."""
+
+
+def archive_path(uri: str, gcs_root: Path) -> Path:
+    """The local file behind a package URI (gs:// resolves under `gcs_root`)."""
+    if is_gcs_uri(uri):
+        bucket, blob = split_gcs_uri(uri)
+        return gcs_root / bucket / blob
+    return Path(uri)
+
+
+def missing_archives(uris: Sequence[str], gcs_root: Path) -> list[str]:
+    """The URIs whose archives do not exist locally."""
+    return [uri for uri in uris if not archive_path(uri, gcs_root).is_file()]
+
+
+def content_hash(paths: Sequence[Path]) -> str:
+    """SHA-256 over the archives' names and bytes, in order: the cache key."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def install(uris: Sequence[str], gcs_root: Path, cache_dir: Path) -> Path:
+    """The directory holding the installed packages (installed now unless cached)."""
+    missing = missing_archives(uris, gcs_root)
+    if missing:
+        raise InstallError(f"package archive not found: {', '.join(missing)}")
+    archives = [archive_path(uri, gcs_root) for uri in uris]
+    key = content_hash(archives)
+    target = cache_dir / key
+    with _lock_for(key):
+        if not target.is_dir():
+            _pip_install(archives, target)
+    return target
+
+
+def _pip_install(archives: list[Path], target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=target.parent))
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    command += ["--no-deps", "--no-build-isolation", "--no-index", "--target", str(staging)]
+    result = subprocess.run(
+        command + [str(a) for a in archives], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        output = (result.stdout + result.stderr).strip()[-2000:]
+        raise InstallError(f"pip install failed with status {result.returncode}:\n{output}")
+    staging.rename(target)  # atomic: a crash never leaves a half-installed cache entry
+
+
+def _lock_for(key: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())

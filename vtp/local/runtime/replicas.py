@@ -1,0 +1,142 @@
+"""The processes of one job's replicas: start, signal, stop, reap; one log file per replica.
+
+A `ReplicaSet` belongs to one JobRun thread, which alone calls it. Every process started is
+recorded (pid and token, `process.py`) before anything else happens, and forgotten once reaped,
+so a service that dies in between leaves the next one enough to clean up.
+"""
+
+import logging
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from vtp.local.custom_jobs.store import ProcessRecord
+from vtp.local.runtime.launch import JobPlan, PoolPlan
+from vtp.local.runtime.logs import index_lines
+from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
+
+_log = logging.getLogger(__name__)
+CANNOT_START = 127
+"""The status a replica whose command cannot be executed gets (as a shell reports it)."""
+
+
+class ProcessBook(Protocol):
+    """Where live replica processes are recorded (the service's SQLite store)."""
+
+    def add_process(self, process: ProcessRecord) -> None: ...
+    def remove_process(self, job_id: str, replica: str) -> None: ...
+
+
+@dataclass
+class Replica:
+    """One replica and its current process (None before it starts and after it is reaped)."""
+
+    name: str
+    pool: PoolPlan
+    index: int
+    proc: subprocess.Popen | None = None
+    token: str = ""
+    preempted: bool = False
+    """Stopped by a preemption (non-permanent failure) rather than by its own doing."""
+    kill_at: float = 0.0
+    """Monotonic time at which a preempted replica still running gets SIGKILL."""
+    python_path: str = ""
+    """Installed packages of a pythonPackageSpec pool, put first on PYTHONPATH."""
+
+
+class ReplicaSet:
+    """All replicas of one job, under `<state>/jobs/<id>/` (logs/ and work/)."""
+
+    def __init__(
+        self, job_id: str, plan: JobPlan, job_dir: Path, book: ProcessBook, wake: threading.Event
+    ) -> None:
+        self.job_id = job_id
+        self.replicas = {n: Replica(n, p, i) for p in plan.pools for i, n in enumerate(p.replicas)}
+        self._job_dir = job_dir
+        self._book = book
+        self._wake = wake
+
+    def log_path(self, name: str) -> Path:
+        """The replica's log file (stdout and stderr, appended across restarts)."""
+        return self._job_dir / "logs" / f"{name}.log"
+
+    def live(self) -> list[Replica]:
+        """Replicas whose process has not been reaped yet."""
+        return [r for r in self.replicas.values() if r.proc is not None]
+
+    def start(self, replica: Replica, env: Callable[[Replica], Mapping[str, str]]) -> bool:
+        """Start `replica` (its environment from `env`); False when the command cannot run."""
+        replica.token, replica.preempted, replica.kill_at = uuid.uuid4().hex, False, 0.0
+        self.note(replica, f"starting {replica.name}: {' '.join(replica.pool.argv)}")
+        work = self._job_dir / "work" / replica.name
+        try:
+            proc = spawn(replica.pool.argv, env(replica), work, self.log_path(replica.name))
+        except OSError as exc:
+            self.note(replica, f"cannot start {replica.name}: {exc}")
+            return False
+        replica.proc = proc
+        self._book.add_process(ProcessRecord(self.job_id, replica.name, proc.pid, replica.token))
+        # Wake the supervisor the moment the process ends, rather than at its next poll.
+        threading.Thread(target=self._wake_on_exit, args=(proc,), daemon=True).start()
+        return True
+
+    def preempt(self, replica: Replica, grace: float) -> None:
+        """SIGTERM now, SIGKILL at `grace` seconds (see `escalate`), as a maintenance event."""
+        self.note(replica, f"preempting {replica.name}: SIGTERM, SIGKILL in {grace:g}s")
+        replica.preempted = True
+        replica.kill_at = time.monotonic() + grace
+        signal_group(replica.proc.pid, signal.SIGTERM)
+
+    def escalate(self) -> None:
+        """SIGKILL preempted replicas whose grace period is over."""
+        for replica in self.live():
+            if replica.kill_at and time.monotonic() >= replica.kill_at:
+                signal_group(replica.proc.pid, signal.SIGKILL)
+                replica.kill_at = 0.0
+
+    def stop(self, replicas: list[Replica], grace: float, poll: float) -> None:
+        """SIGTERM each replica's group, SIGKILL what is left after `grace` seconds, reap all."""
+        deadline = time.monotonic() + grace
+        for replica in replicas:
+            signal_group(replica.proc.pid, signal.SIGTERM)
+        pending = list(replicas)
+        while pending:
+            pending = [r for r in pending if r.proc.poll() is None]
+            if pending and time.monotonic() >= deadline:
+                for replica in pending:
+                    signal_group(replica.proc.pid, signal.SIGKILL)
+                    replica.proc.wait()
+            elif pending:
+                time.sleep(min(poll, 0.05))
+        for replica in replicas:
+            self.reap(replica)
+
+    def reap(self, replica: Replica) -> None:
+        """Forget an ended replica's process, killing anything it left behind."""
+        kill_leftovers(replica.proc.pid, replica.token)
+        index_lines(self.log_path(replica.name), final=True)
+        self._book.remove_process(self.job_id, replica.name)
+        replica.proc = None
+
+    def index_logs(self) -> None:
+        """Timestamp the new complete log lines of running replicas (for `entries:list`)."""
+        for replica in self.live():
+            index_lines(self.log_path(replica.name))
+
+    def note(self, replica: Replica, text: str) -> None:
+        """A line from the service in the replica's log (and the service's own log)."""
+        path = self.log_path(replica.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"[vtp local] {text}\n")
+        _log.info("job %s: %s", self.job_id, text)
+
+    def _wake_on_exit(self, proc: subprocess.Popen) -> None:
+        proc.wait()
+        self._wake.set()

@@ -1,0 +1,301 @@
+"""Runs one job: starts its replicas, watches them, and applies Vertex's rules (`rules.py`).
+
+One `JobRun` thread per job that has left the queue. It alone touches the job's processes
+(`replicas.py`); the API talks to it through `cancel()`, `preempt()` and `shutdown()`, which wake
+it. It also wakes when a replica exits, and otherwise every poll interval.
+"""
+
+import logging
+import os
+import queue
+import socket
+import threading
+import time
+import traceback
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from google.cloud import aiplatform_v1
+
+from vtp.local.base import errors
+from vtp.local.base.config import ServiceConfig
+from vtp.local.custom_jobs.store import Runtime
+from vtp.local.runtime import rules
+from vtp.local.runtime.cluster import Cluster, layered_environment, replica_environment
+from vtp.local.runtime.launch import JobPlan
+from vtp.local.runtime.packages import InstallError, install
+from vtp.local.runtime.process import TOKEN_ENV
+from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
+from vtp.storage import GCS_ROOT_ENV
+
+State = aiplatform_v1.JobState
+_log = logging.getLogger(__name__)
+_EVERYONE = (rules.Action.RESTART_ALL, rules.Action.RETRY_JOB)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a job ended. `state` None means the service shut down: the job goes back to the queue."""
+
+    state: State | None
+    error_code: int = 0
+    message: str = ""
+
+
+class JobBook(ProcessBook, Protocol):
+    """What a JobRun needs from the service: record state changes and live processes."""
+
+    def set_state(self, job_id: str, state: State) -> None: ...
+    def save_history(self, job_id: str, history: rules.History) -> None: ...
+    def finish(self, job_id: str, outcome: Outcome) -> None: ...
+
+
+@dataclass
+class _Preempt:
+    replica: str
+    grace: float
+    reply: Future = field(default_factory=Future)
+
+
+class JobRun(threading.Thread):
+    """The supervisor of one job: from PENDING to a terminal state."""
+
+    def __init__(
+        self,
+        job: aiplatform_v1.CustomJob,
+        runtime: Runtime,
+        plan: JobPlan,
+        gpus: dict[str, tuple[str, ...]],
+        config: ServiceConfig,
+        book: JobBook,
+    ) -> None:
+        self.job_id = job.name.rsplit("/", 1)[-1]
+        super().__init__(name=f"job-{self.job_id}", daemon=True)
+        self.gpus = gpus
+        self._spec = job.job_spec
+        self._runtime = runtime
+        self._plan = plan
+        self._config = config
+        self._book = book
+        scheduling = job.job_spec.scheduling
+        self._policy = rules.Policy(
+            scheduling.restart_job_on_worker_restart, scheduling.disable_retries
+        )
+        self._history = rules.History(runtime.job_retries, dict(runtime.worker_restarts))
+        self._cancel, self._shutdown, self._wake = (threading.Event() for _ in range(3))
+        job_dir = config.state_dir / "jobs" / self.job_id
+        self._set = ReplicaSet(self.job_id, plan, job_dir, book, self._wake)
+        self._cluster = self._new_cluster()
+        self._commands: queue.Queue[_Preempt] = queue.Queue()
+        self._cannot_start: list[rules.ReplicaExit] = []
+
+    # -- what other threads call ------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop every replica (SIGTERM, grace, SIGKILL); the job ends CANCELLED."""
+        self._cancel.set()
+        self._wake.set()
+
+    def shutdown(self) -> None:
+        """Stop every replica because the service stops; the job goes back to the queue."""
+        self._shutdown.set()
+        self._wake.set()
+
+    def preempt(self, replica: str, grace: float, timeout: float = 60.0) -> None:
+        """Stop `replica` as a maintenance event would; raise ApiError if it is not running."""
+        if replica not in self._set.replicas:
+            known = ", ".join(self._set.replicas)
+            raise errors.invalid_argument(f"replica {replica!r} is not in this job ({known}).")
+        command = _Preempt(replica, grace)
+        self._commands.put(command)
+        self._wake.set()
+        try:
+            command.reply.result(timeout=timeout)
+        except TimeoutError:
+            raise errors.failed_precondition("the job did not take the preemption.") from None
+
+    # -- the thread ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            outcome = self._run()
+        except Exception:
+            _log.error("job %s: internal error\n%s", self.job_id, traceback.format_exc())
+            outcome = Outcome(State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE)
+        self._stop_replicas(self._set.live())
+        self._refuse_commands()
+        self._book.finish(self.job_id, outcome)
+
+    def _run(self) -> Outcome:
+        self._book.set_state(self.job_id, State.JOB_STATE_PENDING)
+        failure = self._install_packages()
+        if failure or self._cancel.is_set() or self._shutdown.is_set():
+            return failure or self._interrupted()
+        self._start_all()
+        self._book.set_state(self.job_id, State.JOB_STATE_RUNNING)
+        while True:
+            self._wake.clear()
+            outcome = self._tick()
+            if outcome:
+                return outcome
+            self._wake.wait(self._config.poll_interval)
+
+    def _tick(self) -> Outcome | None:
+        if self._cancel.is_set() or self._shutdown.is_set():
+            return self._interrupted()
+        if self._timed_out():
+            self._stop_replicas(self._set.live())
+            return Outcome(State.JOB_STATE_FAILED, errors.DEADLINE_EXCEEDED, self._timeout_msg())
+        self._run_commands()
+        self._set.escalate()
+        self._set.index_logs()
+        for event in self._exits():
+            decision = rules.decide(event, self._history, self._policy)
+            outcome = self._apply(decision, event)
+            if outcome or decision.action in _EVERYONE:
+                return outcome  # after a restart of everything the rest of the batch is moot
+        return None
+
+    def _apply(self, decision: rules.Decision, event: rules.ReplicaExit) -> Outcome | None:
+        action, replica = decision.action, self._set.replicas[decision.replica]
+        if action is rules.Action.CONTINUE:
+            return None
+        if action in (rules.Action.SUCCEED, rules.Action.FAIL):
+            self._stop_replicas(self._set.live())
+            if action is rules.Action.SUCCEED:
+                return Outcome(State.JOB_STATE_SUCCEEDED)
+            log = self._set.log_path(replica.name)
+            hint = f" To find out more about why your job exited please check the logs: {log}"
+            return Outcome(State.JOB_STATE_FAILED, decision.error_code, decision.message + hint)
+        self._history = rules.after(decision, self._history)
+        self._book.save_history(self.job_id, self._history)
+        self._set.note(
+            replica, f"{action.value} after exit status {event.status} ({self._counts()})"
+        )
+        if action is rules.Action.RESTART_WORKER:
+            self._start(replica)
+            return None
+        self._stop_replicas(self._set.live())
+        if action is rules.Action.RETRY_JOB:
+            self._cluster = self._new_cluster()  # a new attempt gets fresh ports
+        self._start_all()
+        return None
+
+    def _exits(self) -> list[rules.ReplicaExit]:
+        exits, self._cannot_start = self._cannot_start, []
+        together = self._policy.restart_job_on_worker_restart and not self._policy.disable_retries
+        # With restartJobOnWorkerRestart, peers that crash because a preempted worker vanished are
+        # part of that restart, not user errors: their failures wait for the preemption to end.
+        hold = together and any(r.preempted for r in self._set.live())
+        for replica in self._set.live():
+            code = replica.proc.poll()
+            if code is None or (hold and code != 0 and not replica.preempted):
+                continue
+            self._set.reap(replica)
+            exits.append(
+                rules.ReplicaExit(replica.name, rules.exit_status(code), replica.preempted)
+            )
+        return sorted(exits, key=lambda e: (not e.preempted, e.replica))
+
+    # -- replicas -----------------------------------------------------------------------------
+
+    def _start_all(self) -> None:
+        for replica in self._set.replicas.values():
+            self._start(replica)
+
+    def _start(self, replica: Replica) -> None:
+        if not self._set.start(replica, self._environment):
+            self._cannot_start.append(rules.ReplicaExit(replica.name, CANNOT_START))
+
+    def _stop_replicas(self, replicas: list[Replica]) -> None:
+        self._set.stop(replicas, self._config.grace_period, self._config.poll_interval)
+
+    def _environment(self, replica: Replica) -> dict[str, str]:
+        service = {
+            GCS_ROOT_ENV: str(self._config.storage_root),
+            "PYTHONUNBUFFERED": "1",
+            "CUDA_VISIBLE_DEVICES": ",".join(self.gpus.get(replica.name, ())),
+        }
+        if replica.python_path:
+            inherited = os.environ.get("PYTHONPATH")
+            service["PYTHONPATH"] = os.pathsep.join(filter(None, [replica.python_path, inherited]))
+        vertex = replica_environment(self._cluster, replica.pool.index, replica.index)
+        # Precedence, lowest first: the service's environment, Vertex's variables, the service's
+        # own, the caller's extras (a tuning trial's metric file), the pool's `env`.
+        return layered_environment(
+            os.environ,
+            vertex,
+            service,
+            self._runtime.extra_env,
+            dict(replica.pool.env),
+            {TOKEN_ENV: replica.token},
+        )
+
+    def _new_cluster(self) -> Cluster:
+        sizes = self._plan.pool_sizes()
+        pools = tuple(tuple(f"127.0.0.1:{_free_port()}" for _ in range(n)) for n in sizes)
+        spec_json = aiplatform_v1.CustomJobSpec.to_json(self._spec, indent=None)
+        base = self._spec.base_output_directory.output_uri_prefix
+        return Cluster(self.job_id, pools, spec_json, base, self._runtime.trial_id)
+
+    def _install_packages(self) -> Outcome | None:
+        cache = self._config.state_dir / "packages"
+        for pool in self._plan.pools:
+            if not pool.package_uris:
+                continue
+            try:
+                path = install(pool.package_uris, self._config.storage_root, cache)
+            except InstallError as exc:
+                field = f"workerPoolSpecs[{pool.index}].pythonPackageSpec.packageUris"
+                message = f"The replica {pool.replicas[0]} could not install {field}: {exc}"
+                return Outcome(State.JOB_STATE_FAILED, errors.INVALID_ARGUMENT, message)
+            for name in pool.replicas:
+                self._set.replicas[name].python_path = str(path)
+        return None
+
+    # -- commands and ends --------------------------------------------------------------------
+
+    def _run_commands(self) -> None:
+        while not self._commands.empty():
+            command = self._commands.get_nowait()
+            replica = self._set.replicas[command.replica]
+            if replica.proc is None or replica.preempted:
+                error = errors.failed_precondition(f"replica {replica.name} is not running now.")
+                command.reply.set_exception(error)
+                continue
+            self._set.preempt(replica, command.grace)
+            command.reply.set_result(None)
+
+    def _refuse_commands(self) -> None:
+        while not self._commands.empty():
+            command = self._commands.get_nowait()
+            command.reply.set_exception(errors.failed_precondition("the job is not running."))
+
+    def _interrupted(self) -> Outcome:
+        self._stop_replicas(self._set.live())
+        if self._cancel.is_set():
+            return Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+        return Outcome(None)
+
+    def _timed_out(self) -> bool:
+        seconds = self._spec.scheduling.timeout.total_seconds()
+        return bool(seconds) and time.time() >= self._runtime.started_at + seconds
+
+    def _timeout_msg(self) -> str:
+        seconds = self._spec.scheduling.timeout.total_seconds()
+        return (
+            "The job exceeded its maximum running time "
+            f"(scheduling.timeout = {seconds:g}s) and was stopped."
+        )
+
+    def _counts(self) -> str:
+        restarts = sum(self._history.worker_restarts.values())
+        retries = self._history.job_retries
+        return f"job retries {retries}/{rules.MAX_JOB_RETRIES}, worker restarts {restarts}"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -1,0 +1,278 @@
+"""Vertex-style schedules in the local service: a cron that creates pipeline jobs.
+
+`Schedules` checks a Schedule as Vertex does (its pipeline job included, so a bad request fails
+at create, not at the first run), stores it, and a ticker thread creates a run each time one is
+due: `nextRunTime` advances along the cron in the schedule's time zone, `maxConcurrentRunCount`
+holds back (`allowQueueing`) or skips a run while earlier runs are still active, and the schedule
+is COMPLETED once `maxRunCount` runs have started or the next run would fall after `endTime`.
+Every attempt is recorded in `lastScheduledRunResponse`. Paused schedules do not fire; resuming
+with `catchUp` fires the runs missed while paused, one per tick.
+
+`clock` is the time source (a test can set it to a fake `() -> datetime` to make a cron due
+without waiting); the ticker checks every poll interval.
+"""
+
+import builtins
+import json
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
+
+from vtp.local.base import errors
+from vtp.local.base.filters import compile_filter
+from vtp.local.base.resources import new_id, page
+from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.pipeline_jobs.service import PipelineJobs
+from vtp.local.pipeline_jobs.store import Record, ResourceStore
+from vtp.vertex import cron
+
+Schedule = aiplatform_v1.Schedule
+State = aiplatform_v1.Schedule.State
+_OUTPUT_ONLY = (
+    *("name", "started_run_count", "state", "create_time", "update_time", "next_run_time"),
+    *("last_pause_time", "last_resume_time", "catch_up", "last_scheduled_run_response"),
+)
+_log = logging.getLogger(__name__)
+
+
+def utc_now() -> datetime:
+    """The wall clock, in UTC."""
+    return datetime.now(UTC)
+
+
+class Schedules:
+    """Schedules of one LocalVertex; their runs are created through `jobs`."""
+
+    def __init__(self, service: LocalVertex, jobs: PipelineJobs) -> None:
+        self.service, self.jobs = service, jobs
+        self.clock: Callable[[], datetime] = utc_now
+        self.store = ResourceStore(service.config.state_dir / "pipelines.db", "schedules", Schedule)
+        self._lock = threading.RLock()
+        threading.Thread(target=self._tick_loop, name="schedules", daemon=True).start()
+
+    # -- the API ------------------------------------------------------------------------------
+
+    def create(self, parent: str, body: bytes) -> Schedule:
+        """Check and store a schedule under `parent`; it fires from its start time on."""
+        schedule = parse(body)
+        for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
+            delattr(schedule, field)
+        self._check(parent, schedule)
+        now = self.clock()
+        schedule.name = f"{parent}/schedules/{new_id()}"
+        schedule.state, schedule.create_time, schedule.update_time = State.ACTIVE, now, now
+        if "start_time" not in schedule:
+            schedule.start_time = now
+        # A start time in the past starts from now: Vertex backfills only on resume (catchUp).
+        schedule.next_run_time = cron.first_time(schedule.cron, max(schedule.start_time, now))
+        record = Record(schedule)
+        with self._lock:
+            self._complete_if_over(record)
+            self.store.insert(record)
+        _log.info(
+            "schedule %s (%s): created, next run %s",
+            record.id,
+            schedule.display_name,
+            schedule.next_run_time,
+        )
+        return schedule
+
+    def get(self, name: str) -> Schedule:
+        """The schedule named `name`; raise NOT_FOUND."""
+        return self._record(name).resource
+
+    def list(
+        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[Schedule], str]:
+        """One page of the schedules under `parent` that match `filter`, and the next token."""
+        predicate = compile_filter(filter)
+        found = [r.resource for r in self.store.all(parent)]
+        found = [s for s in found if predicate(json.loads(schedule_json(s)))]
+        return page(found, page_size, page_token, 100)
+
+    def pause(self, name: str) -> None:
+        """Stop an ACTIVE schedule from firing."""
+        with self._lock:
+            record = self._record(name)
+            self._expect(record, State.ACTIVE, "pause")
+            schedule = record.resource
+            schedule.state, schedule.last_pause_time = State.PAUSED, self.clock()
+            del schedule.next_run_time
+            self._save(record)
+
+    def resume(self, name: str, catch_up: bool = False) -> None:
+        """Let a PAUSED schedule fire again, from now on or (`catch_up`) from when it paused."""
+        with self._lock:
+            record = self._record(name)
+            self._expect(record, State.PAUSED, "resume")
+            schedule, now = record.resource, self.clock()
+            schedule.state, schedule.last_resume_time = State.ACTIVE, now
+            schedule.catch_up = catch_up
+            since = schedule.last_pause_time if catch_up else now
+            schedule.next_run_time = cron.next_time(schedule.cron, max(since, schedule.start_time))
+            record.runtime["catch_up"] = catch_up
+            self._complete_if_over(record)
+            self._save(record)
+
+    def delete(self, name: str) -> dict:
+        """Delete a schedule (its runs go on); return the done Operation."""
+        with self._lock:
+            record = self._record(name)
+            self.store.delete(record.id)
+        return self.service.delete_operation(record.parent)
+
+    def tick(self) -> builtins.list[str]:
+        """Fire every ACTIVE schedule that is due now; return the names of the runs created."""
+        created = []
+        with self._lock:
+            now = self.clock()
+            for record in list(self.store.all()):
+                schedule = record.resource
+                if schedule.state == State.ACTIVE and schedule.next_run_time <= now:
+                    created += self._fire(record, now)
+        return created
+
+    # -- firing -------------------------------------------------------------------------------
+
+    def _fire(self, record: Record, now: datetime) -> builtins.list[str]:
+        schedule = record.resource
+        due = schedule.next_run_time
+        active = self.jobs.active_runs(schedule.name)
+        if active >= schedule.max_concurrent_run_count and schedule.allow_queueing:
+            return []  # still due: it starts as soon as a run ends
+        created = []
+        if active >= schedule.max_concurrent_run_count:
+            response = (
+                f"Skipped: maxConcurrentRunCount ({schedule.max_concurrent_run_count}) runs of "
+                "this schedule are still active."
+            )
+        else:
+            created, response = self._start_run(record)
+        schedule.last_scheduled_run_response = Schedule.RunResponse(
+            scheduled_run_time=due, run_response=response
+        )
+        catching_up = record.runtime.get("catch_up", False)
+        schedule.next_run_time = cron.next_time(
+            schedule.cron, due if catching_up else max(due, now)
+        )
+        record.runtime["catch_up"] = catching_up and schedule.next_run_time <= now
+        self._complete_if_over(record)
+        self._save(record)
+        return created
+
+    def _start_run(self, record: Record) -> tuple[builtins.list[str], str]:
+        """Create the schedule's pipeline job: ([its name], its name) or ([], why it failed)."""
+        schedule = record.resource
+        request = schedule.create_pipeline_job_request
+        run = aiplatform_v1.PipelineJob(request.pipeline_job)
+        run.display_name = run.display_name or schedule.display_name  # as Vertex names runs
+        try:
+            job = self.jobs.create(request.parent, run, schedule=schedule.name)
+        except errors.ApiError as exc:
+            _log.warning("schedule %s: run not created: %s", record.id, exc.message)
+            return [], f"Failed to create the pipeline job: {exc.message}"
+        record.resource.started_run_count += 1
+        _log.info("schedule %s: started %s", record.id, job.name)
+        return [job.name], job.name
+
+    def _complete_if_over(self, record: Record) -> None:
+        schedule = record.resource
+        ran_out = schedule.max_run_count and schedule.started_run_count >= schedule.max_run_count
+        ended = "end_time" in schedule and schedule.next_run_time > schedule.end_time
+        if ran_out or ended:
+            schedule.state = State.COMPLETED
+            del schedule.next_run_time
+
+    def _tick_loop(self) -> None:
+        service, wait = self.service, self.service.config.poll_interval
+        while not service.started.wait(wait):
+            if service.closing.is_set():
+                break
+        while not service.closing.wait(wait):
+            try:
+                self.tick()
+            except Exception:  # a bug must not stop every schedule
+                _log.exception("schedules: tick failed")
+        self.store.close()
+
+    # -- checks and helpers -------------------------------------------------------------------
+
+    def _check(self, parent: str, schedule: Schedule) -> None:
+        if not schedule.display_name:
+            raise errors.invalid_argument("schedule.displayName is required.")
+        if not schedule.cron:
+            raise errors.invalid_argument("schedule.cron is required (e.g. 'TZ=UTC 0 3 * * *').")
+        try:
+            cron.parse(schedule.cron)
+        except cron.CronError as exc:
+            raise errors.invalid_argument(f"schedule.cron: {exc}.") from None
+        if schedule.max_concurrent_run_count <= 0:
+            raise errors.invalid_argument(
+                "schedule.maxConcurrentRunCount is required and must be positive."
+            )
+        if schedule.max_run_count < 0:
+            raise errors.invalid_argument("schedule.maxRunCount must not be negative.")
+        ends = "start_time" in schedule and "end_time" in schedule
+        if ends and schedule.end_time <= schedule.start_time:
+            raise errors.invalid_argument("schedule.endTime must be after schedule.startTime.")
+        self._check_request(parent, schedule)
+
+    def _check_request(self, parent: str, schedule: Schedule) -> None:
+        if "create_notebook_execution_job_request" in schedule:
+            raise errors.invalid_argument(
+                "schedule.createNotebookExecutionJobRequest is not supported by the local service."
+            )
+        if "create_pipeline_job_request" not in schedule:
+            raise errors.invalid_argument("schedule.createPipelineJobRequest is required.")
+        request = schedule.create_pipeline_job_request
+        if request.parent != parent:
+            raise errors.invalid_argument(
+                f"schedule.createPipelineJobRequest.parent must be {parent}, got "
+                f"{request.parent!r}."
+            )
+        if request.pipeline_job_id:
+            raise errors.invalid_argument(
+                "schedule.createPipelineJobRequest.pipelineJobId must be empty: every run gets "
+                "its own ID."
+            )
+        self.jobs.check(request.pipeline_job)
+
+    def _record(self, name: str) -> Record:
+        parent, _, schedule_id = name.rpartition("/schedules/")
+        record = self.store.get(schedule_id)
+        if record is None or record.parent != parent:
+            raise errors.not_found(f"Schedule {name} not found.")
+        return record
+
+    def _expect(self, record: Record, state: State, verb: str) -> None:
+        if record.resource.state != state:
+            raise errors.failed_precondition(
+                f"Cannot {verb} {record.resource.name}: it is {record.resource.state.name}, "
+                f"not {state.name}."
+            )
+
+    def _save(self, record: Record) -> None:
+        record.resource.update_time = self.clock()
+        self.store.update(record)
+
+
+def parse(body: bytes) -> Schedule:
+    """A Schedule from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
+    try:
+        return Schedule.from_json(body or b"{}")
+    except (json_format.ParseError, ValueError) as exc:
+        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+
+
+def schedule_json(schedule: Schedule, enum_ints: bool = False) -> str:
+    """A Schedule as the REST API returns it: camelCase, defaults left out."""
+    return Schedule.to_json(
+        schedule,
+        use_integers_for_enums=enum_ints,
+        always_print_fields_with_no_presence=False,
+        indent=None,
+    )

@@ -1,0 +1,178 @@
+"""The tuning half of the local service: hyperparameterTuningJobs created, read, cancelled, deleted.
+
+`Tuner` validates a create request as Vertex would, stores the job (`store.py`) and gives it a
+thread that calls `StudyRun.step()` every poll interval until the job ends. Trials run as
+CustomJobs of the same `LocalVertex`, hidden from `customJobs.list` as on Vertex. A restarted
+service picks up every unfinished job where it was: the trials' CustomJobs are recovered by the
+service, and each suggester is rebuilt from the stored trials.
+"""
+
+import json
+import logging
+import secrets
+import shutil
+import threading
+from datetime import UTC, datetime
+
+from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
+from google.protobuf import json_format
+
+from vtp.local.base import errors
+from vtp.local.base.filters import compile_filter
+from vtp.local.base.resources import new_id, page
+from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.runtime.launch import plan_job
+from vtp.local.tuning.run import TERMINAL, StudyRun
+from vtp.local.tuning.store import TuningRecord, TuningStore
+from vtp.vertex.protodict import SpecError
+from vtp.vertex.study_rules import check_tuning_job
+
+DEFAULT_PAGE_SIZE = 100
+_OUTPUT_ONLY = (
+    *("name", "trials", "state", "create_time", "start_time", "end_time", "update_time"),
+    *("error", "satisfies_pzs", "satisfies_pzi"),
+)
+_log = logging.getLogger(__name__)
+
+
+class Tuner:
+    """HyperparameterTuningJobs on top of one LocalVertex."""
+
+    def __init__(self, service: LocalVertex) -> None:
+        self.service = service
+        self.store = TuningStore(service.config.state_dir / "tuning.db")
+        self._runs: dict[str, StudyRun] = {}
+        self._lock = threading.Lock()
+        for record in self.store.jobs():
+            if record.job.state not in TERMINAL:
+                self._start(record)
+
+    def create(self, parent: str, body: bytes) -> HyperparameterTuningJob:
+        """Validate and start a tuning job under `parent`; return it."""
+        job = _parse(body)
+        for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
+            delattr(job, field)
+        try:
+            check_tuning_job(job)
+        except SpecError as exc:
+            raise errors.invalid_argument(f"hyperparameterTuningJob.{exc}") from None
+        _check_runnable(job, self.service)
+        now = datetime.now(UTC)
+        job.name = f"{parent}/hyperparameterTuningJobs/{new_id()}"
+        job.state, job.create_time, job.update_time = JobState.JOB_STATE_PENDING, now, now
+        record = TuningRecord(job, seed=secrets.randbelow(2**31))
+        self.store.insert(record)
+        _log.info("tuning job %s (%s): created", record.id, job.display_name)
+        self._start(record)
+        return job
+
+    def get(self, name: str) -> HyperparameterTuningJob:
+        """The job named `name`; raise NOT_FOUND."""
+        return self._record(name).job
+
+    def list(
+        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[HyperparameterTuningJob], str]:
+        """One page of the jobs under `parent` matching `filter`, and the next page token."""
+        predicate = compile_filter(filter)
+        jobs = [r.job for r in self.store.jobs(parent)]
+        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
+        return page(jobs, page_size, page_token, DEFAULT_PAGE_SIZE)
+
+    def cancel(self, name: str) -> None:
+        """Start cancelling a job; raise FAILED_PRECONDITION if it has ended."""
+        record = self._record(name)
+        with self._lock:
+            run = self._runs.get(record.id)
+        if run is None:
+            raise errors.failed_precondition(
+                f"Cannot cancel {record.job.name}: it is already in state {record.job.state.name}."
+            )
+        run.cancel()
+
+    def delete(self, name: str) -> dict:
+        """Delete an ended job, its trials' CustomJobs and files; return the done Operation."""
+        record = self._record(name)
+        if record.job.state not in TERMINAL:
+            raise errors.still_running(record.job.name, record.job.state.name)
+        for trial in record.job.trials:
+            if trial.custom_job:
+                try:
+                    self.service.delete_custom_job(trial.custom_job)
+                except errors.ApiError as exc:
+                    _log.debug("delete %s: %s", trial.custom_job, exc.message)
+        self.store.delete(record.id)
+        shutil.rmtree(self._metrics_dir(record.id), ignore_errors=True)
+        return self.service.delete_operation(record.parent)
+
+    def _record(self, name: str) -> TuningRecord:
+        parent, _, job_id = name.rpartition("/hyperparameterTuningJobs/")
+        record = self.store.get(job_id)
+        if record is None or not _same_parent(parent, record.parent):
+            raise errors.not_found(f"HyperparameterTuningJob {name} not found.")
+        return record
+
+    def _start(self, record: TuningRecord) -> None:
+        run = StudyRun(record, self.service, self._metrics_dir(record.id), self.store.update)
+        with self._lock:
+            self._runs[record.id] = run
+        thread = threading.Thread(
+            target=self._drive, args=(run,), name=f"tuning-{record.id}", daemon=True
+        )
+        thread.start()
+
+    def _drive(self, run: StudyRun) -> None:
+        """Step `run` every poll interval until it ends or the service stops."""
+        wait, service = self.service.config.poll_interval, self.service
+        # Trials are created only once start() has recovered the queue (else they would be
+        # queued twice), and never after close() began.
+        while not service.started.wait(wait):
+            if service.closing.is_set():
+                return
+        while not service.closing.is_set():
+            try:
+                if not run.step():
+                    break
+            except Exception:
+                if service.closing.is_set():
+                    break
+                _log.exception("tuning job %s: step failed; retrying", run.record.id)
+            service.closing.wait(wait)
+        with self._lock:
+            self._runs.pop(run.record.id, None)
+
+    def _metrics_dir(self, job_id: str):
+        return self.service.config.state_dir / "tuning" / job_id
+
+
+def job_json(job: HyperparameterTuningJob, enum_ints: bool = False) -> str:
+    """A HyperparameterTuningJob as the REST API returns it: camelCase, defaults left out."""
+    return HyperparameterTuningJob.to_json(
+        job,
+        use_integers_for_enums=enum_ints,
+        always_print_fields_with_no_presence=False,
+        indent=None,
+    )
+
+
+def _parse(body: bytes) -> HyperparameterTuningJob:
+    try:
+        return HyperparameterTuningJob.from_json(body or b"{}")
+    except json_format.ParseError as exc:
+        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+
+
+def _check_runnable(job: HyperparameterTuningJob, service: LocalVertex) -> None:
+    try:
+        plan_job(job.trial_job_spec, service.config.project_images)
+    except errors.ApiError as exc:
+        message = exc.message.replace("customJob.jobSpec", "hyperparameterTuningJob.trialJobSpec")
+        raise errors.ApiError(exc.code, message) from None
+
+
+def _same_parent(asked: str, stored: str) -> bool:
+    # `-` stands for any project or location, as for customJobs.
+    asked_parts, stored_parts = asked.split("/"), stored.split("/")
+    return len(asked_parts) == len(stored_parts) and all(
+        a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
+    )

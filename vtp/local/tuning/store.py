@@ -1,0 +1,91 @@
+"""SQLite state of the tuning jobs, next to the service's own (`<state dir>/tuning.db`).
+
+A job is stored as its public HyperparameterTuningJob resource (trials, measurements and all)
+plus the seed of its suggester; that is everything a restarted service needs to carry on, since
+the suggester is rebuilt from the stored trials.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.cloud.aiplatform_v1 import HyperparameterTuningJob
+
+from vtp.local.base.sqlite import Database
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tuning_jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT UNIQUE NOT NULL,
+    parent TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    seed INTEGER NOT NULL
+);
+"""
+
+
+@dataclass
+class TuningRecord:
+    """A tuning job as stored."""
+
+    job: HyperparameterTuningJob
+    seed: int
+
+    @property
+    def id(self) -> str:
+        """The job ID (last part of the name)."""
+        return self.job.name.rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> str:
+        """`projects/P/locations/L`."""
+        return self.job.name.split("/hyperparameterTuningJobs/")[0]
+
+
+class TuningStore:
+    """Thread-safe access to the tuning jobs' SQLite database."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = Database(path, _SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def insert(self, record: TuningRecord) -> None:
+        """Add a new job."""
+        self._db.write(
+            "INSERT INTO tuning_jobs (id, parent, resource, seed) VALUES (?, ?, ?, ?)",
+            (record.id, record.parent, _dump(record.job), record.seed),
+        )
+
+    def update(self, record: TuningRecord) -> None:
+        """Replace a job's resource."""
+        self._db.write(
+            "UPDATE tuning_jobs SET resource = ? WHERE id = ?", (_dump(record.job), record.id)
+        )
+
+    def delete(self, job_id: str) -> None:
+        """Remove a job."""
+        self._db.write("DELETE FROM tuning_jobs WHERE id = ?", (job_id,))
+
+    def get(self, job_id: str) -> TuningRecord | None:
+        """The job with this ID, or None."""
+        rows = self._db.read("SELECT resource, seed FROM tuning_jobs WHERE id = ?", (job_id,))
+        return _load(*rows[0]) if rows else None
+
+    def jobs(self, parent: str | None = None) -> Iterator[TuningRecord]:
+        """Jobs in creation order, under `parent` when given."""
+        query, args = "SELECT resource, seed FROM tuning_jobs", ()
+        if parent is not None:
+            query, args = query + " WHERE parent = ?", (parent,)
+        for resource, seed in self._db.read(query + " ORDER BY seq", args):
+            yield _load(resource, seed)
+
+
+def _dump(job: HyperparameterTuningJob) -> str:
+    return HyperparameterTuningJob.to_json(job, indent=None)
+
+
+def _load(resource: str, seed: int) -> TuningRecord:
+    return TuningRecord(HyperparameterTuningJob.from_json(resource), seed)

@@ -1,0 +1,363 @@
+"""The life cycle of a Vertex job started by a pipeline task: submit once, wait, cancel, report.
+
+What GCPC's launchers do, with three differences that matter to pipeline authors:
+
+- **Re-attach, never submit twice.** A retried task first looks for the job an earlier attempt
+  started: in its `gcp_resources` output (as GCPC does, for a restarted pod) and, since a retried
+  task on Vertex Pipelines runs in a fresh pod without that file, by the `vtp-task` label that
+  ties a job to its pipeline run, task and inputs (`TaskJob`). A running job is followed; a
+  succeeded one is reused; a failed or cancelled one is submitted again, which is what a retry
+  is for.
+- **Any endpoint.** The client comes from `vtp.vertex.client`, so the same code reaches
+  Vertex (regional, multi-region or global hosts) or the local service (`VTP_LOCAL_ENDPOINT`).
+- **Cancel that is checked.** SIGTERM (pipeline cancellation, or a task timeout) cancels the job
+  and waits until Vertex reports it ended before the task exits.
+
+`JobKind` adapts the JobServiceClient methods of one resource type (CustomJob,
+HyperparameterTuningJob), so one loop serves both.
+"""
+
+import hashlib
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
+from google_cloud_pipeline_components.proto.gcp_resources_pb2 import GcpResources
+
+from vtp import storage
+from vtp.vertex.client import job_client
+from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
+from vtp.vertex.protodict import SpecError
+
+State = aiplatform_v1.JobState
+TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
+REUSABLE = frozenset(
+    {
+        State.JOB_STATE_QUEUED,
+        State.JOB_STATE_PENDING,
+        State.JOB_STATE_RUNNING,
+        State.JOB_STATE_SUCCEEDED,
+        State.JOB_STATE_UPDATING,
+        State.JOB_STATE_PAUSED,
+    }
+)
+LOCAL_MAX_POLL_SECONDS = 2.0
+"""Polls of the local service cost nothing; backing off further would only add latency."""
+TASK_LABEL = "vtp-task"
+"""Label on every job a task starts: a hash of the pipeline run and task names."""
+
+_log = logging.getLogger(__name__)
+
+
+class JobFailed(RuntimeError):
+    """The job ended FAILED or CANCELLED; the message carries Vertex's error."""
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """The client methods and names of one Vertex job resource type."""
+
+    resource_type: str
+    """GcpResources' resource_type, which the Vertex Pipelines UI uses to link the job."""
+    collection: str
+    create: Callable[[aiplatform_v1.JobServiceClient, str, Any], Any]
+    get: Callable[[aiplatform_v1.JobServiceClient, str], Any]
+    cancel: Callable[[aiplatform_v1.JobServiceClient, str], None]
+    list: Callable[[aiplatform_v1.JobServiceClient, str, str], Any]
+
+
+CUSTOM_JOB = JobKind(
+    "CustomJob",
+    "customJobs",
+    create=lambda c, parent, job: c.create_custom_job(parent=parent, custom_job=job),
+    get=lambda c, name: c.get_custom_job(name=name),
+    cancel=lambda c, name: c.cancel_custom_job(name=name),
+    list=lambda c, parent, flt: c.list_custom_jobs(request={"parent": parent, "filter": flt}),
+)
+
+TUNING_JOB = JobKind(
+    "HyperparameterTuningJob",
+    "hyperparameterTuningJobs",
+    create=lambda c, parent, job: c.create_hyperparameter_tuning_job(
+        parent=parent, hyperparameter_tuning_job=job
+    ),
+    get=lambda c, name: c.get_hyperparameter_tuning_job(name=name),
+    cancel=lambda c, name: c.cancel_hyperparameter_tuning_job(name=name),
+    list=lambda c, parent, flt: c.list_hyperparameter_tuning_jobs(
+        request={"parent": parent, "filter": flt}
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Polling:
+    """How often to ask for the job's state: from `initial` seconds, times `factor`, up to `max`."""
+
+    initial: float = 5.0
+    factor: float = 1.5
+    max: float = 60.0
+
+    def intervals(self) -> Iterator[float]:
+        """The successive waits between two polls."""
+        interval = self.initial
+        while True:
+            yield interval
+            interval = min(interval * self.factor, self.max)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where jobs go: project, location and whether that is the local service."""
+
+    project: str
+    location: str
+    local: bool
+
+    @classmethod
+    def resolve(cls, project: str, location: str) -> "Target":
+        """The local service when `VTP_LOCAL_ENDPOINT` is set (as `vtp run` does), else Vertex."""
+        return cls(project, location, bool(os.environ.get(LOCAL_ENDPOINT_ENV)))
+
+    @property
+    def parent(self) -> str:
+        """`projects/P/locations/L`."""
+        return f"projects/{self.project}/locations/{self.location}"
+
+    def client(self) -> aiplatform_v1.JobServiceClient:
+        """A REST JobServiceClient for this target."""
+        return job_client(self.location, local=self.local)
+
+    def resource_uri(self, name: str) -> str:
+        """The job's REST URI, the form GCPC writes into `gcp_resources`."""
+        host = local_endpoint() if self.local else f"https://{api_endpoint(self.location)}"
+        return f"{host}/v1/{name}"
+
+
+def task_key(pipeline_run: str, task: str) -> str:
+    """A label value naming one task of one pipeline run (labels allow 63 lowercase chars)."""
+    return hashlib.sha256(f"{pipeline_run}/{task}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class TaskJob:
+    """Where the job of one pipeline task lives: its re-attach label and its output directory."""
+
+    key: str
+    """The `vtp-task` label value a retry of the task finds its job by."""
+    output_dir: str
+    """`<output_root>/<pipeline run>/<task>-<digest>`: the job's baseOutputDirectory."""
+
+
+def task_job(output_root: str, pipeline_run: str, task: str, job: Any) -> TaskJob:
+    """The key and output directory of `job` (CustomJob or tuning job) run by this task.
+
+    Both carry a digest of the job: the iterations of a `dsl.ParallelFor` share their task name,
+    so without it they would all re-attach to the first one's job and write to its directory;
+    a retried task builds the same job again, so it still finds its own.
+    """
+    try:
+        storage.split_gcs_uri(output_root)
+    except ValueError:
+        raise SpecError(
+            "output_root", f"{output_root!r} is not a Cloud Storage URI; use gs://BUCKET/PATH"
+        ) from None
+    name = f"{task}-{job_digest(job)}"
+    return TaskJob(task_key(pipeline_run, name), f"{output_root.rstrip('/')}/{pipeline_run}/{name}")
+
+
+def job_digest(job: Any) -> str:
+    """Eight hex digits naming what `job` runs; its base output directory and labels left out."""
+    body = json_format.MessageToDict(type(job).pb(job))
+    body.pop("labels", None)
+    for spec in (body.get("jobSpec"), body.get("trialJobSpec")):
+        if spec:
+            spec.pop("baseOutputDirectory", None)
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def gcp_resources_json(resource_type: str, uri: str) -> str:
+    """The `gcp_resources` output: GCPC's GcpResources proto as JSON, one resource."""
+    resources = GcpResources()
+    resource = resources.resources.add()
+    resource.resource_type = resource_type
+    resource.resource_uri = uri
+    return json_format.MessageToJson(resources)
+
+
+def recorded_job(gcp_resources: str, collection: str) -> str | None:
+    """The job name recorded in an existing `gcp_resources` file, if any."""
+    path = Path(gcp_resources)
+    if not path.is_file() or not path.read_text().strip():
+        return None
+    resources = json_format.Parse(path.read_text(), GcpResources())
+    for resource in resources.resources:
+        _, _, name = resource.resource_uri.partition("/v1/")
+        if f"/{collection}/" in name:
+            return name
+    return None
+
+
+def find_job(client: Any, kind: JobKind, target: Target, key: str, gcp_resources: str) -> Any:
+    """The job an earlier attempt of this task started and that is still worth following."""
+    name = recorded_job(gcp_resources, kind.collection)
+    candidates = [kind.get(client, name)] if name else []
+    if not candidates:
+        listed = kind.list(client, target.parent, f'labels.{TASK_LABEL}="{key}"')
+        candidates = sorted(listed, key=lambda job: job.create_time, reverse=True)
+    return next((job for job in candidates if job.state in REUSABLE), None)
+
+
+def submit_or_attach(
+    kind: JobKind, target: Target, job: Any, key: str, gcp_resources: str
+) -> tuple[Any, str]:
+    """Re-attach to this task's job or submit `job`; record it in `gcp_resources`."""
+    client = target.client()
+    existing = find_job(client, kind, target, key, gcp_resources)
+    if existing is not None:
+        name = existing.name
+        _log.info("Re-attaching to %s %s (%s)", kind.resource_type, name, existing.state.name)
+    else:
+        job.labels[TASK_LABEL] = key
+        name = kind.create(client, target.parent, job).name
+        _log.info("Submitted %s %s", kind.resource_type, name)
+    record = Path(gcp_resources)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(gcp_resources_json(kind.resource_type, target.resource_uri(name)))
+    return client, name
+
+
+def wait(
+    client: Any,
+    kind: JobKind,
+    name: str,
+    polling: Polling,
+    on_poll: Callable[[], None] = lambda: None,
+) -> Any:
+    """Poll until the job ends, logging each state change; raise JobFailed unless it succeeded.
+
+    `on_poll` runs after each status check (e.g. to copy new replica log lines into the task's).
+    """
+    last = None
+    for interval in polling.intervals():
+        job = kind.get(client, name)
+        on_poll()
+        if job.state != last:
+            _log.info("%s %s: %s", kind.resource_type, name, job.state.name)
+            last = job.state
+        if job.state in TERMINAL:
+            break
+        time.sleep(interval)
+    if job.state != State.JOB_STATE_SUCCEEDED:
+        raise JobFailed(f"{kind.resource_type} {name} ended {job.state.name}: {job.error.message}")
+    return job
+
+
+def cancel_and_confirm(client: Any, kind: JobKind, name: str, deadline: float = 120.0) -> Any:
+    """Cancel the job and wait (up to `deadline` s) until it reports a terminal state."""
+    kind.cancel(client, name)
+    stop = time.monotonic() + deadline
+    job = kind.get(client, name)
+    while job.state not in TERMINAL and time.monotonic() < stop:
+        time.sleep(1.0)
+        job = kind.get(client, name)
+    if job.state not in TERMINAL:
+        _log.error("%s %s still %s after cancel", kind.resource_type, name, job.state.name)
+    else:
+        _log.info("%s %s cancelled: %s", kind.resource_type, name, job.state.name)
+    return job
+
+
+class CancelOnSigterm:
+    """SIGTERM cancels the job, confirms the cancel took, and exits 143.
+
+    Installed before the job is submitted: a SIGTERM that lands while the create request is in
+    flight is remembered and acted on as soon as the job's name is known, so no job is left
+    running behind a cancelled task.
+    """
+
+    def __init__(self, kind: JobKind) -> None:
+        self.kind = kind
+        self.job: tuple[Any, str] | None = None
+        self.pending: int | None = None
+
+    @contextmanager
+    def installed(self) -> Iterator["CancelOnSigterm"]:
+        """Handle SIGTERM while inside; restore the previous handler after."""
+        previous = signal.signal(signal.SIGTERM, self._handle)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def attach(self, client: Any, name: str) -> None:
+        """The job now exists: cancel it at once if a SIGTERM came while it was created."""
+        self.job = (client, name)
+        if self.pending is not None:
+            self._cancel(self.pending)
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        if self.job is None:
+            _log.warning("Received signal %d while submitting: cancelling once submitted", signum)
+            self.pending = signum
+            return
+        self._cancel(signum)
+
+    def _cancel(self, signum: int) -> None:
+        client, name = self.job
+        _log.warning("Received signal %d: cancelling %s", signum, name)
+        cancel_and_confirm(client, self.kind, name)
+        raise SystemExit(128 + signum)
+
+
+def run_job(
+    kind: JobKind, target: Target, job: Any, key: str, gcp_resources: str, polling: Polling
+) -> Any:
+    """Submit (or re-attach to) `job` and wait for it, cancelling it on SIGTERM."""
+    if target.local:
+        polling = replace(polling, max=min(polling.max, LOCAL_MAX_POLL_SECONDS))
+    with CancelOnSigterm(kind).installed() as guard:
+        client, name = submit_or_attach(kind, target, job, key, gcp_resources)
+        guard.attach(client, name)
+        return wait(client, kind, name, polling, replica_logs(kind, target, name))
+
+
+def replica_logs(kind: JobKind, target: Target, name: str) -> Callable[[], None]:
+    """Locally, copy a CustomJob's new replica log lines into this task's log on each poll.
+
+    On Vertex the lines are in Cloud Logging already, linked from the job; reading them back
+    would need the Logging API and its permission, so the task logs states only.
+    """
+    if not (target.local and kind is CUSTOM_JOB):
+        return lambda: None
+    import requests
+
+    from vtp.vertex.joblogs import LogReader, LogsUnavailable, format_entry
+
+    job_id = name.rsplit("/", 1)[-1]
+    reader = LogReader(requests.Session(), target.project, job_id, local_endpoint())
+
+    def copy() -> None:
+        try:
+            entries = reader.read()
+        except (LogsUnavailable, requests.RequestException) as exc:
+            _log.debug("replica logs unavailable: %s", exc)
+            return
+        for entry in entries:
+            for line in format_entry(entry):  # SEVERITY, TIMESTAMP, REPLICA, MESSAGE
+                _log.info("%s | %s", *line.split("\t", 3)[2:4])
+
+    return copy
+
+
+def to_json(message: Any) -> str:
+    """A proto-plus message as REST JSON (camelCase), for logs and artifacts."""
+    return json.dumps(json_format.MessageToDict(type(message).pb(message)), indent=1)
