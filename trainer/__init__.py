@@ -3,7 +3,7 @@
     python -m trainer --learning_rate=0.01 --batch_size=128   # flags: Config fields, parameterIds
     python -m trainer --nproc_per_node=2                      # DDP over gloo on this machine
 
-What it reads from the environment (all optional; see ../shared/VERTEX.md):
+What it reads from the environment (all optional; see docs/vertex.md):
     MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK   the job's nodes (replicas), not processes
     CLUSTER_SPEC                                 the same, when the variables above are absent
     AIP_CHECKPOINT_DIR, AIP_MODEL_DIR, AIP_TENSORBOARD_LOG_DIR   output locations (gs:// or paths)

@@ -6,7 +6,7 @@ import pytest
 from kfp import components
 
 from pipelines import catalog
-from pipelines.compile import compiled_dir, comparable, compile_all, compile_text
+from pipelines.compile import comparable, compile_all, compile_text, compiled_dir
 from vtp.cli import main
 from vtp.images import COMPONENT_IMAGE
 

@@ -3,7 +3,7 @@
 Every module in this package that defines `register(subparsers)` is a command group: it adds its
 parsers and sets `func` on each leaf to a callable that takes the parsed namespace and returns an
 exit status. Groups are found by listing the package, so adding a group touches no other file.
-Usage errors exit with status 2 and a message on stderr, nothing on stdout (DESIGN.md's contract).
+Usage errors exit with status 2 and a message on stderr, nothing on stdout (docs/architecture.md, "Contracts").
 """
 
 import argparse

@@ -83,7 +83,9 @@ def _compile(args: argparse.Namespace) -> int:
         choices = ", ".join(catalog.PIPELINES)
         raise UsageError(f"unknown pipeline {unknown[0]!r}; choose from {choices}")
     kwargs = {"image": args.image} if args.image else {}
-    outcomes = compile_all(args.output_dir, names=args.pipelines or None, check=args.check, **kwargs)
+    outcomes = compile_all(
+        args.output_dir, names=args.pipelines or None, check=args.check, **kwargs
+    )
     for outcome in outcomes:
         verb = ("out of date" if args.check else "written") if outcome.changed else "up to date"
         print(f"{outcome.path}: {verb}")

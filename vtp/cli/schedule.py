@@ -137,7 +137,9 @@ def _send_create(args: argparse.Namespace, job: Any, request: Any) -> Any:
         )
     client = pipeline_clients.scheduler_client()
     parent = f"projects/{job.project}/locations/{job.location}"
-    return pipeline_clients.call(lambda: client.create_job(parent=parent, job=request), "Cloud Scheduler")
+    return pipeline_clients.call(
+        lambda: client.create_job(parent=parent, job=request), "Cloud Scheduler"
+    )
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -146,14 +148,18 @@ def _list(args: argparse.Namespace) -> int:
     parent, client = _target(args)
     rows = [("NAME", "DISPLAY_NAME/TARGET", "STATE", "CRON")]
     if args.via == "vertex":
-        found = pipeline_clients.call(lambda: list(client.list_schedules(parent=parent)), where(args))
+        found = pipeline_clients.call(
+            lambda: list(client.list_schedules(parent=parent)), where(args)
+        )
         rows += [
             (s.name, s.display_name, s.state.name, s.cron)
             for s in found
             if "create_pipeline_job_request" in s
         ]
     else:
-        found = pipeline_clients.call(lambda: list(client.list_jobs(parent=parent)), "Cloud Scheduler")
+        found = pipeline_clients.call(
+            lambda: list(client.list_jobs(parent=parent)), "Cloud Scheduler"
+        )
         rows += [
             (j.name, j.http_target.uri, j.state.name, f"{j.schedule} ({j.time_zone})")
             for j in found
@@ -229,7 +235,9 @@ def _vertex_name(args: argparse.Namespace, client: Any, parent: str) -> str:
     found = pipeline_clients.call(lambda: list(client.list_schedules(request=query)), where(args))
     if len(found) != 1:
         what = "no schedule" if not found else f"{len(found)} schedules"
-        pipeline_clients.fail(f"{what} named {args.name!r} in {parent}; give the schedule ID instead")
+        pipeline_clients.fail(
+            f"{what} named {args.name!r} in {parent}; give the schedule ID instead"
+        )
     return found[0].name
 
 

@@ -8,29 +8,29 @@
 
 How it maps Vertex onto one machine (each choice is documented where it is made):
 
-- Replicas are host processes, each in its own session, with Vertex's environment (`cluster.py`):
+- Replicas are host processes, each in its own session, with Vertex's environment (`runtime/cluster.py`):
   each replica listens on its own 127.0.0.1 port instead of its own host. Logs: one file per
-  replica, also served as Cloud Logging entries (`logs.py`).
-- Images (`launch.py`): this project's image runs `python -m trainer` (or its command); any other
+  replica, also served as Cloud Logging entries (`runtime/logs.py`).
+- Images (`runtime/launch.py`): this project's image runs `python -m trainer` (or its command); any other
   image needs an explicit command, which runs on the host; otherwise the create call is refused.
   pythonPackageSpec packages are pip-installed into a cache keyed by their content
-  (`packages.py`).
-- Capacity (`capacity.py`): GPUs from nvidia-smi (or `--gpus`) go to replicas through
+  (`runtime/packages.py`).
+- Capacity (`runtime/capacity.py`): GPUs from nvidia-smi (or `--gpus`) go to replicas through
   CUDA_VISIBLE_DEVICES, and `--max-replicas` caps the processes; a job that does not fit now
   waits in JOB_STATE_QUEUED. A job that could never fit (accelerators on a machine without GPUs)
   is refused at creation with FAILED_PRECONDITION, naming `--ignore-accelerators`, which runs
   such jobs on CPU.
-- Failure rules (`rules.py`, a pure function) as VERTEX.md reads seed 003; the supervisor
-  (`supervisor.py`, `replicas.py`) carries them out. `vtp local preempt` (route `:preempt`)
+- Failure rules (`runtime/rules.py`, a pure function; docs/vertex.md); the supervisor
+  (`runtime/supervisor.py`, `runtime/replicas.py`) carries them out. `vtp local preempt` (route `:preempt`)
   injects the non-permanent failure: SIGTERM, the grace period, SIGKILL.
-- State (`store.py`): SQLite in the state directory. A service killed with SIGKILL leaves its
+- State (`custom_jobs/store.py`): SQLite in the state directory. A service killed with SIGKILL leaves its
   replicas running; the next start kills them (found by a token in their environment) and treats
   the interrupted jobs as Vertex treats internal errors: run again, at most twice, then
   `Internal error occurred for the current attempt.` A service stopped with Ctrl-C or SIGTERM
   stops its replicas and queues their jobs again for its next start.
 
-Modules: `http.py` (routes), `service.py` (the Python API), `supervisor.py`, `replicas.py`,
-`process.py`, `rules.py`, `cluster.py`, `launch.py`, `packages.py`, `capacity.py`, `store.py`,
-`logs.py`, `filters.py`, `resources.py`, `errors.py`, `config.py`; `tuning/` adds
-hyperparameterTuningJobs on top.
+Layers, each a folder, imports pointing down: `base/` (config, errors, resource names, filters,
+SQLite, routing), `runtime/` (replicas as processes under Vertex's rules), one package per
+resource type (`custom_jobs/`, `tuning/`, `models/`, `pipeline_jobs/`, `schedules/`, each with
+`store.py`, `service.py`, `routes.py`), and `server.py`, the HTTP front end over all of them.
 """

@@ -105,7 +105,7 @@ class Case:
 
 
 CASES = [
-    # --- seed 000 (gcloud examples) ---
+    # --- gcloud's documented examples ---
     Case(
         "seed000-v100x8",
         (
@@ -162,7 +162,7 @@ CASES = [
         ),
         files={"job.yaml": FULL_CONFIG, "bare.yaml": FULL_CONFIG_AS_GCLOUD},
     ),
-    # --- seed 001 (placeholders filled in) ---
+    # --- documented examples with their placeholders filled in ---
     Case(
         "seed001-python-package",
         (

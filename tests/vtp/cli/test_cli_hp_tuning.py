@@ -299,7 +299,7 @@ MALFORMED = {
         lambda c: c.update(max_failed_trial_count=2),
         "max_failed_trial_count: unknown field; did you mean 'maxFailedTrialCount'",
     ),
-    "counts under studySpec (seed 000)": (
+    "counts under studySpec (a documented mistake)": (
         lambda c: c["studySpec"].update(parallelTrialCount=2),
         "studySpec.parallelTrialCount: not a StudySpec field",
     ),

@@ -1,4 +1,4 @@
-"""The environment each replica gets, as VERTEX.md describes it."""
+"""The environment each replica gets, as docs/vertex.md describes it."""
 
 import json
 

@@ -1,6 +1,6 @@
 """The local Vertex service's Python API: CustomJobs created, queued, run, listed, cancelled.
 
-`LocalVertex` is what the HTTP routes (`http.py`) call, and what in-process code (the tuning
+`LocalVertex` is what the HTTP routes (`routes.py`) call, and what in-process code (the tuning
 service in `vtp.local.tuning`) calls directly, e.g. to run a trial as a CustomJob:
 
     name = service.create_custom_job(parent, job, extra_env={...}, trial_id="3", listed=False)
@@ -30,13 +30,14 @@ from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import done_operation, job_json, new_id, page, parse_job_name
-from vtp.local.custom_jobs.store import JobRecord, ProcessRecord, Runtime, Store
+from vtp.local.custom_jobs.store import JobRecord, Store
 from vtp.local.runtime import logs as joblogs
 from vtp.local.runtime import rules
 from vtp.local.runtime.capacity import Capacity, Needs
 from vtp.local.runtime.launch import JobPlan, plan_job
 from vtp.local.runtime.packages import missing_archives
 from vtp.local.runtime.process import kill_leftovers
+from vtp.local.runtime.records import ProcessRecord, Runtime
 from vtp.local.runtime.supervisor import JobRun, Outcome
 
 State = aiplatform_v1.JobState

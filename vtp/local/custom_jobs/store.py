@@ -7,12 +7,13 @@ no job record, and on restart it knows which process groups may still be running
 import dataclasses
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
 from vtp.local.base.sqlite import Database
+from vtp.local.runtime.records import ProcessRecord, Runtime
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -37,24 +38,6 @@ CREATE TABLE IF NOT EXISTS operations (
 
 
 @dataclass
-class Runtime:
-    """What the service keeps about a job beyond the public CustomJob resource."""
-
-    trial_id: str = ""
-    """The tuning trial this job runs (CLOUD_ML_TRIAL_ID), or empty."""
-    extra_env: dict[str, str] = field(default_factory=dict)
-    """Variables added to every replica's environment (the tuner's metric file, ...)."""
-    listed: bool = True
-    """False hides the job from `customJobs.list` (tuning trials, as on Vertex)."""
-    job_retries: int = 0
-    worker_restarts: dict[str, int] = field(default_factory=dict)
-    internal_restarts: int = 0
-    """Attempts restarted because the service itself stopped while the job ran."""
-    started_at: float = 0.0
-    """Wall-clock time the job first left the queue; `scheduling.timeout` counts from here."""
-
-
-@dataclass
 class JobRecord:
     """A job as stored: the resource clients see and the service's runtime data."""
 
@@ -65,16 +48,6 @@ class JobRecord:
     def id(self) -> str:
         """The job ID (last part of the name)."""
         return self.job.name.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True)
-class ProcessRecord:
-    """A replica process group that may be alive: its leader's pid and the token in its env."""
-
-    job_id: str
-    replica: str
-    pid: int
-    token: str
 
 
 class Store:

@@ -1,14 +1,14 @@
 """The Model Registry in the local Vertex service: `models` upload, get, list, versions, delete.
 
-`upload` (pure request parsing and checks), `store` (SQLite), `registry` (the API) and `routes`,
+`upload` (pure request parsing and checks), `store` (SQLite), `service` (the API) and `routes`,
 which `vtp.local.server.build_router` adds through `register`.
 """
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vtp.local.base.routing import Router
     from vtp.local.custom_jobs.service import LocalVertex
-    from vtp.local.server import Router
 
 
 def register(service: "LocalVertex", router: "Router") -> None:

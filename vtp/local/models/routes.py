@@ -17,19 +17,20 @@ Responses write enums as names, or as integers when the request asks for
 import json
 from urllib.parse import unquote
 
-from vtp.local.base import errors
+from vtp.local.base.routing import (
+    OPERATIONS_PARENT,
+    Request,
+    Router,
+    collection,
+    list_page,
+    operation_routes,
+    resource,
+)
 from vtp.local.models.service import ModelRegistry
 from vtp.local.models.upload import model_json
-from vtp.local.server import Request, Router
 
-_PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
-_MODELS = _PARENT + r"/models"
-_MODEL = _MODELS + r"/(?P<model>[^/:]+)"
-# The aiplatform REST transport asks for operations under /ui/ first (Vertex serves both).
-_OPERATION = (
-    r"/(?P<version>v1|v1beta1|ui)/(?P<parent>projects/[^/]+/locations/[^/]+)"
-    r"/models/(?P<model>[^/:]+)/operations/(?P<op>[^/:]+)"
-)
+_MODELS = collection("models")
+_MODEL = resource("models", "model")
 
 
 def add_routes(router: Router, registry: ModelRegistry) -> None:
@@ -39,8 +40,7 @@ def add_routes(router: Router, registry: ModelRegistry) -> None:
     router.add("GET", _MODEL, lambda r: model_json(registry.get(_name(r)), r.enum_ints))
     router.add("GET", _MODEL + ":listVersions", lambda r: _list_versions(registry, r))
     router.add("DELETE", _MODEL, lambda r: json.dumps(registry.delete(_name(r))))
-    for method, suffix in (("GET", ""), ("POST", ":wait")):
-        router.add(method, _OPERATION + suffix, lambda r: _operation(registry, r))
+    operation_routes(router, OPERATIONS_PARENT + "/models/[^/:]+", registry.service.get_operation)
 
 
 def _upload(registry: ModelRegistry, request: Request) -> str:
@@ -49,31 +49,21 @@ def _upload(registry: ModelRegistry, request: Request) -> str:
 
 def _list(registry: ModelRegistry, request: Request) -> str:
     models, token = registry.list_models(request.params["parent"], *_list_args(request))
-    return _page("models", [json.loads(model_json(m, request.enum_ints)) for m in models], token)
+    return list_page(
+        "models", [json.loads(model_json(m, request.enum_ints)) for m in models], token
+    )
 
 
 def _list_versions(registry: ModelRegistry, request: Request) -> str:
     models, token = registry.list_versions(_name(request), *_list_args(request))
-    return _page("models", [json.loads(model_json(m, request.enum_ints)) for m in models], token)
-
-
-def _operation(registry: ModelRegistry, request: Request) -> str:
-    name = f"{_name(request)}/operations/{request.params['op']}"
-    return json.dumps(registry.service.get_operation(name))
+    return list_page(
+        "models", [json.loads(model_json(m, request.enum_ints)) for m in models], token
+    )
 
 
 def _list_args(request: Request) -> tuple[str, str, int, str]:
-    size = request.arg("pageSize", "0")
-    if not size.isdigit():
-        raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
-    return request.arg("filter"), request.arg("orderBy"), int(size), request.arg("pageToken")
-
-
-def _page(key: str, items: list[dict], token: str) -> str:
-    body: dict = {key: items} if items else {}
-    if token:
-        body["nextPageToken"] = token
-    return json.dumps(body)
+    args = request.list_args()
+    return args.filter, args.order_by, args.page_size, args.page_token
 
 
 def _name(request: Request) -> str:

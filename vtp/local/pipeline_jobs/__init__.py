@@ -3,7 +3,7 @@
 Pure pieces: `spec` (what a request must hold, the run's typed arguments) and `resource` (the
 created resource, the jobs a run's tasks started). Service pieces: `store` (SQLite rows of
 resources, shared with `vtp.local.schedules`), `worker` (the process that runs one pipeline
-with kfp.local), `process` (that process, watched and cancelled), `runs` (the API) and
+with kfp.local), `process` (that process, watched and cancelled), `service` (the API) and
 `routes`, which `vtp.local.server.build_router` adds through `register`.
 """
 
@@ -11,9 +11,9 @@ import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vtp.local.base.routing import Router
     from vtp.local.custom_jobs.service import LocalVertex
     from vtp.local.pipeline_jobs.service import PipelineJobs
-    from vtp.local.server import Router
 
 _by_service: "weakref.WeakKeyDictionary[LocalVertex, PipelineJobs]" = weakref.WeakKeyDictionary()
 

@@ -18,13 +18,12 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
 from vtp.local.base import errors
+from vtp.local.base.routing import Request, Router, collection, list_page, resource
 from vtp.local.pipeline_jobs.resource import job_json
 from vtp.local.pipeline_jobs.service import PipelineJobs
-from vtp.local.server import Request, Router
 
-_PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
-_JOBS = _PARENT + r"/pipelineJobs"
-_JOB = _JOBS + r"/(?P<job>[^/:]+)"
+_JOBS = collection("pipelineJobs")
+_JOB = resource("pipelineJobs", "job")
 MAX_LOG_BYTES = 1 << 20
 
 
@@ -42,7 +41,7 @@ def parse_job(body: bytes) -> aiplatform_v1.PipelineJob:
     """A PipelineJob from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
     try:
         return aiplatform_v1.PipelineJob.from_json(body or b"{}")
-    except (json_format.ParseError, ValueError) as exc:
+    except (json_format.ParseError, ValueError, RecursionError) as exc:
         raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
 
 
@@ -52,18 +51,11 @@ def _create(jobs: PipelineJobs, request: Request) -> aiplatform_v1.PipelineJob:
 
 
 def _list(jobs: PipelineJobs, request: Request) -> str:
-    size = request.arg("pageSize", "0")
-    if not size.isdigit():
-        raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
-    found, token = jobs.list(
-        request.params["parent"], request.arg("filter"), int(size), request.arg("pageToken")
+    args = request.list_args()
+    found, token = jobs.list(request.params["parent"], args.filter, args.page_size, args.page_token)
+    return list_page(
+        "pipelineJobs", [json.loads(job_json(j, request.enum_ints)) for j in found], token
     )
-    body: dict = {"pipelineJobs": [json.loads(job_json(j, request.enum_ints)) for j in found]}
-    if not found:
-        body = {}
-    if token:
-        body["nextPageToken"] = token
-    return json.dumps(body)
 
 
 def _cancel(jobs: PipelineJobs, request: Request) -> str:
@@ -72,12 +64,8 @@ def _cancel(jobs: PipelineJobs, request: Request) -> str:
 
 
 def _logs(jobs: PipelineJobs, request: Request) -> str:
-    numbers = {k: request.arg(k, "0") for k in ("offset", "maxBytes")}
-    for key, value in numbers.items():
-        if not value.isdigit():
-            raise errors.invalid_argument(f"Invalid {key} {value!r}: expected an integer.")
-    max_bytes = int(numbers["maxBytes"]) or MAX_LOG_BYTES
-    return json.dumps(jobs.read_logs(_name(request), int(numbers["offset"]), max_bytes))
+    max_bytes = request.integer("maxBytes") or MAX_LOG_BYTES
+    return json.dumps(jobs.read_logs(_name(request), request.integer("offset"), max_bytes))
 
 
 def _name(request: Request) -> str:

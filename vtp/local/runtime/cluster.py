@@ -1,6 +1,6 @@
 """The environment Vertex gives each replica, as pure functions of the job and the replica.
 
-VERTEX.md, "What each replica sees": `CLUSTER_SPEC` and `TF_CONFIG` describe the whole cluster;
+docs/vertex.md, "What a replica sees": `CLUSTER_SPEC` and `TF_CONFIG` describe the whole cluster;
 `MASTER_ADDR`/`MASTER_PORT`/`WORLD_SIZE`/`RANK` describe the PyTorch nodes (the replicas of
 pools 0 and 1); `AIP_*` directories come from `baseOutputDirectory` (under `<trial id>/` for a
 tuning trial); `CLOUD_ML_JOB_ID` and `CLOUD_ML_TRIAL_ID` name the job and the trial. Locally every

@@ -1,6 +1,6 @@
 """From a CustomJobSpec to the host processes that run it, validated before anything starts.
 
-How each pool runs on one machine (DESIGN.md, "One code path, two backends"):
+How each pool runs on one machine (docs/architecture.md, "One code path, two backends"):
 
 - `pythonPackageSpec`: the package URIs are installed into an isolated directory (`packages.py`)
   and `python -m <pythonModule> <args>` runs with it on PYTHONPATH. `executorImageUri` is not

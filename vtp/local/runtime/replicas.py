@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from vtp.local.custom_jobs.store import ProcessRecord
 from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.logs import index_lines
 from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
+from vtp.local.runtime.records import ProcessRecord
 
 _log = logging.getLogger(__name__)
 CANNOT_START = 127

@@ -1,6 +1,6 @@
 """Vertex's failure rules as one pure function: a replica's exit and the job's history -> what next.
 
-The rules (VERTEX.md, "Lifecycle and failure handling", read from seed 003):
+The rules (docs/vertex.md, "Lifecycle and failures"):
 
 - The primary replica (`workerpool0-0`) exiting 0 ends the job: SUCCEEDED, the others are stopped.
   Any other replica exiting 0 has simply finished; the job waits for the primary.

@@ -20,12 +20,12 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
-from vtp.local.custom_jobs.store import Runtime
 from vtp.local.runtime import rules
 from vtp.local.runtime.cluster import Cluster, layered_environment, replica_environment
 from vtp.local.runtime.launch import JobPlan
 from vtp.local.runtime.packages import InstallError, install
 from vtp.local.runtime.process import TOKEN_ENV
+from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
 from vtp.storage import GCS_ROOT_ENV
 

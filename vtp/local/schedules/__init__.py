@@ -1,7 +1,7 @@
 """Vertex-style schedules in the local Vertex service: crons that create pipeline jobs.
 
 Pure piece: `cron` (Vertex's `TZ=Zone m h dom mon dow` and its fire times). Service pieces:
-`scheduler` (the API and the ticker thread) and `routes`, which `vtp.local.server.build_router`
+`service` (the API and the ticker thread) and `routes`, which `vtp.local.server.build_router`
 adds through `register`. Runs are created through the service's `vtp.local.pipeline_jobs`.
 """
 
@@ -9,9 +9,9 @@ import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vtp.local.base.routing import Router
     from vtp.local.custom_jobs.service import LocalVertex
     from vtp.local.schedules.service import Schedules
-    from vtp.local.server import Router
 
 _by_service: "weakref.WeakKeyDictionary[LocalVertex, Schedules]" = weakref.WeakKeyDictionary()
 

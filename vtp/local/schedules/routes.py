@@ -14,12 +14,11 @@
 import json
 
 from vtp.local.base import errors
+from vtp.local.base.routing import Request, Router, collection, list_page, resource
 from vtp.local.schedules.service import Schedules, schedule_json
-from vtp.local.server import Request, Router
 
-_PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
-_SCHEDULES = _PARENT + r"/schedules"
-_SCHEDULE = _SCHEDULES + r"/(?P<schedule>[^/:]+)"
+_SCHEDULES = collection("schedules")
+_SCHEDULE = resource("schedules", "schedule")
 
 
 def add_routes(router: Router, schedules: Schedules) -> None:
@@ -37,18 +36,12 @@ def add_routes(router: Router, schedules: Schedules) -> None:
 
 
 def _list(schedules: Schedules, request: Request) -> str:
-    size = request.arg("pageSize", "0")
-    if not size.isdigit():
-        raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
+    args = request.list_args()
     found, token = schedules.list(
-        request.params["parent"], request.arg("filter"), int(size), request.arg("pageToken")
+        request.params["parent"], args.filter, args.page_size, args.page_token
     )
-    body: dict = {}
-    if found:
-        body["schedules"] = [json.loads(schedule_json(s, request.enum_ints)) for s in found]
-    if token:
-        body["nextPageToken"] = token
-    return json.dumps(body)
+    page = [json.loads(schedule_json(s, request.enum_ints)) for s in found]
+    return list_page("schedules", page, token)
 
 
 def _pause(schedules: Schedules, request: Request) -> str:

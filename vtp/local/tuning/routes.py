@@ -12,13 +12,11 @@ integers when the request asks for `$alt=json;enum-encoding=int`.
 
 import json
 
-from vtp.local.base import errors
-from vtp.local.server import Request, Router
+from vtp.local.base.routing import Request, Router, collection, list_page, resource
 from vtp.local.tuning.service import Tuner, job_json
 
-_PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
-_JOBS = _PARENT + r"/hyperparameterTuningJobs"
-_JOB = _JOBS + r"/(?P<job>[^/:]+)"
+_JOBS = collection("hyperparameterTuningJobs")
+_JOB = resource("hyperparameterTuningJobs", "job")
 
 
 def add_routes(router: Router, tuner: Tuner) -> None:
@@ -33,17 +31,10 @@ def add_routes(router: Router, tuner: Tuner) -> None:
 
 
 def _list(tuner: Tuner, request: Request) -> str:
-    size = request.arg("pageSize", "0")
-    if not size.isdigit():
-        raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
-    jobs, token = tuner.list(
-        request.params["parent"], request.arg("filter"), int(size), request.arg("pageToken")
-    )
+    args = request.list_args()
+    jobs, token = tuner.list(request.params["parent"], args.filter, args.page_size, args.page_token)
     page = [json.loads(job_json(job, request.enum_ints)) for job in jobs]
-    body: dict = {"hyperparameterTuningJobs": page} if page else {}
-    if token:
-        body["nextPageToken"] = token
-    return json.dumps(body)
+    return list_page("hyperparameterTuningJobs", page, token)
 
 
 def _cancel(tuner: Tuner, request: Request) -> str:

@@ -1,4 +1,4 @@
-"""The installed gcloud runs seed 000's tuning example (adapted to the digits trainer) locally."""
+"""The installed gcloud runs gcloud's documented tuning example (adapted to the digits trainer) locally."""
 
 import re
 import time

@@ -1,0 +1,90 @@
+"""Imports point one way: every module imports only its own layer and the layers below it.
+
+The layers are those of docs/architecture.md; every import is read from the source with `ast`,
+function-local ones included (components import their bodies at run time). A module that
+belongs to no layer fails too, so a new folder has to be placed.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("components", "pipelines", "trainer", "vtp")
+
+LAYERS: list[tuple[str, ...]] = [
+    ("vtp.cli", "vtp.__main__"),
+    ("vtp.run",),
+    ("pipelines",),
+    ("components",),
+    ("vtp.local.server", "vtp.local"),
+    (
+        "vtp.local.custom_jobs",
+        "vtp.local.tuning",
+        "vtp.local.models",
+        "vtp.local.pipeline_jobs",
+        "vtp.local.schedules",
+    ),  # fmt: skip
+    ("vtp.local.runtime",),
+    ("vtp.local.base",),
+    ("vtp.launchers",),
+    ("trainer",),
+    ("vtp.vertex",),
+    ("vtp.images", "vtp.storage", "vtp"),
+]
+"""Top first. A module's layer is the one with the longest prefix of its name."""
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of `module` (ours), or None for a module of another project."""
+    best: tuple[int, int] | None = None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                if best is None or len(prefix) > best[0]:
+                    best = (len(prefix), index)
+    return None if best is None else best[1]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in the file; `from X import a` counts X.a too."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}:{node.lineno}: use absolute imports"
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+SOURCES = sorted(p for package in PACKAGES for p in (REPO / package).rglob("*.py"))
+
+
+def test_every_module_has_a_layer() -> None:
+    assert SOURCES
+    assert [module_name(p) for p in SOURCES if layer_of(module_name(p)) is None] == []
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
+def test_imports_point_down(path: Path) -> None:
+    own = layer_of(module_name(path))
+    assert own is not None
+    upward = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for line, name in imports(path)
+        if (target := layer_of(name)) is not None and target < own
+    ]
+    assert upward == []
+
+
+def test_the_checker_sees_an_upward_import() -> None:
+    assert layer_of("vtp.vertex.jobspec") > layer_of("trainer.train")
+    assert layer_of("vtp.local.base.errors") > layer_of("vtp.local.custom_jobs.service")
+    assert layer_of("vtp.storage") == layer_of("vtp.images")

@@ -1,0 +1,152 @@
+"""Routing for the REST front end, and the shapes every resource's routes share.
+
+Each resource package (`custom_jobs`, `tuning`, `models`, `pipeline_jobs`, `schedules`) has a
+`routes.py` that adds its methods to one `Router` with the patterns built here:
+
+    collection("customJobs")            /v1/projects/{p}/locations/{l}/customJobs
+    resource("customJobs", "job")       .../customJobs/{job}  (the ID as `request.params["job"]`)
+
+Both match `/v1/` and `/v1beta1/`; `request.params["parent"]` is `projects/{p}/locations/{l}`.
+List methods read `filter`, `orderBy`, `pageSize` and `pageToken` with `Request.list_args` and
+answer with `list_page`; long-running operations are read through `operation_routes`.
+"""
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+from vtp.local.base import errors
+
+PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
+"""A location, the parent of every resource (`-` stands for any project or location)."""
+
+OPERATIONS_PARENT = PARENT.replace("v1|v1beta1", "v1|v1beta1|ui")
+"""Where clients read operations: the GAPIC operations client asks under /ui/ first, as Vertex's
+console does, and Vertex answers both."""
+
+
+def collection(kind: str) -> str:
+    """The path pattern of a resource collection, e.g. `customJobs`, under a location."""
+    return f"{PARENT}/{kind}"
+
+
+def resource(kind: str, group: str) -> str:
+    """The path pattern of one resource of `kind`; its ID is captured as `group`."""
+    return f"{collection(kind)}/(?P<{group}>[^/:]+)"
+
+
+@dataclass(frozen=True)
+class ListArgs:
+    """The standard list parameters (AIP-132, AIP-160), checked."""
+
+    filter: str
+    order_by: str
+    page_size: int
+    page_token: str
+
+
+@dataclass
+class Request:
+    """One HTTP request as a route handler sees it."""
+
+    method: str
+    path: str
+    params: dict[str, str]
+    query: dict[str, list[str]]
+    body: bytes = b""
+    enum_ints: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.enum_ints = "enum-encoding=int" in ";".join(self.query.get("$alt", []))
+
+    def arg(self, key: str, default: str = "") -> str:
+        """The first value of query parameter `key`."""
+        return self.query.get(key, [default])[0]
+
+    def integer(self, key: str, default: int = 0) -> int:
+        """Query parameter `key` as a non-negative integer; INVALID_ARGUMENT naming it."""
+        return non_negative(key, self.arg(key, str(default)))
+
+    def list_args(self) -> ListArgs:
+        """filter, orderBy, pageSize and pageToken."""
+        return ListArgs(
+            self.arg("filter"), self.arg("orderBy"), self.integer("pageSize"), self.arg("pageToken")
+        )
+
+    def json(self) -> dict:
+        """The body as a JSON object; raise INVALID_ARGUMENT when it is not one."""
+        try:
+            value = json.loads(self.body or b"{}")
+        except (ValueError, RecursionError) as exc:
+            raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+        if not isinstance(value, dict):
+            raise errors.invalid_argument("Invalid JSON payload received: expected an object.")
+        return value
+
+
+def non_negative(name: str, value: object) -> int:
+    """`value` (text of ASCII digits, or an int) as an int >= 0; INVALID_ARGUMENT naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise errors.invalid_argument(f"Invalid {name} {value!r}: expected an integer.")
+    if isinstance(value, str):
+        if not (value.isascii() and value.isdigit() and len(value) <= 18):
+            raise errors.invalid_argument(f"Invalid {name} {value!r}: expected an integer.")
+        value = int(value)
+    if value < 0:
+        raise errors.invalid_argument(f"Invalid {name} {value!r}: expected an integer >= 0.")
+    return value
+
+
+def list_page(key: str, items: list[dict], token: str) -> str:
+    """A list response: `{key: items, "nextPageToken": token}`, empty parts left out."""
+    body: dict = {key: items} if items else {}
+    if token:
+        body["nextPageToken"] = token
+    return json.dumps(body)
+
+
+Handler = Callable[[Request], str]
+
+
+class Router:
+    """Routes (method, path regex) to handlers that return a JSON string."""
+
+    def __init__(self) -> None:
+        self._routes: list[tuple[str, re.Pattern, Handler]] = []
+
+    def add(self, method: str, pattern: str, handler: Handler) -> None:
+        """Route `method` requests whose path fully matches `pattern` to `handler`."""
+        self._routes.append((method, re.compile(pattern), handler))
+
+    def dispatch(self, method: str, target: str, body: bytes) -> tuple[int, str]:
+        """The HTTP status and JSON body for one request."""
+        url = urlsplit(target)
+        query = parse_qs(url.query, keep_blank_values=True)
+        for route_method, pattern, handler in self._routes:
+            match = pattern.fullmatch(url.path)
+            if match and route_method == method:
+                request = Request(method, url.path, match.groupdict(), query, body)
+                try:
+                    return 200, handler(request)
+                except errors.ApiError as exc:
+                    return exc.http_status, exc.to_json()
+        error = errors.not_found(f"The requested URL {url.path} ({method}) was not found.")
+        return error.http_status, error.to_json()
+
+
+def operation_routes(router: Router, under: str, get: Callable[[str], dict]) -> None:
+    """Route GET `{under}/operations/{op}` and its `:wait` to `get(name)`.
+
+    `under` is a pattern whose match, up to `/operations`, is the operation's parent resource
+    (`OPERATIONS_PARENT` for a location, or a resource under it).
+    """
+
+    def handler(request: Request) -> str:
+        parent = request.path.split("/", 2)[2].rsplit("/operations/", 1)[0]
+        return json.dumps(get(f"{parent}/operations/{request.params['op']}"))
+
+    pattern = f"{under}/operations/(?P<op>[^/:]+)"
+    router.add("GET", pattern, handler)
+    router.add("POST", pattern + ":wait", handler)

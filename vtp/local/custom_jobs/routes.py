@@ -1,0 +1,104 @@
+"""Vertex's `customJobs` REST routes, plus two local extensions.
+
+    POST   /v1/projects/{p}/locations/{l}/customJobs                 create (CustomJob body)
+    GET    /v1/projects/{p}/locations/{l}/customJobs                 list (filter, pageSize, ...)
+    GET    /v1/projects/{p}/locations/{l}/customJobs/{id}            get
+    DELETE /v1/projects/{p}/locations/{l}/customJobs/{id}            delete -> Operation
+    POST   /v1/projects/{p}/locations/{l}/customJobs/{id}:cancel     cancel -> {}
+
+Local extensions (not part of Vertex):
+
+    POST   .../customJobs/{id}:preempt  {"replica": "workerpool1-0", "gracePeriod": "5s"} -> {}
+    GET    .../customJobs/{id}:logs?replica=R&offset=N&maxBytes=M
+           -> {"name", "jobState", "entries": [{"replica", "offset", "nextOffset", "text"}]}
+
+(and the same under /v1beta1/). `-` stands for any project or location in a job's name (job IDs
+are unique). Responses write enums as names, or as integers when the request asks for
+`$alt=json;enum-encoding=int` (the aiplatform REST transport does).
+"""
+
+import json
+
+from google.cloud import aiplatform_v1
+from google.protobuf import duration_pb2, json_format
+
+from vtp.local.base import errors
+from vtp.local.base.resources import job_json
+from vtp.local.base.routing import Request, Router, collection, list_page, resource
+from vtp.local.custom_jobs.service import MAX_LOG_BYTES, LocalVertex
+
+_JOBS = collection("customJobs")
+_JOB = resource("customJobs", "job")
+
+
+def add_routes(router: Router, service: LocalVertex) -> None:
+    """Route the customJobs methods to `service`."""
+    router.add("POST", _JOBS, lambda r: _create(service, r))
+    router.add("GET", _JOBS, lambda r: _list(service, r))
+    router.add("GET", _JOB, lambda r: job_json(service.get_custom_job(_name(r)), r.enum_ints))
+    router.add("DELETE", _JOB, lambda r: json.dumps(service.delete_custom_job(_name(r))))
+    router.add("POST", _JOB + ":cancel", lambda r: _cancel(service, r))
+    router.add("POST", _JOB + ":preempt", lambda r: _preempt(service, r))
+    router.add("GET", _JOB + ":logs", lambda r: _logs(service, r))
+
+
+def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
+    """A CustomJob from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
+    try:
+        return aiplatform_v1.CustomJob.from_json(body or b"{}")
+    except (json_format.ParseError, ValueError, RecursionError) as exc:
+        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+
+
+def _create(service: LocalVertex, request: Request) -> str:
+    name = service.create_custom_job(request.params["parent"], parse_job(request.body))
+    return job_json(service.get_custom_job(name), request.enum_ints)
+
+
+def _list(service: LocalVertex, request: Request) -> str:
+    args = request.list_args()
+    jobs, token = service.list_custom_jobs(
+        request.params["parent"], args.filter, args.page_size, args.page_token
+    )
+    return list_page(
+        "customJobs", [json.loads(job_json(j, request.enum_ints)) for j in jobs], token
+    )
+
+
+def _cancel(service: LocalVertex, request: Request) -> str:
+    service.cancel_custom_job(_name(request))
+    return "{}"
+
+
+def _preempt(service: LocalVertex, request: Request) -> str:
+    body = request.json()
+    replica = body.get("replica")
+    if not isinstance(replica, str) or not replica:
+        raise errors.invalid_argument('preempt: "replica" is required, e.g. "workerpool1-0".')
+    service.preempt_replica(_name(request), replica, _seconds(body.get("gracePeriod")))
+    return "{}"
+
+
+def _logs(service: LocalVertex, request: Request) -> str:
+    max_bytes = request.integer("maxBytes") or MAX_LOG_BYTES
+    logs = service.read_logs(
+        _name(request), request.arg("replica"), request.integer("offset"), max_bytes
+    )
+    return json.dumps(logs)
+
+
+def _name(request: Request) -> str:
+    return f"{request.params['parent']}/customJobs/{request.params['job']}"
+
+
+def _seconds(value: object) -> float | None:
+    if value is None:
+        return None
+    duration = duration_pb2.Duration()
+    try:
+        duration.FromJsonString(str(value))
+    except ValueError as exc:
+        raise errors.invalid_argument(
+            f'preempt: "gracePeriod" must be a duration such as "5s", got {value!r}.'
+        ) from exc
+    return duration.ToTimedelta().total_seconds()
