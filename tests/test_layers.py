@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.local.models",
         "vtp.local.pipeline_jobs",
         "vtp.local.schedules",
-    ),  # fmt: skip
+    ),
     ("vtp.local.runtime",),
     ("vtp.local.base",),
     ("vtp.launchers",),
@@ -41,9 +41,9 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for index, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                if best is None or len(prefix) > best[0]:
-                    best = (len(prefix), index)
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
     return None if best is None else best[1]
 
 

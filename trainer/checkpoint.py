@@ -10,13 +10,13 @@ checkpoint exists only once it is complete, and a .pt file without a manifest is
 checks size and sha256, so a truncated or corrupt newest checkpoint is skipped (with a warning)
 in favour of the one before it.
 
-The training state (what `load_checkpoint` returns) is a dict with `model`, `optimizer` and
-`scheduler` state dicts, `step`, `epoch`, `rng` (one `rng_state()` per process, in rank order)
-and `config` (a `Config.to_dict()`).
+What the trainer saves is a `TrainingState` (model, optimizer and scheduler state dicts, step,
+epoch, random generator states, config): `train.py` writes it, and `train.py`, `evaluate.py` and
+`export.py` read it back with `read_state` / `latest_state`, never by key.
 
 API for other packages: `list_checkpoints(dir)` (newest first, from manifests only),
-`load_checkpoint(path)` (verified), `load_latest(dir)`; `trainer.evaluate.evaluate_checkpoint`
-builds the model and evaluates one.
+`read_state(path)` (verified), `latest_state(dir)`; `load_checkpoint` and `load_latest` return
+any saved dict; `trainer.evaluate.evaluate_checkpoint` builds the model and evaluates one.
 """
 
 import hashlib
@@ -26,6 +26,7 @@ import logging
 import os
 import random
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,36 @@ _PREFIX, _DATA, _MANIFEST = "step_", ".pt", ".json"
 
 class CorruptCheckpoint(Exception):
     """A checkpoint whose data does not match its manifest, or cannot be read."""
+
+
+@dataclass(frozen=True)
+class TrainingState:
+    """Everything a run needs to continue bit for bit: what one checkpoint holds."""
+
+    model: dict[str, Any]
+    """The model's state_dict (the unwrapped module: no DDP or compile prefixes)."""
+    optimizer: dict[str, Any]
+    scheduler: dict[str, Any]
+    step: int
+    """Optimizer steps taken."""
+    epoch: int
+    rng: list[dict[str, Any]]
+    """One `rng_state()` per process, in rank order."""
+    config: dict[str, Any]
+    """The `Config.to_dict()` of the run that saved it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict `torch.save` writes (tensors shared, not copied)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_dict(cls, raw: object, source: object = "checkpoint") -> "TrainingState":
+        """The state in a loaded checkpoint; CorruptCheckpoint when a part is missing."""
+        fields = cls.__dataclass_fields__
+        if not isinstance(raw, dict) or set(fields) - set(raw):
+            missing = sorted(set(fields) - set(raw)) if isinstance(raw, dict) else list(fields)
+            raise CorruptCheckpoint(f"{source}: not a training state (missing {missing})")
+        return cls(**{name: raw[name] for name in fields})
 
 
 @dataclass(frozen=True)
@@ -67,7 +98,7 @@ def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
     found = []
     for manifest in directory.glob(f"{_PREFIX}*{_MANIFEST}"):
         try:
-            meta = json.loads(manifest.read_text())
+            meta = _read_manifest(manifest)
             info = CheckpointInfo(
                 path=manifest.with_suffix(_DATA),
                 step=int(meta["step"]),
@@ -75,7 +106,7 @@ def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
                 size=int(meta["bytes"]),
                 sha256=str(meta["sha256"]),
             )
-        except (OSError, ValueError, KeyError) as exc:
+        except (CorruptCheckpoint, ValueError, TypeError, KeyError) as exc:
             log.warning("ignoring unreadable checkpoint manifest %s: %s", manifest, exc)
             continue
         found.append(info)
@@ -85,29 +116,55 @@ def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The training state saved in a checkpoint file, after checking it against its manifest."""
     path = storage.local_path(path)
+    meta = _read_manifest(path.with_suffix(_MANIFEST))
     try:
-        meta = json.loads(path.with_suffix(_MANIFEST).read_text())
         data = path.read_bytes()
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise CorruptCheckpoint(f"{path}: {exc}") from exc
     if len(data) != meta.get("bytes"):
         raise CorruptCheckpoint(f"{path}: {len(data)} bytes, manifest says {meta.get('bytes')}")
     if hashlib.sha256(data).hexdigest() != meta.get("sha256"):
         raise CorruptCheckpoint(f"{path}: sha256 does not match its manifest")
-    return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as exc:  # the unpickler refuses anything but tensors and plain data
+        raise CorruptCheckpoint(f"{path}: cannot be loaded safely: {exc}") from exc
+
+
+def _read_manifest(manifest: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads(manifest.read_text())
+    except (OSError, ValueError) as exc:
+        raise CorruptCheckpoint(f"{manifest}: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise CorruptCheckpoint(
+            f"{manifest}: a manifest is a JSON object, not {type(meta).__name__}"
+        )
+    return meta
+
+
+def read_state(path: str | os.PathLike[str]) -> TrainingState:
+    """The verified TrainingState saved in checkpoint file `path`."""
+    return TrainingState.from_dict(load_checkpoint(path), path)
 
 
 def load_latest(
     directory: str | os.PathLike[str],
-) -> tuple[CheckpointInfo, dict[str, Any]] | None:
-    """The newest checkpoint that verifies and its state, warning about each newer one that
-    does not; None when there is none."""
+    read: Callable[[Path], Any] = load_checkpoint,
+) -> tuple[CheckpointInfo, Any] | None:
+    """The newest checkpoint that `read` accepts and what it read, warning once about each
+    newer one it refuses; None when there is none."""
     for info in list_checkpoints(directory):
         try:
-            return info, load_checkpoint(info.path)
+            return info, read(info.path)
         except CorruptCheckpoint as exc:
             log.warning("skipping corrupt checkpoint (falling back to the one before): %s", exc)
     return None
+
+
+def latest_state(directory: str | os.PathLike[str]) -> tuple[CheckpointInfo, TrainingState] | None:
+    """The newest valid checkpoint in `directory` and its TrainingState; None when none is."""
+    return load_latest(directory, read_state)
 
 
 def atomic_write(path: Path, data: bytes | memoryview, sync_directory: bool = True) -> None:

@@ -74,16 +74,16 @@ def evaluate_checkpoint(
     """
     local = storage.local_path(path)
     if local.is_dir():
-        found = checkpoint.load_latest(local)
+        found = checkpoint.latest_state(local)
         if found is None:
             raise FileNotFoundError(f"no valid checkpoint in {path}")
         local, state = found[0].path, found[1]
     else:
-        state = checkpoint.load_checkpoint(local)
-    config = config or Config.from_dict(state["config"])
+        state = checkpoint.read_state(local)
+    config = config or Config.from_dict(state.config)
     task = load_task(config.task)
     model = task.build_model(config)
-    model.load_state_dict(state["model"])
+    model.load_state_dict(state.model)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     runtime = Runtime(rank=0, world_size=1, local_rank=0, device=device)
     _, eval_set = task.build_datasets(config)
@@ -95,7 +95,7 @@ def evaluate_checkpoint(
         runtime,
         config.precision,
     )
-    return {**result, "step": state["step"], "checkpoint": str(local)}
+    return {**result, "step": state.step, "checkpoint": str(local)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

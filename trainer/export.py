@@ -83,21 +83,21 @@ def export_checkpoint(
     The program is traced on the first examples of the task's evaluation set; export.json is
     written last, so a directory that has it is complete.
     """
-    state = checkpoint.load_checkpoint(checkpoint_file)
-    config = Config.from_dict(state["config"])
+    state = checkpoint.read_state(checkpoint_file)
+    config = Config.from_dict(state.config)
     task = load_task(config.task)
     model = task.build_model(config)
-    model.load_state_dict(state["model"])
+    model.load_state_dict(state.model)
     _, eval_set = task.build_datasets(config)
     example = example_batch(eval_set)
     program = export_program(model, example)
     data = serialize_program(program)
     check_program(data, model, example)
-    metrics = metrics or {"step": state["step"]}
-    directory = write_model_dir(model_dir, state["model"], config, metrics)
+    metrics = metrics or {"step": state.step}
+    directory = write_model_dir(model_dir, state.model, config, metrics)
     checkpoint.atomic_write(directory / PROGRAM_FILE, data)
     metadata = export_metadata(program, model, example, config, list(task.labels(config)))
-    metadata.update(step=int(state["step"]), metrics=metrics)
+    metadata.update(step=state.step, metrics=metrics)
     checkpoint.atomic_write(directory / METADATA_FILE, _json(metadata))
     return directory
 

@@ -1,4 +1,4 @@
-"""The training loop, top to bottom: build, resume, train, evaluate, checkpoint, publish.
+"""The training loop, top to bottom: `run` is `build` (and resume), `loop`, `finish`.
 
 Every process runs `run` with the same config. Data order is a pure function of (seed, epoch)
 and the loop's position is a pure function of the global step, so a run resumed from a checkpoint
@@ -10,8 +10,9 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -20,7 +21,14 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from trainer.checkpoint import Checkpointer, load_latest, rng_state, seed_everything, set_rng_state
+from trainer.checkpoint import (
+    Checkpointer,
+    TrainingState,
+    latest_state,
+    rng_state,
+    seed_everything,
+    set_rng_state,
+)
 from trainer.config import Config, output_dirs
 from trainer.distributed import Runtime, StopSignal
 from trainer.evaluate import evaluate
@@ -46,8 +54,85 @@ class Result:
     """The final evaluation; None when preempted."""
 
 
+@dataclass
+class Training:
+    """Everything `build` makes for one process's run; `loop` advances `step`."""
+
+    config: Config
+    runtime: Runtime
+    net: nn.Module
+    """The model itself: what checkpoints hold and evaluation runs."""
+    model: nn.Module
+    """`net` as trained: wrapped in DDP across processes, compiled with --compile."""
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    eval_set: Dataset
+    labels: Sequence[str]
+    per_process_batch: int
+    steps_per_epoch: int
+    total_steps: int
+    checkpointer: Checkpointer
+    reporter: Reporter
+    sampler: "ResumableSampler"
+    loader: DataLoader
+    loader_seed: torch.Generator
+    model_dir: Path
+    step: int = 0
+
+    def state(self) -> TrainingState:
+        """What a checkpoint of the current step holds (every process joins the RNG gather)."""
+        return TrainingState(
+            model=self.net.state_dict(),
+            optimizer=self.optimizer.state_dict(),
+            scheduler=self.scheduler.state_dict(),
+            step=self.step,
+            epoch=self.step // self.steps_per_epoch,
+            rng=self.runtime.gather_to_main(rng_state()),
+            config=self.config.to_dict(),
+        )
+
+    def save(self) -> None:
+        """Checkpoint the current step (in the background)."""
+        self.checkpointer.save(self.state().to_dict(), self.step, self.step // self.steps_per_epoch)
+
+    def evaluate(self) -> dict[str, Any]:
+        """Evaluate `net` on the evaluation set now, and report it."""
+        result = evaluate(
+            self.net,
+            self.eval_set,
+            self.labels,
+            self.per_process_batch,
+            self.runtime,
+            self.config.precision,
+        )
+        self.reporter.evaluation(self.step, result)
+        return result
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the loop stopped."""
+
+    preempted: bool
+    metrics: dict[str, Any] | None
+    """The last evaluation, if one ran."""
+    evaluated_at: int
+    start_step: int
+    seconds: float
+    stop: StopSignal
+    """Still watching for SIGTERM: `finish` closes it after the final writes."""
+
+
 def run(config: Config, runtime: Runtime) -> Result:
     """Train (or finish training) the task's model as one process of the job."""
+    training = build(config, runtime)
+    ending = loop(training)
+    return finish(training, ending)
+
+
+def build(config: Config, runtime: Runtime) -> Training:
+    """The model, data, optimizer and writers, built identically on every process, and resumed
+    from the newest valid checkpoint."""
     task = load_task(config.task)
     dirs = output_dirs(config)
     if config.batch_size % runtime.world_size:
@@ -56,11 +141,9 @@ def run(config: Config, runtime: Runtime) -> Result:
         )
     per_process_batch = config.batch_size // runtime.world_size
 
-    # Model, data and optimizer are built identically on every process.
     seed_everything(config.seed)
     net = task.build_model(config).to(runtime.device)
     train_set, eval_set = task.build_datasets(config)
-    labels = task.labels(config)
     steps_per_epoch = len(train_set) // config.batch_size
     if steps_per_epoch == 0:
         raise ValueError(f"--batch_size={config.batch_size} exceeds the {len(train_set)} examples")
@@ -98,91 +181,92 @@ def run(config: Config, runtime: Runtime) -> Result:
         pin_memory=runtime.device.type == "cuda",
         generator=loader_seed,
     )
+    return Training(
+        config, runtime, net, model, optimizer, scheduler, eval_set, task.labels(config),
+        per_process_batch, steps_per_epoch, total_steps, checkpointer, reporter, sampler, loader,
+        loader_seed, dirs.model, step,
+    )  # fmt: skip
 
-    def training_state() -> dict[str, Any]:
-        return {
-            "model": net.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "step": step,
-            "epoch": step // steps_per_epoch,
-            "rng": runtime.gather_to_main(rng_state()),
-            "config": config.to_dict(),
-        }
 
-    def evaluate_now() -> dict[str, Any]:
-        result = evaluate(net, eval_set, labels, per_process_batch, runtime, config.precision)
-        reporter.evaluation(step, result)
-        return result
-
+def loop(t: Training) -> Ending:
+    """Train until the last step or a SIGTERM, evaluating and checkpointing on the way."""
+    config, runtime = t.config, t.runtime
     stop = StopSignal(runtime)
-    eval_interval = config.eval_interval or steps_per_epoch
-    result: dict[str, Any] | None = None
+    eval_interval = config.eval_interval or t.steps_per_epoch
+    metrics: dict[str, Any] | None = None
     evaluated_at = -1
     preempted = False
-    start_step, start_time = step, time.perf_counter()
+    start_step, start_time = t.step, time.perf_counter()
     loss_sum = torch.zeros((), device=runtime.device)
-    logged_step, logged_time = step, start_time
-    log.info("training %s: step %d of %d, %d per epoch", config.task, step, total_steps,
-             steps_per_epoch)  # fmt: skip
+    logged_step, logged_time = t.step, start_time
+    log.info("training %s: step %d of %d, %d per epoch", config.task, t.step, t.total_steps,
+             t.steps_per_epoch)  # fmt: skip
 
-    while step < total_steps and not preempted:
-        epoch, batch_in_epoch = divmod(step, steps_per_epoch)
-        sampler.set_position(epoch, batch_in_epoch)
-        loader_seed.manual_seed(config.seed + epoch)
-        batches = min(steps_per_epoch - batch_in_epoch, total_steps - step)
-        for inputs, targets in itertools.islice(loader, batches):
+    while t.step < t.total_steps and not preempted:
+        epoch, batch_in_epoch = divmod(t.step, t.steps_per_epoch)
+        t.sampler.set_position(epoch, batch_in_epoch)
+        t.loader_seed.manual_seed(config.seed + epoch)
+        batches = min(t.steps_per_epoch - batch_in_epoch, t.total_steps - t.step)
+        for inputs, targets in itertools.islice(t.loader, batches):
             if stop.should_stop():
                 preempted = True
                 break
             inputs = inputs.to(runtime.device, non_blocking=True)
             targets = targets.to(runtime.device, non_blocking=True)
             with runtime.autocast(config.precision):
-                loss = F.cross_entropy(model(inputs), targets)
+                loss = F.cross_entropy(t.model(inputs), targets)
             loss.backward()
             if config.max_grad_norm:
-                nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
+                nn.utils.clip_grad_norm_(t.net.parameters(), config.max_grad_norm)
+            t.optimizer.step()
+            t.scheduler.step()
+            t.optimizer.zero_grad(set_to_none=True)
+            t.step += 1
             loss_sum += loss.detach()  # stays on the device: no host sync until we log
 
-            if step % config.log_interval == 0:
+            if t.step % config.log_interval == 0:
                 now = time.perf_counter()
                 mean_loss = runtime.all_reduce_sum(loss_sum).item() / runtime.world_size
                 scalars = {
-                    "loss": mean_loss / (step - logged_step),
-                    "lr": scheduler.get_last_lr()[0],
-                    "steps_per_second": (step - logged_step) / (now - logged_time),
+                    "loss": mean_loss / (t.step - logged_step),
+                    "lr": t.scheduler.get_last_lr()[0],
+                    "steps_per_second": (t.step - logged_step) / (now - logged_time),
                 }
-                reporter.train(step, total_steps, step // steps_per_epoch, scalars)
+                t.reporter.train(t.step, t.total_steps, t.step // t.steps_per_epoch, scalars)
                 loss_sum.zero_()
-                logged_step, logged_time = step, now
-            if step % eval_interval == 0:
-                result, evaluated_at = evaluate_now(), step
-            if config.checkpoint_interval and step % config.checkpoint_interval == 0:
-                checkpointer.save(training_state(), step, step // steps_per_epoch)
+                logged_step, logged_time = t.step, now
+            if t.step % eval_interval == 0:
+                metrics, evaluated_at = t.evaluate(), t.step
+            if config.checkpoint_interval and t.step % config.checkpoint_interval == 0:
+                t.save()
+    seconds = time.perf_counter() - start_time
+    return Ending(preempted, metrics, evaluated_at, start_step, seconds, stop)
 
-    elapsed = time.perf_counter() - start_time
-    if preempted:
-        log.warning("SIGTERM: saving a checkpoint at step %d, then exiting", step)
-    elif evaluated_at != step:
-        result = evaluate_now()
-    if checkpointer.last_step != step:
-        checkpointer.save(training_state(), step, step // steps_per_epoch)
-    checkpointer.close()
-    if not preempted:
-        reporter.final_model(dirs.model, net.state_dict(), config, {**result, "step": step})
-    reporter.close()
-    runtime.barrier()  # nobody exits before the main process has written everything
-    stop.close()  # only now: a SIGTERM after the loop must not cut the final writes short
+
+def finish(t: Training, ending: Ending) -> Result:
+    """The final evaluation, checkpoint and model; every process waits for the writes."""
+    metrics = ending.metrics
+    if ending.preempted:
+        log.warning("SIGTERM: saving a checkpoint at step %d, then exiting", t.step)
+    elif ending.evaluated_at != t.step:
+        metrics = t.evaluate()
+    if t.checkpointer.last_step != t.step:
+        t.save()
+    t.checkpointer.close()
+    if not ending.preempted:
+        final = {**(metrics or {}), "step": t.step}
+        t.reporter.final_model(t.model_dir, t.net.state_dict(), t.config, final)
+    t.reporter.close()
+    t.runtime.barrier()  # nobody exits before the main process has written everything
+    ending.stop.close()  # only now: a SIGTERM after the loop must not cut the writes short
     return Result(
-        step=step,
-        preempted=preempted,
-        resumed_from=start_step,
-        steps_per_second=(step - start_step) / elapsed if step > start_step else 0.0,
-        metrics=None if preempted else result,
+        step=t.step,
+        preempted=ending.preempted,
+        resumed_from=ending.start_step,
+        steps_per_second=(t.step - ending.start_step) / ending.seconds
+        if t.step > ending.start_step
+        else 0.0,
+        metrics=None if ending.preempted else metrics,
     )
 
 
@@ -196,7 +280,7 @@ def restore(
 ) -> int:
     """Load the newest valid checkpoint into the model, optimizer, scheduler and random number
     generators; return its step (0, with generators seeded, when there is none)."""
-    found = load_latest(checkpointer.directory)
+    found = latest_state(checkpointer.directory)
     step = found[0].step if found else 0
     main_step = runtime.broadcast_from_main(step)
     if step != main_step:
@@ -205,22 +289,23 @@ def restore(
             "every node must see the same checkpoint directory (use a gs:// URI)"
         )
     if found is None:
+        log.info("no valid checkpoint in %s: starting fresh", checkpointer.directory)
         seed_everything(config.seed + runtime.rank)
         return 0
     info, state = found
-    net.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    if len(state["rng"]) == runtime.world_size:
-        set_rng_state(state["rng"][runtime.rank])
+    net.load_state_dict(state.model)
+    optimizer.load_state_dict(state.optimizer)
+    scheduler.load_state_dict(state.scheduler)
+    if len(state.rng) == runtime.world_size:
+        set_rng_state(state.rng[runtime.rank])
     else:
         log.warning(
             "checkpoint saved by %d processes, this job has %d: random generators are reseeded, "
             "so this run will not match an uninterrupted one bit for bit",
-            len(state["rng"]), runtime.world_size,
+            len(state.rng), runtime.world_size,
         )  # fmt: skip
         seed_everything(config.seed + runtime.rank + step)
-    changed = sorted(k for k, v in config.to_dict().items() if state["config"].get(k) != v)
+    changed = sorted(k for k, v in config.to_dict().items() if state.config.get(k) != v)
     if changed:
         log.warning("resuming with changed flags: %s", ", ".join(f"--{name}" for name in changed))
     checkpointer.last_step = step

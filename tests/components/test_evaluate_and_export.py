@@ -86,10 +86,10 @@ def test_export_reloads_with_the_checkpoint_predictions(run_dir: Path, tmp_path:
     exported = Model(uri=str(tmp_path / "exported"))
     export_model.python_func(checkpoint=best, model=exported)
     model, config = load_model(exported.path)
-    state = checkpoint.load_checkpoint(best.uri)
-    assert config.to_dict() == state["config"]
+    state = checkpoint.read_state(best.uri)
+    assert config.to_dict() == state.config
     assert exported.metadata["step"] == best.metadata["step"]
     inputs = torch.randn(8, 64)
     reference, _ = load_model(exported.path)
-    reference.load_state_dict(state["model"])
+    reference.load_state_dict(state.model)
     torch.testing.assert_close(model.eval()(inputs), reference.eval()(inputs), rtol=0, atol=0)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from trainer import train
-from trainer.checkpoint import list_checkpoints, load_checkpoint
+from trainer.checkpoint import list_checkpoints, read_state
 from trainer.config import Config, parse_args
 from trainer.distributed import Runtime
 from trainer.evaluate import evaluate_checkpoint
@@ -59,9 +59,9 @@ def best_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def checkpoint_logits(path: Path, inputs: torch.Tensor) -> torch.Tensor:
     """What the checkpointed model, rebuilt by its task, predicts for `inputs`."""
-    state = load_checkpoint(path)
-    model = digits.build_model(Config.from_dict(state["config"]))
-    model.load_state_dict(state["model"])
+    state = read_state(path)
+    model = digits.build_model(Config.from_dict(state.config))
+    model.load_state_dict(state.model)
     with torch.no_grad():
         return model.eval()(inputs)
 
@@ -123,9 +123,9 @@ def test_model_directory_holds_weights_config_metrics_and_metadata(
 
 
 def test_program_serves_any_batch_size_and_ignores_dropout(best_checkpoint: Path) -> None:
-    state = load_checkpoint(best_checkpoint)
-    model = digits.build_model(Config.from_dict(state["config"]))
-    model.load_state_dict(state["model"])
+    state = read_state(best_checkpoint)
+    model = digits.build_model(Config.from_dict(state.config))
+    model.load_state_dict(state.model)
     program = export_program(model, eval_inputs()[:2]).module()
     for size in (1, 3, 64):
         batch = eval_inputs()[:size]

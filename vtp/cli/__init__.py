@@ -3,7 +3,8 @@
 Every module in this package that defines `register(subparsers)` is a command group: it adds its
 parsers and sets `func` on each leaf to a callable that takes the parsed namespace and returns an
 exit status. Groups are found by listing the package, so adding a group touches no other file.
-Usage errors exit with status 2 and a message on stderr, nothing on stdout (docs/architecture.md, "Contracts").
+Usage errors exit with status 2 and a message on stderr, nothing on stdout (a contract:
+docs/architecture.md).
 """
 
 import argparse

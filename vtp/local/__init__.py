@@ -8,12 +8,12 @@
 
 How it maps Vertex onto one machine (each choice is documented where it is made):
 
-- Replicas are host processes, each in its own session, with Vertex's environment (`runtime/cluster.py`):
-  each replica listens on its own 127.0.0.1 port instead of its own host. Logs: one file per
-  replica, also served as Cloud Logging entries (`runtime/logs.py`).
-- Images (`runtime/launch.py`): this project's image runs `python -m trainer` (or its command); any other
-  image needs an explicit command, which runs on the host; otherwise the create call is refused.
-  pythonPackageSpec packages are pip-installed into a cache keyed by their content
+- Replicas are host processes, each in its own session, with Vertex's environment
+  (`runtime/cluster.py`): each replica listens on its own 127.0.0.1 port instead of its own
+  host. Logs: one file per replica, also served as Cloud Logging entries (`runtime/logs.py`).
+- Images (`runtime/launch.py`): this project's image runs `python -m trainer` (or its command);
+  any other image needs an explicit command, which runs on the host; otherwise the create call
+  is refused. pythonPackageSpec packages are pip-installed into a cache keyed by their content
   (`runtime/packages.py`).
 - Capacity (`runtime/capacity.py`): GPUs from nvidia-smi (or `--gpus`) go to replicas through
   CUDA_VISIBLE_DEVICES, and `--max-replicas` caps the processes; a job that does not fit now
@@ -21,13 +21,12 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
   is refused at creation with FAILED_PRECONDITION, naming `--ignore-accelerators`, which runs
   such jobs on CPU.
 - Failure rules (`runtime/rules.py`, a pure function; docs/vertex.md); the supervisor
-  (`runtime/supervisor.py`, `runtime/replicas.py`) carries them out. `vtp local preempt` (route `:preempt`)
-  injects the non-permanent failure: SIGTERM, the grace period, SIGKILL.
-- State (`custom_jobs/store.py`): SQLite in the state directory. A service killed with SIGKILL leaves its
-  replicas running; the next start kills them (found by a token in their environment) and treats
-  the interrupted jobs as Vertex treats internal errors: run again, at most twice, then
-  `Internal error occurred for the current attempt.` A service stopped with Ctrl-C or SIGTERM
-  stops its replicas and queues their jobs again for its next start.
+  (`runtime/supervisor.py`, `runtime/replicas.py`) carries them out. `vtp local preempt` (route
+  `:preempt`) injects the non-permanent failure: SIGTERM, the grace period, SIGKILL.
+- State (`custom_jobs/store.py`): SQLite in the state directory. A service stopped with Ctrl-C
+  or SIGTERM stops its replicas and queues their jobs again for its next start; after a crash,
+  the next start treats interrupted jobs as Vertex treats internal errors: run again, at most
+  twice, then `Internal error occurred for the current attempt.`
 
 Layers, each a folder, imports pointing down: `base/` (config, errors, resource names, filters,
 SQLite, routing), `runtime/` (replicas as processes under Vertex's rules), one package per

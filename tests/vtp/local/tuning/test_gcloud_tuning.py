@@ -1,4 +1,4 @@
-"""The installed gcloud runs gcloud's documented tuning example (adapted to the digits trainer) locally."""
+"""The installed gcloud runs its documented tuning example (adapted to digits) locally."""
 
 import re
 import time
