@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 from google.api_core.client_options import ClientOptions
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
+
+from vtp.vertex.local_auth import local_credentials
 
 RUNS = 5
 POLL_INTERVAL_S = 0.5  # `vtp local serve`'s default
@@ -94,7 +95,7 @@ def measure(poll_interval: float, out: Path) -> dict[str, float]:
         client = aiplatform_v1.JobServiceClient(
             transport="rest",
             client_options=ClientOptions(api_endpoint=url),
-            credentials=AnonymousCredentials(),
+            credentials=local_credentials(url),
         )
         parent = "projects/bench/locations/us-central1"
         runs = [through_service(client, parent, out, run) for run in range(RUNS)]

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from google.api_core.client_options import ClientOptions
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
+from google.oauth2.credentials import Credentials
 
 from vtp.local.base.config import ServiceConfig
 from vtp.local.custom_jobs.service import LocalVertex
@@ -150,7 +150,7 @@ def tuning_wall_time(parallel: int) -> float:
         with running(LocalVertex(config)) as service:
             client = aiplatform_v1.JobServiceClient(
                 transport="rest",
-                credentials=AnonymousCredentials(),
+                credentials=Credentials(service.token),
                 client_options=ClientOptions(api_endpoint=service.url),
             )
             body = {**DIGITS_GRID, "parallelTrialCount": parallel}

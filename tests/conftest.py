@@ -1,10 +1,18 @@
 """Fixtures every test directory may use: one local Vertex service per module, and gcloud on it."""
 
+import os
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 from tests.fixtures import Gcloud, LocalService
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Services started by the tests publish their runtime files in a directory of the run's
+    own, not in the user's (where `vtp` clients would find them)."""
+    os.environ.setdefault("VTP_RUNTIME_DIR", tempfile.mkdtemp(prefix="vtp-runtime-"))
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +26,8 @@ def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
 @pytest.fixture(scope="module")
 def gcloud(local_service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Gcloud:
     """The installed gcloud with `api_endpoint_overrides/aiplatform` set to `local_service`."""
-    return Gcloud(tmp_path_factory.mktemp("gcloud"), local_service.url)
+    token_file = local_service.state_dir / "token"
+    return Gcloud(tmp_path_factory.mktemp("gcloud"), local_service.url, token_file)
 
 
 @pytest.fixture

@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import requests
 from google.api_core.client_options import ClientOptions
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
+from google.oauth2.credentials import Credentials
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT, REGION = "local", "us-central1"
@@ -83,9 +84,24 @@ class LocalService:
         """What the service logged so far."""
         return (self.state_dir / "service.log").read_text()
 
+    @property
+    def token(self) -> str:
+        """The bearer token the service wrote at start (what a user reads from the file)."""
+        return (self.state_dir / "token").read_text().strip()
+
+    def credentials(self) -> Credentials:
+        """Credentials carrying the service's token, as a user passes them to the SDK."""
+        return Credentials(self.token)
+
+    def session(self) -> requests.Session:
+        """A requests Session carrying the token, for raw HTTP calls to the service."""
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {self.token}"
+        return session
+
     def client(self) -> aiplatform_v1.JobServiceClient:
-        """The aiplatform JobServiceClient (REST transport, anonymous) for this service."""
-        return job_client(self.url)
+        """The aiplatform JobServiceClient (REST transport, with the token) for this service."""
+        return job_client(self.url, self.token)
 
     def env(self) -> dict[str, str]:
         """Environment for processes that should use this service and its storage root."""
@@ -108,10 +124,9 @@ class LocalService:
 class Gcloud:
     """The installed gcloud, with a throwaway config whose aiplatform endpoint is the service."""
 
-    def __init__(self, config_dir: Path, url: str) -> None:
+    def __init__(self, config_dir: Path, url: str, token_file: Path) -> None:
         config_dir.mkdir(parents=True, exist_ok=True)
-        self.token = config_dir / "token"
-        self.token.write_text("local-token")
+        self.token = token_file
         self.env = {**os.environ, "CLOUDSDK_CONFIG": str(config_dir)}
         # Quiet defaults written directly (each `gcloud config set` costs a second of start-up).
         (config_dir / "configurations").mkdir(exist_ok=True)
@@ -142,12 +157,12 @@ class Gcloud:
         return json.loads(self(*args, "--format=json").stdout)
 
 
-def job_client(url: str) -> aiplatform_v1.JobServiceClient:
-    """A JobServiceClient on the REST transport, anonymous, talking to `url`."""
+def job_client(url: str, token: str) -> aiplatform_v1.JobServiceClient:
+    """A JobServiceClient on the REST transport, with the service's token, talking to `url`."""
     return aiplatform_v1.JobServiceClient(
         transport="rest",
         client_options=ClientOptions(api_endpoint=url),
-        credentials=AnonymousCredentials(),
+        credentials=Credentials(token),
     )
 
 

@@ -10,7 +10,6 @@ import pytest
 import torch
 import yaml
 from google.api_core.client_options import ClientOptions
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 from google_cloud_pipeline_components.types.artifact_types import VertexModel
 from google_cloud_pipeline_components.v1.endpoint import EndpointCreateOp, ModelDeployOp
@@ -73,7 +72,7 @@ def models_client(service: LocalService) -> aiplatform_v1.ModelServiceClient:
     return aiplatform_v1.ModelServiceClient(
         transport="rest",
         client_options=ClientOptions(api_endpoint=service.url),
-        credentials=AnonymousCredentials(),
+        credentials=service.credentials(),
     )
 
 

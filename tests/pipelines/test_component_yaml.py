@@ -12,7 +12,7 @@ from vtp.run.local_run import run_pipeline
 TRAINER_ARGS = ["--epochs=2", "--hidden_size=32", "--checkpoint_interval=10"]
 
 
-def load(name: str):  # noqa: ANN201 - kfp's YamlComponent
+def load(name: str):
     return components.load_component_from_file(str(compiled_dir() / "components" / f"{name}.yaml"))
 
 

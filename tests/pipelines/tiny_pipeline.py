@@ -8,10 +8,12 @@ the end and that its components were pointed back at the service and its storage
 from pathlib import Path
 
 import pytest
+from google.auth.credentials import AnonymousCredentials
 from google.cloud.aiplatform_v1 import PipelineState
 from kfp import compiler, dsl
 
 from tests.fixtures import PROJECT, REGION, wait_until
+from vtp.vertex.local_auth import local_credentials
 
 DONE = (
     PipelineState.PIPELINE_STATE_SUCCEEDED,
@@ -98,7 +100,6 @@ def tiny_yaml(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def tiny_job(template: Path, root: str = "gs://vtp-test/root", **params: object):
     """The aiplatform_v1.PipelineJob the SDK builds for the tiny pipeline (nothing is sent)."""
-    from google.auth.credentials import AnonymousCredentials
     from google.cloud import aiplatform
 
     job = aiplatform.PipelineJob(
@@ -108,7 +109,7 @@ def tiny_job(template: Path, root: str = "gs://vtp-test/root", **params: object)
         parameter_values=params,
         project=PROJECT,
         location=REGION,
-        credentials=AnonymousCredentials(),
+        credentials=AnonymousCredentials(),  # builds the request only: nothing is sent
     )
     return job._gca_resource
 
@@ -116,13 +117,12 @@ def tiny_job(template: Path, root: str = "gs://vtp-test/root", **params: object)
 def pipeline_client(url: str):
     """A PipelineServiceClient on the REST transport, anonymous, talking to `url`."""
     from google.api_core.client_options import ClientOptions
-    from google.auth.credentials import AnonymousCredentials
     from google.cloud import aiplatform_v1
 
     return aiplatform_v1.PipelineServiceClient(
         transport="rest",
         client_options=ClientOptions(api_endpoint=url),
-        credentials=AnonymousCredentials(),
+        credentials=local_credentials(url),
     )
 
 

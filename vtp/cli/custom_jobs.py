@@ -243,14 +243,15 @@ def _stream_logs(args: argparse.Namespace) -> int:
 
 def _log_reader(args: argparse.Namespace, name: str) -> Any:
     """A callable returning new log entries; [] for good once the service has no log route."""
-    import requests
 
     from vtp.vertex import joblogs
     from vtp.vertex.endpoint import local_endpoint
+    from vtp.vertex.local_auth import local_session
 
     project, job_id = name.split("/")[1], name.rsplit("/", 1)[-1]
     if args.local:
-        reader = joblogs.LogReader(requests.Session(), project, job_id, local_endpoint())
+        url = local_endpoint()
+        reader = joblogs.LogReader(local_session(url), project, job_id, url)
     else:
         import google.auth
         from google.auth.transport.requests import AuthorizedSession

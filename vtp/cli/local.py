@@ -146,7 +146,9 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {config.port}: {exc.strerror}") from None
     with service:
         print(
-            f"Serving the local Vertex API at {service.url} (state in {config.state_dir})",
+            f"Serving the local Vertex API at {service.url} (state in {config.state_dir})\n"
+            f"Bearer token in {config.state_dir / 'token'}: vtp commands find it themselves; "
+            "`vtp local env` prints what gcloud and Python clients need.",
             flush=True,
         )
         stop.wait()
@@ -154,6 +156,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _preempt(args: argparse.Namespace) -> int:
+    from vtp.vertex import local_auth
+
     if not _REPLICA.fullmatch(args.replica):
         raise UsageError(
             f"--replica must name a replica such as workerpool1-0, got {args.replica!r}"
@@ -173,7 +177,7 @@ def _preempt(args: argparse.Namespace) -> int:
     request = urllib.request.Request(
         f"{endpoint}/v1/{name}:preempt",
         data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", **local_auth.auth_headers(endpoint)},
         method="POST",
     )
     try:

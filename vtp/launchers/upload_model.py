@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.api_core.client_options import ClientOptions
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 
 from vtp import storage
@@ -39,6 +38,7 @@ from vtp.vertex.lifecycle import (
     job_digest,
     task_key,
 )
+from vtp.vertex.local_auth import local_credentials
 
 DEFAULT_ALIAS = "default"
 SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "trainer.serve")
@@ -173,10 +173,11 @@ def artifact_uri(uri: str) -> str:
 def model_client(target: Target) -> aiplatform_v1.ModelServiceClient:
     """A REST ModelServiceClient for the target: Vertex for its location, or the local service."""
     if target.local:
+        url = local_endpoint()
         return aiplatform_v1.ModelServiceClient(
             transport="rest",
-            credentials=AnonymousCredentials(),
-            client_options=ClientOptions(api_endpoint=local_endpoint()),
+            credentials=local_credentials(url),
+            client_options=ClientOptions(api_endpoint=url),
         )
     endpoint = ClientOptions(api_endpoint=api_endpoint(target.location))
     return aiplatform_v1.ModelServiceClient(transport="rest", client_options=endpoint)

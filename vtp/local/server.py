@@ -18,8 +18,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from vtp.local.base import errors
+from vtp.local.base.guard import REQUEST_TIMEOUT_SECONDS, Guard
 from vtp.local.base.routing import OPERATIONS_PARENT, Request, Router, list_page, operation_routes
 from vtp.local.custom_jobs.service import LocalVertex
+from vtp.vertex import local_auth
 
 _log = logging.getLogger(__name__)
 
@@ -64,13 +66,23 @@ def _entries(service: LocalVertex, request: Request) -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = REQUEST_TIMEOUT_SECONDS  # applied to the socket: no read waits forever
     server: "Server"
 
     def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
         try:
+            length = self.server.guard.check(self.command, self.path, self.headers)
+            body = self.rfile.read(length) if length else b""
+            if len(body) < length:  # the client stopped sending: nobody to answer
+                self.close_connection = True
+                return
             status, text = self.server.router.dispatch(self.command, self.path, body)
+        except errors.ApiError as exc:  # refused before the body was read: close after answering
+            self.close_connection = True
+            status, text = exc.http_status, exc.to_json()
+        except TimeoutError:
+            self.close_connection = True
+            return
         except Exception:  # a bug: answer like Google's front end would, keep serving
             _log.exception("internal error on %s %s", self.command, self.path)
             error = errors.ApiError(errors.INTERNAL, "Internal error encountered.")
@@ -79,10 +91,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=UTF-8")
         self.send_header("Content-Length", str(len(payload)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(payload)
 
-    do_GET = do_POST = do_DELETE = do_PATCH = _handle
+    do_GET = do_POST = do_DELETE = do_PATCH = do_PUT = _handle
 
     def log_message(self, format: str, *args: object) -> None:
         _log.debug("%s %s", self.address_string(), format % args)
@@ -98,6 +112,7 @@ class Server(ThreadingHTTPServer):
         self.service = service
         self.router = build_router(service)
         super().__init__(("127.0.0.1", service.config.port), _Handler)
+        self.guard = Guard(self.server_address[1], service.token)
         service.url = self.url  # pipeline runs the service starts call it back here
 
     @property
@@ -113,6 +128,8 @@ class Running:
         self.server = server
         self.service = server.service
         self.url = server.url
+        self.token = server.service.token
+        self.runtime_file = local_auth.publish(self.url, self.service.config.state_dir)
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="http", daemon=True
         )
@@ -126,6 +143,7 @@ class Running:
 
     def stop(self) -> None:
         """Stop serving, stop every replica (their jobs are queued again), close the state."""
+        local_auth.withdraw(self.runtime_file)
         self.server.shutdown()
         self.server.server_close()
         self.service.close()

@@ -18,6 +18,7 @@ from typing import Any
 from vtp import storage
 from vtp.local.pipeline_jobs import kfp_fixes
 from vtp.run import output
+from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
 _log = logging.getLogger(__name__)
@@ -45,10 +46,12 @@ def embedded_service(state_dir: Path, **overrides: Any) -> Iterator[str]:
     from vtp.local.server import running
 
     config = ServiceConfig.from_env(state_dir, port=0, gpus=tuple(detect_gpus()), **overrides)
-    saved = {key: os.environ.get(key) for key in (LOCAL_ENDPOINT_ENV, storage.GCS_ROOT_ENV)}
+    keys = (LOCAL_ENDPOINT_ENV, storage.GCS_ROOT_ENV, local_auth.TOKEN_ENV)
+    saved = {key: os.environ.get(key) for key in keys}
     with running(LocalVertex(config)) as service:
         os.environ[LOCAL_ENDPOINT_ENV] = service.url
         os.environ[storage.GCS_ROOT_ENV] = str(config.storage_root.resolve())
+        os.environ[local_auth.TOKEN_ENV] = service.token
         _log.info("Local Vertex service at %s (state in %s)", service.url, state_dir)
         try:
             yield service.url

@@ -341,9 +341,11 @@ def replica_logs(kind: JobKind, target: Target, name: str) -> Callable[[], None]
     import requests
 
     from vtp.vertex.joblogs import LogReader, LogsUnavailable, format_entry
+    from vtp.vertex.local_auth import local_session
 
     job_id = name.rsplit("/", 1)[-1]
-    reader = LogReader(requests.Session(), target.project, job_id, local_endpoint())
+    url = local_endpoint()
+    reader = LogReader(local_session(url), target.project, job_id, url)
 
     def copy() -> None:
         try:

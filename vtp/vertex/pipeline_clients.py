@@ -19,12 +19,14 @@ T = TypeVar("T")
 def vertex_client(client_class: type[T], location: str, local: bool = False) -> T:
     """An aiplatform_v1 service client for `location` on Vertex, or for the local service."""
     from google.api_core.client_options import ClientOptions
-    from google.auth.credentials import AnonymousCredentials
+
+    from vtp.vertex.local_auth import local_credentials
 
     if local:
-        options = ClientOptions(api_endpoint=local_endpoint())
+        url = local_endpoint()
+        options = ClientOptions(api_endpoint=url)
         return client_class(
-            transport="rest", client_options=options, credentials=AnonymousCredentials()
+            transport="rest", client_options=options, credentials=local_credentials(url)
         )
     options = ClientOptions(api_endpoint=api_endpoint(location))
     return call(lambda: client_class(transport="rest", client_options=options), "Vertex AI")

@@ -95,13 +95,20 @@ def test_cloud_scheduler_dry_run_posts_the_pipeline_job_with_an_oauth_token(caps
     assert body.pipeline_spec["pipelineInfo"]["name"] == "vtp-export"
 
 
-def send_as_cloud_scheduler(job: scheduler_v1.Job, service_url: str) -> requests.Response:
-    """The job's HTTP request as Cloud Scheduler sends it, to `service_url` instead of Vertex."""
+def send_as_cloud_scheduler(
+    job: scheduler_v1.Job, service_url: str, token: str
+) -> requests.Response:
+    """The job's HTTP request as Cloud Scheduler sends it, to `service_url` instead of Vertex.
+
+    Cloud Scheduler would send an OAuth token of the job's service account; the local service
+    takes its own token in that header instead.
+    """
     target = job.http_target
+    assert target.oauth_token.service_account_email
     uri = urlsplit(target.uri)._replace(scheme="http", netloc=urlsplit(service_url).netloc)
     headers = {
         **target.headers,
-        "Authorization": "Bearer token-of-" + target.oauth_token.service_account_email,
+        "Authorization": f"Bearer {token}",
         "User-Agent": "Google-Cloud-Scheduler",
     }
     return requests.request(
@@ -129,7 +136,7 @@ def test_cloud_scheduler_request_starts_a_run_that_completes(
     assert json.loads(scheduler_v1.Job.to_json(job))["httpTarget"]["body"] == (
         base64.b64encode(job.http_target.body).decode()
     )
-    response = send_as_cloud_scheduler(job, local_service.url)
+    response = send_as_cloud_scheduler(job, local_service.url, local_service.token)
     assert response.status_code == 200, response.text
     name = response.json()["name"]
     assert name.startswith(f"{local_service.parent}/pipelineJobs/")
@@ -138,7 +145,9 @@ def test_cloud_scheduler_request_starts_a_run_that_completes(
     assert done.service_account == SA
     marker = local_service.gcs_root / "vtp-test" / "markers" / "cloud-scheduler"
     assert json.loads(marker.read_text())["value"] == 42
-    again = send_as_cloud_scheduler(job, local_service.url)  # each call is a new run
+    again = send_as_cloud_scheduler(
+        job, local_service.url, local_service.token
+    )  # each call is a new run
     assert again.status_code == 200 and again.json()["name"] != name
     wait_for_pipeline(pipeline_client(local_service.url), again.json()["name"])
 

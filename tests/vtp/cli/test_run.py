@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 
 from tests.fixtures import LocalService
@@ -54,7 +53,7 @@ def test_train_pipeline_runs_ddp_job_evaluates_and_exports(tmp_path: Path) -> No
         models = aiplatform_v1.ModelServiceClient(
             transport="rest",
             client_options={"api_endpoint": service.url},
-            credentials=AnonymousCredentials(),
+            credentials=service.credentials(),
         )
         model = models.get_model(name=registered)
     finally:

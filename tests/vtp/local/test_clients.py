@@ -5,7 +5,6 @@ import json
 import tarfile
 
 import pytest
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform
 from google.cloud.aiplatform import jobs
 
@@ -24,7 +23,7 @@ def sdk(local_service, monkeypatch):
         location="us-central1",
         api_endpoint=local_service.url,
         api_transport="rest",
-        credentials=AnonymousCredentials(),
+        credentials=local_service.credentials(),
         staging_bucket="gs://staging/sdk",
     )
     yield aiplatform

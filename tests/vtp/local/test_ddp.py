@@ -7,7 +7,6 @@ opens the gate, so each preemption lands mid-run after a known checkpoint, witho
 
 import pytest
 import torch
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform import jobs
 
@@ -75,7 +74,7 @@ def test_two_replicas_through_the_service_train_the_direct_model(
         location="us-central1",
         api_endpoint=local_service.url,
         api_transport="rest",
-        credentials=AnonymousCredentials(),
+        credentials=local_service.credentials(),
         staging_bucket="gs://runs/staging",
     )
     spec = trainer_job(tmp_path, "gs://runs/plain")

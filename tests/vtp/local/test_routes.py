@@ -13,7 +13,8 @@ JOBS = "/v1/projects/local/locations/us-central1/customJobs"
 
 @pytest.fixture(scope="module")
 def http(local_service):
-    session = requests.Session()
+    session = local_service.session()
+    session.headers["Content-Type"] = "application/json"  # as every REST client sends
 
     def call(method: str, path: str, **kwargs) -> requests.Response:
         return session.request(method, local_service.url + path, timeout=30, **kwargs)

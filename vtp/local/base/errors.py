@@ -11,32 +11,37 @@ _CODES = {
     6: (409, "ALREADY_EXISTS"),
     8: (429, "RESOURCE_EXHAUSTED"),
     9: (400, "FAILED_PRECONDITION"),
+    7: (403, "PERMISSION_DENIED"),
     12: (501, "UNIMPLEMENTED"),
     13: (500, "INTERNAL"),
+    16: (401, "UNAUTHENTICATED"),
 }
 
 CANCELLED = 1
 INVALID_ARGUMENT = 3
 DEADLINE_EXCEEDED = 4
 NOT_FOUND = 5
+PERMISSION_DENIED = 7
 RESOURCE_EXHAUSTED = 8
 FAILED_PRECONDITION = 9
 UNIMPLEMENTED = 12
 INTERNAL = 13
+UNAUTHENTICATED = 16
 
 
 class ApiError(Exception):
     """A request the service refuses; `code` is a google.rpc.Code."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, http_status: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self._http_status = http_status
 
     @property
     def http_status(self) -> int:
-        """The HTTP status Google's REST front ends use for this code."""
-        return _CODES[self.code][0]
+        """The HTTP status Google's REST front ends use for this code (or the one given)."""
+        return self._http_status or _CODES[self.code][0]
 
     @property
     def status(self) -> str:

@@ -39,6 +39,7 @@ from vtp.local.runtime.packages import missing_archives
 from vtp.local.runtime.process import kill_leftovers
 from vtp.local.runtime.records import ProcessRecord, Runtime
 from vtp.local.runtime.supervisor import JobRun, Outcome
+from vtp.vertex import local_auth
 
 State = aiplatform_v1.JobState
 TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
@@ -60,6 +61,8 @@ class LocalVertex:
         # is built, and a second service on the same directory must not touch them.
         self._lock_file: IO[bytes] | None = None
         self._hold_state_dir()
+        self.token = local_auth.new_token(config.state_dir)
+        """The bearer token every API request must carry (also in `<state-dir>/token`)."""
         self.store = Store(config.state_dir / "state.db")
         self.capacity = Capacity(config.gpus, config.max_replicas)
         self.started = threading.Event()

@@ -39,6 +39,7 @@ from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent,
 from vtp.local.pipeline_jobs.store import Record, ResourceStore
 from vtp.local.runtime.logs import read as read_log
 from vtp.local.runtime.process import kill_leftovers
+from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
 State = aiplatform_v1.PipelineState
@@ -164,6 +165,7 @@ class PipelineJobs:
         env = {
             LOCAL_ENDPOINT_ENV: _service_url(self.service),
             storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
+            local_auth.TOKEN_ENV: self.service.token,
         }
         config = self.service.config
         run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)
@@ -197,7 +199,10 @@ class PipelineJobs:
         """
         url = _service_url(self.service)
         for name in task_jobs(Path(record.runtime.get("root", ""))):
-            request = urllib.request.Request(f"{url}/v1/{name}:cancel", data=b"{}", method="POST")
+            headers = {"Authorization": f"Bearer {self.service.token}"}
+            request = urllib.request.Request(
+                f"{url}/v1/{name}:cancel", data=b"", headers=headers, method="POST"
+            )
             try:
                 urllib.request.urlopen(request, timeout=30).close()
                 _log.info("pipeline job %s: cancelled %s", record.id, name)

@@ -8,10 +8,10 @@ from urllib.error import HTTPError
 import pytest
 from google.api_core import exceptions
 from google.api_core.client_options import ClientOptions
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
 
 from tests.fixtures import LocalService
+from vtp.vertex.local_auth import local_credentials
 
 IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
 
@@ -33,7 +33,7 @@ def sdk(local_service: LocalService) -> Iterator[object]:
         location="us-central1",
         api_endpoint=local_service.url,
         api_transport="rest",
-        credentials=AnonymousCredentials(),
+        credentials=local_service.credentials(),
     )
     yield aiplatform
     aiplatform.init(api_endpoint=None, api_transport=None)
@@ -44,7 +44,7 @@ def models_client(url: str) -> aiplatform_v1.ModelServiceClient:
     return aiplatform_v1.ModelServiceClient(
         transport="rest",
         client_options=ClientOptions(api_endpoint=url),
-        credentials=AnonymousCredentials(),
+        credentials=local_credentials(url),
     )
 
 
@@ -140,7 +140,10 @@ def test_unknown_field_in_the_request_body_is_invalid_argument(local_service, ar
     request = urllib.request.Request(
         f"{local_service.url}/v1/{local_service.parent}/models:upload",
         data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
+        headers={
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {local_service.token}",
+        },
     )
     with pytest.raises(HTTPError) as raised:
         urllib.request.urlopen(request)

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-import requests
 from google.api_core import exceptions
 from google.cloud.aiplatform_v1 import JobState, PipelineJob, PipelineState
 
@@ -51,7 +50,8 @@ def test_run_succeeds_and_its_components_call_back(local_service, client, tiny_y
     }
     outputs = local_service.gcs_root / "vtp-test" / "root"
     assert any(outputs.rglob("executor_output.json"))  # kfp.local wrote under the pipeline root
-    logs = requests.get(f"{local_service.url}/v1/{created.name}:logs", timeout=10).json()
+    logs = local_service.session().get(f"{local_service.url}/v1/{created.name}:logs", timeout=10)
+    logs = logs.json()
     assert logs["pipelineState"] == "PIPELINE_STATE_SUCCEEDED"
     assert "pipeline run succeeded" in logs["text"]
 
@@ -59,7 +59,6 @@ def test_run_succeeds_and_its_components_call_back(local_service, client, tiny_y
 def test_the_sdk_follows_a_run(local_service, client, tiny_yaml, monkeypatch):
     # PipelineJob.submit() would work too, after its Cloud Storage and Resource Manager checks
     # of the pipeline root's bucket time out offline (minutes): create with the GAPIC client.
-    from google.auth.credentials import AnonymousCredentials
     from google.cloud import aiplatform
     from google.cloud.aiplatform import initializer, pipeline_jobs
 
@@ -75,7 +74,7 @@ def test_the_sdk_follows_a_run(local_service, client, tiny_yaml, monkeypatch):
         location="us-central1",
         api_endpoint=local_service.url,
         api_transport="rest",
-        credentials=AnonymousCredentials(),
+        credentials=local_service.credentials(),
     )
     followed = aiplatform.PipelineJob.get(created.name)
     followed.wait()
@@ -158,7 +157,7 @@ BAD_REQUESTS = {
 def test_bad_requests_are_refused_before_anything_runs(local_service, tiny_yaml, case):
     change, message = BAD_REQUESTS[case]
     before = len(list((local_service.state_dir / "pipelines").glob("*")))
-    response = requests.post(
+    response = local_service.session().post(
         f"{local_service.url}/v1/{PARENT}/pipelineJobs",
         json=request_body(tiny_yaml, **change),
         timeout=10,

@@ -16,6 +16,7 @@ from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform_v1 import PipelineState
+from google.oauth2.credentials import Credentials
 
 from tests.fixtures import PROJECT, REGION, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
@@ -61,7 +62,7 @@ def client(served: Running) -> aiplatform_v1.ScheduleServiceClient:
     return aiplatform_v1.ScheduleServiceClient(
         transport="rest",
         client_options=ClientOptions(api_endpoint=served.url),
-        credentials=AnonymousCredentials(),
+        credentials=Credentials(served.token),
     )
 
 
@@ -194,7 +195,10 @@ BAD = {
 def test_bad_schedules_are_refused_at_create(served, client, tiny_yaml, case):
     change, message = BAD[case]
     response = requests.post(
-        f"{served.url}/v1/{PARENT}/schedules", json=bad_body(tiny_yaml, change), timeout=10
+        f"{served.url}/v1/{PARENT}/schedules",
+        json=bad_body(tiny_yaml, change),
+        headers={"Authorization": f"Bearer {served.token}"},
+        timeout=10,
     )
     assert response.status_code == 400
     assert message in response.json()["error"]["message"]

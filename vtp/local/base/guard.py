@@ -1,0 +1,105 @@
+"""Who may use the local service, and what a request may look like before anything reads it.
+
+The service runs commands from job specs by design, so only the user who started it may use it
+(the model is Jupyter's server):
+
+- Every request but `GET /healthz` carries `Authorization: Bearer <token>`, the token the service
+  wrote to `<state-dir>/token` (mode 0600) at start (`vtp.vertex.local_auth`).
+- `Host` must be the service's own loopback name and port: a page whose DNS name was rebound to
+  127.0.0.1 sends its own name, and is refused.
+- A request that carries `Origin` (a browser's) must come from the service's own origin.
+- Bodies are JSON (`Content-Type: application/json`), which no cross-site form can send without
+  a preflight the service never grants; `Content-Length` is a plain number no larger than
+  MAX_BODY_BYTES, and chunked bodies are refused, so no reader waits on a length it cannot trust.
+"""
+
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vtp.local.base import errors
+
+MAX_BODY_BYTES = 32 << 20
+"""Largest request body accepted (API requests are kilobytes; model files do not go through)."""
+
+REQUEST_TIMEOUT_SECONDS = 30.0
+"""A connection that sends nothing for this long is closed."""
+
+OPEN_PATHS = frozenset({"/healthz"})
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The checks for one service: its port and its token."""
+
+    port: int
+    token: str
+
+    def check(self, method: str, path: str, headers: Mapping[str, str]) -> int:
+        """The body length to read; raise ApiError (4xx, naming what is wrong) otherwise."""
+        self._check_host(headers.get("Host", ""))
+        self._check_origin(headers.get("Origin"))
+        length = body_length(headers)
+        if path.split("?", 1)[0] not in OPEN_PATHS:
+            self._check_token(headers.get("Authorization", ""))
+        if length and method in ("POST", "PUT", "PATCH"):
+            media = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                raise errors.ApiError(
+                    errors.INVALID_ARGUMENT,
+                    f"Content-Type {media or '(none)'!r} is not accepted: "
+                    "request bodies must be application/json.",
+                    http_status=415,
+                )
+        return length
+
+    def _check_host(self, host: str) -> None:
+        allowed = {f"{name}:{self.port}" for name in LOOPBACK_NAMES}
+        if host.lower() not in allowed:
+            raise errors.ApiError(
+                errors.PERMISSION_DENIED,
+                f"Host {host!r} is not this service: use http://127.0.0.1:{self.port}.",
+            )
+
+    def _check_origin(self, origin: str | None) -> None:
+        if origin is None:
+            return
+        allowed = {f"http://{name}:{self.port}" for name in LOOPBACK_NAMES}
+        if origin.lower() not in allowed:
+            raise errors.ApiError(
+                errors.PERMISSION_DENIED,
+                f"Origin {origin!r} may not use this service (cross-site requests are refused).",
+            )
+
+    def _check_token(self, authorization: str) -> None:
+        scheme, _, presented = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            presented.strip().encode(), self.token.encode()
+        ):
+            raise errors.ApiError(
+                errors.UNAUTHENTICATED,
+                "Request is missing the local service's bearer token. vtp commands find it "
+                "themselves; gcloud takes --access-token-file=<state-dir>/token; "
+                "`vtp local env` prints the settings for a shell.",
+            )
+
+
+def body_length(headers: Mapping[str, str]) -> int:
+    """The declared body length; ApiError for chunked, malformed or oversized bodies."""
+    if "chunked" in headers.get("Transfer-Encoding", "").lower():
+        raise errors.ApiError(
+            errors.INVALID_ARGUMENT,
+            "Transfer-Encoding: chunked is not accepted; send Content-Length.",
+            http_status=411,
+        )
+    text = headers.get("Content-Length", "0").strip() or "0"
+    if not (text.isascii() and text.isdigit()):
+        raise errors.invalid_argument(f"Invalid Content-Length {text!r}: expected a number.")
+    if len(text) > 12 or int(text) > MAX_BODY_BYTES:
+        raise errors.ApiError(
+            errors.INVALID_ARGUMENT,
+            f"Request body of {text} bytes is larger than the {MAX_BODY_BYTES} accepted.",
+            http_status=413,
+        )
+    return int(text)

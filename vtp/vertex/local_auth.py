@@ -1,0 +1,123 @@
+"""The local service's credential, and how clients find it without being told (Jupyter's model).
+
+A running service keeps a random bearer token in `<state-dir>/token` (mode 0600, new at every
+start) and refuses API requests without it. So that no client needs a flag for it, the service
+also publishes a runtime file per port, readable by its user only:
+
+    $VTP_RUNTIME_DIR (else $XDG_RUNTIME_DIR/vtp, else ~/.local/share/vtp/runtime)
+        service-<port>.json   {"url", "pid", "state_dir", "token_file"}
+
+A client that talks to `http://127.0.0.1:<port>` takes `$VTP_LOCAL_TOKEN` when set (local
+pipeline runs and replicas get it), else the token of the service published for that port. gcloud
+reads the same file with `--access-token-file=<state-dir>/token`; the aiplatform SDK takes
+`google.oauth2.credentials.Credentials(token)`.
+"""
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import requests
+
+TOKEN_ENV = "VTP_LOCAL_TOKEN"
+"""Environment variable carrying the token to processes a service starts."""
+
+RUNTIME_DIR_ENV = "VTP_RUNTIME_DIR"
+TOKEN_FILE = "token"
+
+
+def runtime_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where running services publish themselves for this user."""
+    if environ.get(RUNTIME_DIR_ENV):
+        return Path(environ[RUNTIME_DIR_ENV])
+    if environ.get("XDG_RUNTIME_DIR"):
+        return Path(environ["XDG_RUNTIME_DIR"]) / "vtp"
+    return Path.home() / ".local" / "share" / "vtp" / "runtime"
+
+
+def new_token(state_dir: Path) -> str:
+    """A fresh random token, written to `<state_dir>/token` readable by this user only."""
+    token = secrets.token_urlsafe(32)
+    _write_private(state_dir / TOKEN_FILE, token + "\n")
+    return token
+
+
+def publish(url: str, state_dir: Path) -> Path:
+    """Announce the service at `url` (state in `state_dir`) to this user's clients."""
+    path = runtime_dir() / f"service-{urlsplit(url).port}.json"
+    info = {
+        "url": url,
+        "pid": os.getpid(),
+        "state_dir": str(state_dir.resolve()),
+        "token_file": str((state_dir / TOKEN_FILE).resolve()),
+    }
+    _write_private(path, json.dumps(info, indent=1) + "\n")
+    return path
+
+
+def withdraw(path: Path) -> None:
+    """Remove a runtime file `publish` wrote (the service is stopping)."""
+    path.unlink(missing_ok=True)
+
+
+def find_token(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The token for the local service at `url`; None when no running service is published."""
+    if environ.get(TOKEN_ENV):
+        return environ[TOKEN_ENV]
+    port = urlsplit(url).port
+    try:
+        info = json.loads((runtime_dir(environ) / f"service-{port}.json").read_text())
+        if not _alive(int(info["pid"])):
+            return None
+        return Path(info["token_file"]).read_text().strip() or None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def local_credentials(url: str) -> object:
+    """Credentials for the aiplatform clients: the service's bearer token, else anonymous (the
+    service then answers 401 saying where the token is)."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.oauth2.credentials import Credentials
+
+    token = find_token(url)
+    return Credentials(token) if token else AnonymousCredentials()
+
+
+def auth_headers(url: str) -> dict[str, str]:
+    """`Authorization` for a plain HTTP request to the local service at `url` (empty if none)."""
+    token = find_token(url)
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def local_session(url: str) -> "requests.Session":
+    """A requests Session that carries the token of the local service at `url`."""
+    import requests
+
+    session = requests.Session()
+    session.headers.update(auth_headers(url))
+    return session
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(text)
+    os.replace(temporary, path)
