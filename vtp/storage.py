@@ -29,13 +29,26 @@ def is_gcs_uri(uri: str) -> bool:
 
 
 def split_gcs_uri(uri: str) -> tuple[str, str]:
-    """Split `gs://bucket/a/b` into `("bucket", "a/b")`; raise ValueError for anything else."""
+    """Split `gs://bucket/a/b` into `("bucket", "a/b")`; raise ValueError for anything else,
+    and for URIs that could not stay under a root as files (`..` segments, NUL, `\\`)."""
     if not is_gcs_uri(uri):
         raise ValueError(f"not a Cloud Storage URI (expected gs://bucket/path): {uri!r}")
     bucket, _, blob = uri[len(_SCHEME) :].partition("/")
     if not bucket:
         raise ValueError(f"Cloud Storage URI has no bucket: {uri!r}")
+    if bucket in (".", "..") or ".." in blob.split("/") or "\0" in uri or "\\" in uri:
+        raise ValueError(f"Cloud Storage URI {uri!r} has a '..' segment or a forbidden character")
     return bucket, blob
+
+
+def path_under(root: Path, uri: str) -> Path:
+    """`gs://bucket/a/b` as the path `<root>/bucket/a/b`, which is always inside `root`;
+    ValueError for anything else (other schemes, plain paths, `..`)."""
+    bucket, blob = split_gcs_uri(uri)
+    path = Path(os.path.normpath(root / bucket / blob))
+    if not path.is_relative_to(os.path.normpath(root)):  # belt and braces: normpath is lexical
+        raise ValueError(f"Cloud Storage URI {uri!r} leaves the storage root")
+    return path
 
 
 def local_path(uri: str | os.PathLike[str]) -> Path:
@@ -43,8 +56,7 @@ def local_path(uri: str | os.PathLike[str]) -> Path:
     text = os.fspath(uri)
     if not is_gcs_uri(text):
         return Path(text)
-    bucket, blob = split_gcs_uri(text)
-    return gcs_root() / bucket / blob
+    return path_under(gcs_root(), text)
 
 
 def gcs_uri(path: str | os.PathLike[str]) -> str:

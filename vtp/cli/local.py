@@ -92,6 +92,14 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="PREFIX",
         help="image prefix that counts as this project's image (repeatable; $VTP_PROJECT_IMAGE)",
     )
+    add(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also give replicas this variable of the service's environment (repeatable); "
+        "by default they get only what a container on Vertex would have",
+    )
     add("--verbose", action="store_true", help="log every request")
     parser.set_defaults(func=_serve)
 
@@ -132,6 +140,7 @@ def _serve(args: argparse.Namespace) -> int:
         gpus=_gpus(args.gpus, detect_gpus),
         ignore_accelerators=args.ignore_accelerators,
         project_images=tuple(args.project_image),
+        pass_env=tuple(_variable_name(name) for name in args.pass_env),
     )
     level = logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
@@ -153,6 +162,12 @@ def _serve(args: argparse.Namespace) -> int:
         )
         stop.wait()
     return 0
+
+
+def _variable_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise UsageError(f"--pass-env takes an environment variable name, got {name!r}")
+    return name
 
 
 def _preempt(args: argparse.Namespace) -> int:

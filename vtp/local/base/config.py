@@ -48,6 +48,10 @@ class ServiceConfig:
     project_images: tuple[str, ...] = field(default_factory=tuple)
     """Extra image prefixes that count as this project's image, besides PROJECT_IMAGE_NAMES."""
 
+    pass_env: tuple[str, ...] = ()
+    """Variables of the service's environment that replicas also get (`--pass-env NAME`); by
+    default they get only what a container on Vertex would have."""
+
     def __post_init__(self) -> None:
         # Replicas run in their own working directories: every path they get must be absolute.
         object.__setattr__(self, "state_dir", Path(self.state_dir).resolve())

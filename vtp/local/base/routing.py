@@ -15,9 +15,14 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+from google.protobuf import json_format
+
 from vtp.local.base import errors
+
+M = TypeVar("M")
 
 PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
 """A location, the parent of every resource (`-` stands for any project or location)."""
@@ -84,6 +89,15 @@ class Request:
         if not isinstance(value, dict):
             raise errors.invalid_argument("Invalid JSON payload received: expected an object.")
         return value
+
+
+def parse_message(message_type: type[M], body: bytes) -> M:
+    """A proto-plus message (CustomJob, ...) from a JSON request body; unknown fields, wrong
+    types, bad UTF-8 and runaway nesting are INVALID_ARGUMENT, as on Vertex."""
+    try:
+        return message_type.from_json(body or b"{}")
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
 
 
 def non_negative(name: str, value: object) -> int:

@@ -20,11 +20,18 @@ are unique). Responses write enums as names, or as integers when the request ask
 import json
 
 from google.cloud import aiplatform_v1
-from google.protobuf import duration_pb2, json_format
+from google.protobuf import duration_pb2
 
 from vtp.local.base import errors
 from vtp.local.base.resources import job_json
-from vtp.local.base.routing import Request, Router, collection, list_page, resource
+from vtp.local.base.routing import (
+    Request,
+    Router,
+    collection,
+    list_page,
+    parse_message,
+    resource,
+)
 from vtp.local.custom_jobs.service import MAX_LOG_BYTES, LocalVertex
 
 _JOBS = collection("customJobs")
@@ -44,10 +51,7 @@ def add_routes(router: Router, service: LocalVertex) -> None:
 
 def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
     """A CustomJob from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
-    try:
-        return aiplatform_v1.CustomJob.from_json(body or b"{}")
-    except (json_format.ParseError, ValueError, RecursionError) as exc:
-        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+    return parse_message(aiplatform_v1.CustomJob, body)
 
 
 def _create(service: LocalVertex, request: Request) -> str:

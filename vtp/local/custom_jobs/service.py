@@ -39,6 +39,7 @@ from vtp.local.runtime.packages import missing_archives
 from vtp.local.runtime.process import kill_leftovers
 from vtp.local.runtime.records import ProcessRecord, Runtime
 from vtp.local.runtime.supervisor import JobRun, Outcome
+from vtp.storage import path_under
 from vtp.vertex import local_auth
 
 State = aiplatform_v1.JobState
@@ -116,7 +117,7 @@ class LocalVertex:
         """
         if not job.display_name:
             raise errors.invalid_argument("customJob.displayName is required.")
-        self._check_runnable(job.job_spec)
+        self.check_runnable(job.job_spec)
         now = datetime.now(UTC)
         resource = aiplatform_v1.CustomJob(
             name=f"{parent}/customJobs/{new_id()}",
@@ -356,14 +357,27 @@ class LocalVertex:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _check_runnable(self, spec: aiplatform_v1.CustomJobSpec) -> None:
+    def check_runnable(self, spec: aiplatform_v1.CustomJobSpec) -> None:
+        """Refuse, naming the field, a spec this machine could never run: package and output
+        URIs outside the storage root or missing, an image without a command, a job too big."""
         plan = self._plan(spec)
+        base = spec.base_output_directory.output_uri_prefix
+        if base:
+            try:
+                path_under(self.config.storage_root, base)
+            except ValueError as exc:
+                raise errors.invalid_argument(
+                    f"customJob.jobSpec.baseOutputDirectory.outputUriPrefix: {exc}."
+                ) from None
         for pool in plan.pools:
-            missing = missing_archives(pool.package_uris, self.config.storage_root)
+            field = f"customJob.jobSpec.workerPoolSpecs[{pool.index}].pythonPackageSpec.packageUris"
+            try:
+                missing = missing_archives(pool.package_uris, self.config.storage_root)
+            except ValueError as exc:
+                raise errors.invalid_argument(f"{field}: {exc}.") from None
             if missing:
                 raise errors.invalid_argument(
-                    f"customJob.jobSpec.workerPoolSpecs[{pool.index}].pythonPackageSpec."
-                    f"packageUris: {', '.join(missing)} not found under the local Cloud Storage "
+                    f"{field}: {', '.join(missing)} not found under the local Cloud Storage "
                     f"root {self.config.storage_root}."
                 )
         reason = self.capacity.never_fits(Needs.of(plan, self.config.ignore_accelerators))

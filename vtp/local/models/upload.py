@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 
 from google.cloud import aiplatform_v1
-from google.protobuf import json_format
 
 from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.resources import done_operation, new_id
+from vtp.local.base.routing import parse_message
 
 MAX_DISPLAY_NAME = 128
 MODEL_ID = re.compile(r"[a-z_][a-z0-9_-]{0,62}")
@@ -37,10 +37,7 @@ OUTPUT_ONLY = (
 
 def parse_upload(body: bytes) -> aiplatform_v1.UploadModelRequest:
     """The request body as an UploadModelRequest; raise INVALID_ARGUMENT for unknown fields."""
-    try:
-        request = aiplatform_v1.UploadModelRequest.from_json(body or b"{}")
-    except json_format.ParseError as exc:
-        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+    request = parse_message(aiplatform_v1.UploadModelRequest, body)
     for field in OUTPUT_ONLY:
         delattr(request.model, field)
     return request
@@ -73,10 +70,10 @@ def artifact_problem(uri: str, storage_root: Path) -> str:
     if not uri:
         return ""
     try:
-        bucket, blob = storage.split_gcs_uri(uri)
+        path = storage.path_under(storage_root, uri)
     except ValueError as exc:
         return f"model.artifactUri: {exc}."
-    if not (storage_root / bucket / blob).is_dir():
+    if not path.is_dir():
         return (
             f"model.artifactUri: {uri} is not a directory under the local Cloud Storage root "
             f"{storage_root}."

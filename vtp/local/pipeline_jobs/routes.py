@@ -15,10 +15,15 @@ Local extension (not part of Vertex): `GET .../pipelineJobs/{id}:logs?offset=N&m
 import json
 
 from google.cloud import aiplatform_v1
-from google.protobuf import json_format
 
-from vtp.local.base import errors
-from vtp.local.base.routing import Request, Router, collection, list_page, resource
+from vtp.local.base.routing import (
+    Request,
+    Router,
+    collection,
+    list_page,
+    parse_message,
+    resource,
+)
 from vtp.local.pipeline_jobs.resource import job_json
 from vtp.local.pipeline_jobs.service import PipelineJobs
 
@@ -39,10 +44,7 @@ def add_routes(router: Router, jobs: PipelineJobs) -> None:
 
 def parse_job(body: bytes) -> aiplatform_v1.PipelineJob:
     """A PipelineJob from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
-    try:
-        return aiplatform_v1.PipelineJob.from_json(body or b"{}")
-    except (json_format.ParseError, ValueError, RecursionError) as exc:
-        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+    return parse_message(aiplatform_v1.PipelineJob, body)
 
 
 def _create(jobs: PipelineJobs, request: Request) -> aiplatform_v1.PipelineJob:

@@ -82,7 +82,7 @@ class PipelineJobs:
         record_id = job_id or new_id()
         created = created_job(job, f"{parent}/pipelineJobs/{record_id}", root, schedule)
         # Outputs go under <root>/<job ID>/, as on Vertex (which adds the project number).
-        local_root = self.service.config.storage_root.joinpath(*storage.split_gcs_uri(root))
+        local_root = storage.path_under(self.service.config.storage_root, root)
         record = Record(created, {"pid": 0, "token": "", "root": str(local_root / record_id)})
         with self._lock:
             if self._stopping:

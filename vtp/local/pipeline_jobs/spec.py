@@ -13,6 +13,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
+from vtp import storage
 from vtp.local.base import errors
 
 JOB_ID = re.compile(r"[a-z][-a-z0-9]{0,127}")
@@ -47,11 +48,15 @@ def pipeline_root(job: aiplatform_v1.PipelineJob, spec: dict[str, Any]) -> str:
         raise errors.invalid_argument(
             f"{_RUNTIME}.gcsOutputDirectory is required (the pipeline root, gs://BUCKET/PATH)."
         )
-    if not re.fullmatch(r"gs://[^/]+(/.*)?", root):
+    try:
+        if not isinstance(root, str):
+            raise ValueError(f"expected a string, got {root!r}")
+        storage.split_gcs_uri(root)
+    except ValueError as exc:
         raise errors.invalid_argument(
-            f"{_RUNTIME}.gcsOutputDirectory must be a Cloud Storage URI gs://BUCKET/PATH, "
-            f"got {root!r}."
-        )
+            f"{_RUNTIME}.gcsOutputDirectory must be a Cloud Storage URI gs://BUCKET/PATH "
+            f"(its default is pipelineSpec.defaultPipelineRoot): {exc}."
+        ) from None
     return root
 
 

@@ -8,7 +8,7 @@ replica is a process on 127.0.0.1, so each gets its own port in place of its own
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 # Role names TensorFlow expects in TF_CONFIG, by pool index.
@@ -55,6 +55,26 @@ def replica_environment(cluster: Cluster, pool: int, index: int) -> dict[str, st
     if pool in (0, 1):
         env.update(_torch_nodes(cluster, pool, index))
     env.update(output_directories(cluster.base_output_dir, cluster.trial_id))
+    return env
+
+
+CONTAINER_NAMES = ("HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM")
+"""What a replica keeps of the service's environment by default, besides PATH and LC_*: what
+a container on Vertex has too. Credentials and everything else stay with the service."""
+
+
+def container_environment(
+    inherited: Mapping[str, str], interpreter_bin: str, passed: Sequence[str] = ()
+) -> dict[str, str]:
+    """A replica's starting environment: PATH with the service interpreter's `bin` first (so
+    `torchrun` and `pip` resolve), HOME, locale and the names in `passed`; nothing else."""
+    env = {
+        k: v
+        for k, v in inherited.items()
+        if k in CONTAINER_NAMES or k.startswith("LC_") or k in passed
+    }
+    rest = [p for p in inherited.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":") if p]
+    env["PATH"] = ":".join([interpreter_bin, *(p for p in rest if p != interpreter_bin)])
     return env
 
 

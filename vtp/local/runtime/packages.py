@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from vtp.storage import is_gcs_uri, split_gcs_uri
+from vtp.storage import is_gcs_uri, path_under
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -27,11 +27,11 @@ class InstallError(Exception):
 
 
 def archive_path(uri: str, gcs_root: Path) -> Path:
-    """The local file behind a package URI (gs:// resolves under `gcs_root`)."""
-    if is_gcs_uri(uri):
-        bucket, blob = split_gcs_uri(uri)
-        return gcs_root / bucket / blob
-    return Path(uri)
+    """The local file behind a package URI: gs:// only, as on Vertex, always under `gcs_root`;
+    ValueError for anything else."""
+    if not is_gcs_uri(uri):
+        raise ValueError(f"{uri!r} is not a Cloud Storage URI: packageUris take gs:// URIs")
+    return path_under(gcs_root, uri)
 
 
 def missing_archives(uris: Sequence[str], gcs_root: Path) -> list[str]:

@@ -9,11 +9,13 @@ import logging
 import os
 import queue
 import socket
+import sys
 import threading
 import time
 import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from google.cloud import aiplatform_v1
@@ -21,7 +23,12 @@ from google.cloud import aiplatform_v1
 from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
 from vtp.local.runtime import rules
-from vtp.local.runtime.cluster import Cluster, layered_environment, replica_environment
+from vtp.local.runtime.cluster import (
+    Cluster,
+    container_environment,
+    layered_environment,
+    replica_environment,
+)
 from vtp.local.runtime.launch import JobPlan
 from vtp.local.runtime.packages import InstallError, install
 from vtp.local.runtime.process import TOKEN_ENV
@@ -217,14 +224,17 @@ class JobRun(threading.Thread):
             "PYTHONUNBUFFERED": "1",
             "CUDA_VISIBLE_DEVICES": ",".join(self.gpus.get(replica.name, ())),
         }
+        base = container_environment(
+            os.environ, str(Path(sys.executable).parent), self._config.pass_env
+        )
         if replica.python_path:
-            inherited = os.environ.get("PYTHONPATH")
+            inherited = base.get("PYTHONPATH")
             service["PYTHONPATH"] = os.pathsep.join(filter(None, [replica.python_path, inherited]))
         vertex = replica_environment(self._cluster, replica.pool.index, replica.index)
-        # Precedence, lowest first: the service's environment, Vertex's variables, the service's
+        # Precedence, lowest first: a container's environment, Vertex's variables, the service's
         # own, the caller's extras (a tuning trial's metric file), the pool's `env`.
         return layered_environment(
-            os.environ,
+            base,
             vertex,
             service,
             self._runtime.extra_env,

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from google.cloud import aiplatform_v1
-from google.protobuf import json_format
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
+from vtp.local.base.routing import parse_message
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.pipeline_jobs.service import PipelineJobs
 from vtp.local.pipeline_jobs.store import Record, ResourceStore
@@ -262,10 +262,7 @@ class Schedules:
 
 def parse(body: bytes) -> Schedule:
     """A Schedule from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
-    try:
-        return Schedule.from_json(body or b"{}")
-    except (json_format.ParseError, ValueError) as exc:
-        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+    return parse_message(Schedule, body)
 
 
 def schedule_json(schedule: Schedule, enum_ints: bool = False) -> str:

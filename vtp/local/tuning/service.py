@@ -15,13 +15,12 @@ import threading
 from datetime import UTC, datetime
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
-from google.protobuf import json_format
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
+from vtp.local.base.routing import parse_message
 from vtp.local.custom_jobs.service import LocalVertex
-from vtp.local.runtime.launch import plan_job
 from vtp.local.tuning.run import TERMINAL, StudyRun
 from vtp.local.tuning.store import TuningRecord, TuningStore
 from vtp.vertex.protodict import SpecError
@@ -156,15 +155,12 @@ def job_json(job: HyperparameterTuningJob, enum_ints: bool = False) -> str:
 
 
 def _parse(body: bytes) -> HyperparameterTuningJob:
-    try:
-        return HyperparameterTuningJob.from_json(body or b"{}")
-    except json_format.ParseError as exc:
-        raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
+    return parse_message(HyperparameterTuningJob, body)
 
 
 def _check_runnable(job: HyperparameterTuningJob, service: LocalVertex) -> None:
     try:
-        plan_job(job.trial_job_spec, service.config.project_images)
+        service.check_runnable(job.trial_job_spec)
     except errors.ApiError as exc:
         message = exc.message.replace("customJob.jobSpec", "hyperparameterTuningJob.trialJobSpec")
         raise errors.ApiError(exc.code, message) from None
