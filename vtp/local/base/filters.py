@@ -20,11 +20,20 @@ _TOKEN = re.compile(
     r'\s*(?:(?P<paren>[()])|(?P<op>!=|<=|>=|=|<|>|:)|"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<word>[^\s()=!<>:"]+))'
 )
 _KEYWORDS = {"AND", "OR", "NOT"}
+MAX_FILTER_LENGTH = 4096
+MAX_FILTER_DEPTH = 32
 
 
 def compile_filter(text: str) -> Predicate:
     """A predicate over a job's JSON dict (camelCase keys); raise ApiError for a bad filter."""
+    if len(text) > MAX_FILTER_LENGTH:
+        raise _bad(text[:40] + "...", f"longer than {MAX_FILTER_LENGTH} characters")
     tokens = _tokenize(text)
+    # The parser recurses once per parenthesis and per NOT: bound both before it starts.
+    opened = sum(1 for token in tokens if token[1] == "(")
+    negated = sum(1 for token in tokens if token[1] == "NOT")
+    if opened + negated > MAX_FILTER_DEPTH:
+        raise _bad(text[:40] + "...", f"more than {MAX_FILTER_DEPTH} parentheses and NOTs")
     if not tokens:
         return lambda _job: True
     parser = _Parser(tokens, text)

@@ -60,6 +60,11 @@ class JobPlan:
         return tuple(sizes)
 
 
+MAX_REPLICAS_PER_POOL = 32
+MAX_REPLICAS_PER_JOB = 64
+"""Caps checked before anything is built: every replica is a process on this machine."""
+
+
 def plan_job(spec: aiplatform_v1.CustomJobSpec, project_images: tuple[str, ...] = ()) -> JobPlan:
     """The plan for `spec`; raise ApiError naming the field when it is invalid or cannot run."""
     pools = list(spec.worker_pool_specs)
@@ -79,6 +84,12 @@ def plan_job(spec: aiplatform_v1.CustomJobSpec, project_images: tuple[str, ...] 
         raise errors.invalid_argument(
             "customJob.jobSpec.workerPoolSpecs[0].replicaCount must be 1 (the primary replica), "
             f"got {plans[0].replica_count}."
+        )
+    total = sum(plan.replica_count for plan in plans)
+    if total > MAX_REPLICAS_PER_JOB:
+        raise errors.invalid_argument(
+            f"customJob.jobSpec.workerPoolSpecs ask for {total} replicas; this machine runs at "
+            f"most {MAX_REPLICAS_PER_JOB} per job."
         )
     return JobPlan(tuple(plans))
 
@@ -113,6 +124,11 @@ def _plan_pool(
     # replicaCount is optional: proto3 cannot tell it unset from 0, and unset means one replica
     # (what gcloud sends without replica-count, and what our spec library assumes).
     replicas = pool.replica_count or 1
+    if replicas > MAX_REPLICAS_PER_POOL:
+        raise errors.invalid_argument(
+            f"{where}.replicaCount is {replicas}; this machine runs at most "
+            f"{MAX_REPLICAS_PER_POOL} replicas per pool (each is a process)."
+        )
     if not pool.machine_spec.machine_type:
         raise errors.invalid_argument(f"{where}.machineSpec.machineType is required.")
     has_container = "container_spec" in pool
