@@ -38,9 +38,10 @@ TERMINAL = (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_C
 class LocalService:
     """`vtp local serve` on a free port with its own state directory."""
 
-    def __init__(self, state_dir: Path, *flags: str) -> None:
+    def __init__(self, state_dir: Path, *flags: str, env: dict[str, str] | None = None) -> None:
         self.state_dir = state_dir
         self.flags = flags or FAST_FLAGS
+        self.extra_env = env or {}
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
 
@@ -65,6 +66,7 @@ class LocalService:
             stderr=stderr,
             text=True,
             cwd=REPO,
+            env={**os.environ, **self.extra_env},
         )
         match = re.search(r"http://127\.0\.0\.1:\d+", self.process.stdout.readline())
         if not match:

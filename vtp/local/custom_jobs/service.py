@@ -15,6 +15,7 @@ import fcntl
 import json
 import logging
 import re
+import secrets
 import shutil
 import threading
 import time
@@ -39,6 +40,7 @@ from vtp.local.runtime.packages import missing_archives
 from vtp.local.runtime.process import kill_leftovers
 from vtp.local.runtime.records import ProcessRecord, Runtime
 from vtp.local.runtime.supervisor import JobRun, Outcome
+from vtp.local.runtime.watchdog import Watchdog
 from vtp.storage import path_under
 from vtp.vertex import local_auth
 
@@ -64,6 +66,9 @@ class LocalVertex:
         self._hold_state_dir()
         self.token = local_auth.new_token(config.state_dir)
         """The bearer token every API request must carry (also in `<state-dir>/token`)."""
+        self.service_id = secrets.token_hex(8)
+        """Carried by every process the service starts, so its watchdog can find them."""
+        self._watchdog: Watchdog | None = None
         self.store = Store(config.state_dir / "state.db")
         self.capacity = Capacity(config.gpus, config.max_replicas)
         self.started = threading.Event()
@@ -79,6 +84,7 @@ class LocalVertex:
 
     def start(self) -> None:
         """Recover what a previous run left behind, start scheduling."""
+        self._watchdog = Watchdog(self.service_id)
         self._recover()
         self._scheduler.start()
         self.started.set()
@@ -96,6 +102,8 @@ class LocalVertex:
         if self._scheduler.is_alive():
             self._scheduler.join()
         self.store.close()
+        if self._watchdog:
+            self._watchdog.close()
         if self._lock_file:
             self._lock_file.close()  # releases the flock
 

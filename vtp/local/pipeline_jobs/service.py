@@ -38,7 +38,7 @@ from vtp.local.pipeline_jobs.process import RunProcess
 from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
 from vtp.local.pipeline_jobs.store import Record, ResourceStore
 from vtp.local.runtime.logs import read as read_log
-from vtp.local.runtime.process import kill_leftovers
+from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
 from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
@@ -166,6 +166,7 @@ class PipelineJobs:
             LOCAL_ENDPOINT_ENV: _service_url(self.service),
             storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
             local_auth.TOKEN_ENV: self.service.token,
+            SERVICE_ENV: self.service.service_id,
         }
         config = self.service.config
         run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)

@@ -16,6 +16,9 @@ from pathlib import Path
 TOKEN_ENV = "VTP_LOCAL_REPLICA_TOKEN"
 """Environment variable holding the replica's token (inherited by everything it starts)."""
 
+SERVICE_ENV = "VTP_LOCAL_SERVICE_ID"
+"""Environment variable naming the service that started a process (`watchdog.py`)."""
+
 
 def spawn(
     argv: Sequence[str], env: Mapping[str, str], cwd: Path, log_path: Path
@@ -43,30 +46,28 @@ def signal_group(pid: int, sig: signal.Signals) -> None:
 
 def kill_leftovers(pid: int, token: str) -> int:
     """SIGKILL every process carrying `token` (and group `pid` where /proc is absent)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not Path("/proc").is_dir():
         signal_group(pid, signal.SIGKILL)
         return 0
+    return kill_carrying(TOKEN_ENV, token)
+
+
+def kill_carrying(name: str, value: str) -> int:
+    """SIGKILL every process (but this one) whose environment has `name=value`; how many."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    needle = f"{name}={value}".encode()
     killed = 0
-    for candidate in _pids_with_token(proc, token):
-        try:
-            os.kill(candidate, signal.SIGKILL)
-            killed += 1
-        except (ProcessLookupError, PermissionError):
-            pass
-    return killed
-
-
-def _pids_with_token(proc: Path, token: str) -> list[int]:
-    needle = f"{TOKEN_ENV}={token}".encode()
-    found = []
     for entry in proc.iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
         if needle in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+    return killed

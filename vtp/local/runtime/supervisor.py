@@ -31,7 +31,7 @@ from vtp.local.runtime.cluster import (
 )
 from vtp.local.runtime.launch import JobPlan
 from vtp.local.runtime.packages import InstallError, install
-from vtp.local.runtime.process import TOKEN_ENV
+from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
 from vtp.storage import GCS_ROOT_ENV
@@ -56,6 +56,8 @@ class JobBook(ProcessBook, Protocol):
     def set_state(self, job_id: str, state: State) -> None: ...
     def save_history(self, job_id: str, history: rules.History) -> None: ...
     def finish(self, job_id: str, outcome: Outcome) -> None: ...
+
+    service_id: str
 
 
 @dataclass
@@ -239,7 +241,7 @@ class JobRun(threading.Thread):
             service,
             self._runtime.extra_env,
             dict(replica.pool.env),
-            {TOKEN_ENV: replica.token},
+            {TOKEN_ENV: replica.token, SERVICE_ENV: self._book.service_id},
         )
 
     def _new_cluster(self) -> Cluster:
