@@ -33,6 +33,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 def pipeline_spec(job: aiplatform_v1.PipelineJob) -> dict[str, Any]:
     """The compiled pipeline (`pipelineSpec`) as a dict; raise INVALID_ARGUMENT without one."""
     spec = json_format.MessageToDict(job._pb.pipeline_spec) if "pipeline_spec" in job else {}
+    _check_shape(spec)
     if not spec.get("root") or not spec.get("pipelineInfo", {}).get("name"):
         raise errors.invalid_argument(
             "pipelineJob.pipelineSpec is required: the compiled pipeline (KFP IR YAML as JSON), "
@@ -130,6 +131,51 @@ def check_job_id(job_id: str) -> None:
             f"pipelineJobId {job_id!r} is invalid: use up to 128 lowercase letters, digits and "
             "hyphens, starting with a letter."
         )
+
+
+_SHAPE: tuple[tuple[str, type], ...] = (
+    ("pipelineInfo", dict),
+    ("pipelineInfo.name", str),
+    ("root", dict),
+    ("root.dag", dict),
+    ("root.dag.tasks", dict),
+    ("root.dag.tasks.*", dict),
+    ("root.inputDefinitions", dict),
+    ("root.inputDefinitions.parameters", dict),
+    ("root.inputDefinitions.parameters.*", dict),
+    ("root.inputDefinitions.artifacts", dict),
+    ("components", dict),
+    ("components.*", dict),
+    ("deploymentSpec", dict),
+    ("deploymentSpec.executors", dict),
+    ("deploymentSpec.executors.*", dict),
+    ("defaultPipelineRoot", str),
+    ("schemaVersion", str),
+)
+"""The parts of a compiled spec this service reads, and the JSON type each must have."""
+
+
+def _check_shape(spec: dict[str, Any]) -> None:
+    for path, kind in _SHAPE:
+        for where, value in _find(spec, path.split("."), "pipelineJob.pipelineSpec"):
+            if not isinstance(value, kind):
+                expected = {dict: "an object", str: "a string"}[kind]
+                raise errors.invalid_argument(
+                    f"{where} must be {expected}, got {type(value).__name__} {value!r:.60}."
+                )
+
+
+def _find(value: Any, parts: list[str], where: str) -> list[tuple[str, Any]]:
+    """The values at `parts` below `value` (`*`: every entry of an object), with their paths;
+    parts that are absent, or under a value of the wrong type, yield nothing."""
+    if not parts:
+        return [(where, value)]
+    if not isinstance(value, dict):
+        return []
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        return [hit for key, item in value.items() for hit in _find(item, rest, f"{where}.{key}")]
+    return _find(value[head], rest, f"{where}.{head}") if head in value else []
 
 
 def _required(declaration: dict[str, Any]) -> bool:
