@@ -106,8 +106,11 @@ def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
                 size=int(meta["bytes"]),
                 sha256=str(meta["sha256"]),
             )
-        except (CorruptCheckpoint, ValueError, TypeError, KeyError) as exc:
-            log.warning("ignoring unreadable checkpoint manifest %s: %s", manifest, exc)
+        except CorruptCheckpoint as exc:  # its message names the file
+            log.warning("ignoring unreadable checkpoint manifest %s", exc)
+            continue
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("ignoring unreadable checkpoint manifest %s: %r", manifest, exc)
             continue
         found.append(info)
     return sorted(found, key=lambda info: info.step, reverse=True)

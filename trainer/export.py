@@ -7,8 +7,13 @@
     export.json    export only: format, torch version, step, metrics, input/output shapes, labels
 
 Training writes the first three (`write_model_dir`). `export_checkpoint` turns a checkpoint (the
-best one a pipeline picked) into the full directory; `load_program` loads the portable model
-with nothing but torch, `load_model` rebuilds the eager model through its task.
+best one a pipeline picked) into the full directory; `load_model` rebuilds the eager model
+through its task and loads model.pt with `weights_only=True`: what serving uses.
+
+Trust: `torch.export.load` unpickles parts of a .pt2 archive, so loading model.pt2 can run code
+that whoever wrote the file put there. Nothing in this project loads a model.pt2 it did not just
+write itself (export's self-check loads the bytes it serialized a moment before); serving and
+prediction load the weights. `load_program` is for a user's own, trusted files.
 
 Why `torch.export` (`model.pt2`) is the portable artifact:
 
@@ -24,8 +29,8 @@ Why `torch.export` (`model.pt2`) is the portable artifact:
 Caveats, recorded in `export.json`: the .pt2 serialization schema is versioned, so a reader
 needs a torch release that reads this schema (in practice the same or a newer torch), and the
 program is frozen in eval mode (dropout off; `.train()` does not turn it back on).
-Export checks itself: the written bytes are loaded back and must reproduce the eager model's
-outputs on the example batch bit for bit before anything is written.
+Export checks itself: the bytes it serialized are loaded back (never a file found on disk) and
+must reproduce the eager model's outputs on the example batch before anything is written.
 """
 
 import io
@@ -168,7 +173,9 @@ def export_metadata(
 
 
 def load_program(model_dir: str | os.PathLike[str]) -> nn.Module:
-    """The exported model in a model directory, callable on a batch; needs only torch."""
+    """The exported program in a model directory, callable on a batch; needs only torch.
+
+    Unpickles: call it only on a directory you trust (serving uses `load_model`)."""
     return torch.export.load(storage.local_path(model_dir) / PROGRAM_FILE).module()
 
 

@@ -8,11 +8,12 @@ What `python -m trainer.serve` answers with (see trainer.serve for the HTTP side
 
 Per instance, `index` is the most probable class, `label` its name (export.json `labels`) and
 `probabilities` the softmax of the logits, in label order. The instances of one request go
-through one forward pass of `model.pt2` (torch alone, under `torch.inference_mode`).
+through one forward pass of the model (rebuilt by its task, weights from model.pt loaded with
+`weights_only=True`; model.pt2 is never unpickled here), under `torch.inference_mode`.
 
 Where the directory is: a `gs://` URI is read where `storage` maps it (VTP_GCS_ROOT locally, /gcs
 where Cloud Storage FUSE is mounted, as in training jobs). Vertex mounts no /gcs in prediction
-containers, so there export.json and the program are downloaded first, through the Cloud
+containers, so there export.json, config.json and model.pt are downloaded first, through the Cloud
 Storage JSON API with the service account's token from the metadata server.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 import torch
 
-from trainer.export import FORMAT, METADATA_FILE
+from trainer.export import CONFIG_FILE, FORMAT, METADATA_FILE, MODEL_FILE, load_model
 from vtp import storage
 
 _TOKEN_URL = (
@@ -58,18 +59,23 @@ class Predictor:
 
     @classmethod
     def load(cls, directory: Path) -> "Predictor":
-        """Load export.json and the program it names from an exported model directory."""
+        """The model of an exported directory, loaded without running anything from it.
+
+        export.json and config.json are JSON; the weights (model.pt) load with
+        `weights_only=True` into the model the task builds. model.pt2 is never loaded here:
+        `torch.export.load` unpickles, and the directory may come from anyone.
+        """
         try:
             metadata = json.loads((directory / METADATA_FILE).read_text())
         except (OSError, ValueError) as exc:
             raise ModelError(f"{directory} is not an exported model directory: {exc}") from exc
-        if metadata.get("format") != FORMAT:
+        if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
             raise ModelError(f"{directory / METADATA_FILE}: format is not {FORMAT!r}")
         try:
-            program = torch.export.load(directory / metadata["program"]).module()
-        except Exception as exc:
-            raise ModelError(f"cannot load {directory / metadata['program']}: {exc}") from exc
-        return cls(program, metadata)
+            model, _ = load_model(directory)
+        except Exception as exc:  # missing files, a refused pickle, weights of another shape
+            raise ModelError(f"cannot load the model in {directory}: {exc}") from exc
+        return cls(model.eval(), metadata)
 
     def predict(self, body: Any) -> list[dict[str, Any]]:
         """One prediction per instance of a request body (parsed JSON); BadRequest if malformed."""
@@ -145,12 +151,12 @@ def model_dir(uri: str) -> Path:
 
 
 def download(uri: str, into: Path) -> Path:
-    """Copy export.json and the program it names from `uri` (gs://) into `into`; return `into`."""
+    """Copy what serving loads (export.json, config.json, model.pt) from `uri` (gs://) into
+    `into`; return `into`."""
     bucket, prefix = storage.split_gcs_uri(uri)
     token = _access_token()
-    _fetch(bucket, prefix, METADATA_FILE, token, into)
-    program = Path(json.loads((into / METADATA_FILE).read_text())["program"]).name
-    _fetch(bucket, prefix, program, token, into)
+    for name in (METADATA_FILE, CONFIG_FILE, MODEL_FILE):
+        _fetch(bucket, prefix, name, token, into)
     return into
 
 

@@ -9,9 +9,11 @@ from trainer.checkpoint import (
     Checkpointer,
     CorruptCheckpoint,
     checkpoint_path,
+    latest_state,
     list_checkpoints,
     load_checkpoint,
     load_latest,
+    read_state,
     rng_state,
     set_rng_state,
 )
@@ -99,3 +101,25 @@ def test_random_states_round_trip():
     first = (torch.rand(2).tolist(), np.random.rand(), random.random())
     set_rng_state(state)
     assert (torch.rand(2).tolist(), np.random.rand(), random.random()) == first
+
+
+@pytest.mark.parametrize("manifest", ["[]", "7", '"x"', "null", '{"step": "x"}', "{not json"])
+def test_a_manifest_of_any_wrong_shape_is_skipped_with_a_warning(
+    tmp_path, manifest, caplog, monkeypatch
+):
+    monkeypatch.setattr(logging.getLogger("trainer"), "propagate", True)
+    _save_steps(tmp_path, [10, 20])
+    checkpoint_path(tmp_path, 20).with_suffix(".json").write_text(manifest)
+    assert [info.step for info in list_checkpoints(tmp_path)] == [10]
+    assert load_latest(tmp_path)[0].step == 10
+    warned = [r for r in caplog.records if "step_00000020.json" in r.getMessage()]
+    assert len(warned) == 2  # one warning per listing, nothing raised
+    with pytest.raises(CorruptCheckpoint):
+        load_checkpoint(checkpoint_path(tmp_path, 20))
+
+
+def test_a_checkpoint_that_is_not_a_training_state_is_refused(tmp_path):
+    _save_steps(tmp_path, [10])
+    with pytest.raises(CorruptCheckpoint, match="not a training state"):
+        read_state(checkpoint_path(tmp_path, 10))
+    assert latest_state(tmp_path) is None

@@ -1,6 +1,8 @@
 """Export: a trained checkpoint becomes a torch.export program that predicts exactly as it did."""
 
 import json
+import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +25,7 @@ from trainer.export import (
     read_metadata,
     serialize_program,
 )
+from trainer.predict import ModelError, Predictor
 from trainer.tasks import digits
 
 ONE_PROCESS = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
@@ -140,3 +143,29 @@ def test_check_program_refuses_bytes_that_do_not_reproduce_the_model() -> None:
     data = serialize_program(export_program(other, example))
     with pytest.raises(ExportMismatch, match=r"differs from the model by up to .* \[2, 64\]"):
         check_program(data, model, example)
+
+
+class _Payload:
+    """Unpickling this runs `touch`: what a crafted model file would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_serving_runs_no_code_from_a_crafted_model_directory(
+    best_checkpoint: Path, tmp_path: Path
+) -> None:
+    directory = export_checkpoint(best_checkpoint, tmp_path / "model")
+    marker = tmp_path / "ran"
+    # A model.pt2 that runs code when unpickled: serving never loads it.
+    (directory / "model.pt2").write_bytes(pickle.dumps(_Payload(marker)))
+    predictor = Predictor.load(directory)
+    assert len(predictor.predict({"instances": eval_inputs()[:2].tolist()})) == 2
+    # Weights that run code when unpickled: refused by weights_only, nothing runs.
+    torch.save({"x": _Payload(marker)}, directory / "model.pt")
+    with pytest.raises(ModelError, match="cannot load the model"):
+        Predictor.load(directory)
+    assert not marker.exists()
