@@ -2,9 +2,14 @@
 
     vtp local serve --port 8765 --state-dir .vtp/local      # then point any client at it:
     aiplatform.init(api_endpoint="http://127.0.0.1:8765", api_transport="rest",
-                    credentials=AnonymousCredentials(), ...)
+                    credentials=Credentials(<the token in .vtp/local/token>), ...)
     gcloud config set api_endpoint_overrides/aiplatform http://127.0.0.1:8765/
     gcloud config set api_endpoint_overrides/logging http://127.0.0.1:8765/   # stream-logs
+    gcloud ai custom-jobs list --access-token-file=.vtp/local/token ...
+
+Only the user who started it can use it: a bearer token, Host/Origin checks, JSON bodies, paths
+confined to the storage root, replicas with a container's environment that die with the service
+(`base/guard.py`, `runtime/watchdog.py`; docs/security.md).
 
 How it maps Vertex onto one machine (each choice is documented where it is made):
 
