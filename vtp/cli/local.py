@@ -30,10 +30,46 @@ _REPLICA = re.compile(r"workerpool[0-3]-\d+")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `local serve` and `local preempt`."""
-    group = subparsers.add_parser("local", help="the local Vertex service (serve, preempt)")
+    group = subparsers.add_parser("local", help="the local Vertex service (serve, env, preempt)")
     commands = group.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
     _add_serve(commands)
+    _add_env(commands)
     _add_preempt(commands)
+
+
+def _add_env(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "env",
+        help="print the settings that point gcloud and Python clients at a running service",
+        description='Prints KEY=VALUE lines; `eval "$(vtp local env --export)"` in a shell.',
+        allow_abbrev=False,
+    )
+    parser.add_argument("--export", action="store_true", help="prefix each line with `export `")
+    parser.add_argument(
+        "--endpoint",
+        help=f"service URL (default ${ENDPOINT_ENV} or http://127.0.0.1:{DEFAULT_PORT})",
+    )
+    parser.set_defaults(func=_env)
+
+
+def _env(args: argparse.Namespace) -> int:
+    import shlex
+
+    from vtp.vertex.endpoint import local_endpoint
+    from vtp.vertex.local_auth import shell_settings
+
+    try:
+        url = local_endpoint({ENDPOINT_ENV: args.endpoint} if args.endpoint else os.environ)
+    except ValueError as exc:
+        raise UsageError(f"--endpoint: {exc}") from None
+    settings = shell_settings(url)
+    if "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in settings:
+        print(f"vtp: no running local service published for {url}; the token file is "
+              "<state-dir>/token once `vtp local serve` runs", file=sys.stderr)  # fmt: skip
+    prefix = "export " if args.export else ""
+    for key, value in settings.items():
+        print(f"{prefix}{key}={shlex.quote(value)}")
+    return 0
 
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:

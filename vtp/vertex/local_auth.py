@@ -65,18 +65,39 @@ def withdraw(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
+def published(url: str, environ: Mapping[str, str] = os.environ) -> dict[str, str] | None:
+    """What the running service at `url` published about itself; None when none is."""
+    try:
+        path = runtime_dir(environ) / f"service-{urlsplit(url).port}.json"
+        info = json.loads(path.read_text())
+        return info if _alive(int(info["pid"])) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def find_token(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
     """The token for the local service at `url`; None when no running service is published."""
     if environ.get(TOKEN_ENV):
         return environ[TOKEN_ENV]
-    port = urlsplit(url).port
+    info = published(url, environ)
     try:
-        info = json.loads((runtime_dir(environ) / f"service-{port}.json").read_text())
-        if not _alive(int(info["pid"])):
-            return None
-        return Path(info["token_file"]).read_text().strip() or None
-    except (OSError, ValueError, KeyError, TypeError):
+        return Path(info["token_file"]).read_text().strip() or None if info else None
+    except (OSError, KeyError, TypeError):
         return None
+
+
+def shell_settings(url: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The environment that points gcloud and our clients at the local service at `url`:
+    the aiplatform and logging endpoint overrides, the token file, the service URL."""
+    settings = {
+        "CLOUDSDK_API_ENDPOINT_OVERRIDES_AIPLATFORM": f"{url}/",
+        "CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING": f"{url}/",
+        "VTP_LOCAL_ENDPOINT": url,
+    }
+    info = published(url, environ)
+    if info and info.get("token_file"):
+        settings["CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"] = str(info["token_file"])
+    return settings
 
 
 def local_credentials(url: str) -> object:

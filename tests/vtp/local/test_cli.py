@@ -1,4 +1,8 @@
-"""`vtp local serve` and `vtp local preempt`: bad input exits 2, naming the flag; stdout empty."""
+"""`vtp local serve|env|preempt`: bad input exits 2 naming the flag; env drives the real gcloud."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -35,3 +39,20 @@ def test_preempt_reports_the_services_error(local_service, capsys):
     assert "CustomJob projects/local/locations/us-central1/customJobs/42 not found" in (
         capsys.readouterr().err
     )
+
+
+def test_local_env_points_the_real_gcloud_at_the_service(local_service, tmp_path) -> None:
+    printed = subprocess.run(
+        [sys.executable, "-m", "vtp", "local", "env", "--endpoint", local_service.url],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    settings = dict(line.split("=", 1) for line in printed.stdout.splitlines())
+    assert settings["CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"] == str(local_service.state_dir / "token")
+    assert settings["CLOUDSDK_API_ENDPOINT_OVERRIDES_AIPLATFORM"] == f"{local_service.url}/"
+    env = {**os.environ, **settings, "CLOUDSDK_CONFIG": str(tmp_path)}
+    listed = subprocess.run(
+        ["gcloud", "ai", "custom-jobs", "list", "--region=us-central1", "--project=local"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert "401" not in listed.stderr
