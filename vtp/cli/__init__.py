@@ -9,8 +9,10 @@ docs/architecture.md).
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
 from collections.abc import Sequence
 
 
@@ -18,28 +20,70 @@ class UsageError(Exception):
     """Bad input found after argument parsing; the message names the flag or key at fault."""
 
 
+DEBUG_ENV = "VTP_DEBUG"
+"""Set to 1 to see the traceback behind any error (as `vtp --debug` does)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full `vtp` parser with every registered command group."""
     parser = argparse.ArgumentParser(
         prog="vtp", description="Train PyTorch models on Vertex AI, or locally as on Vertex AI."
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help=f"show tracebacks behind errors (or {DEBUG_ENV}=1)"
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):
             module.register(subparsers)
+    _mark_leaves(parser)
     return parser
 
 
+def _mark_leaves(parser: argparse.ArgumentParser) -> None:
+    """Each command's parser records itself, so its own usage reports what it does not know."""
+    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subcommands:
+        parser.set_defaults(command_parser=parser)
+    for action in subcommands:
+        for child in action.choices.values():
+            _mark_leaves(child)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `vtp` console script."""
+    """Entry point of the `vtp` console script: 0 done, 1 failed, 2 bad usage."""
+    from vtp.cli import failures
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
         print(f"vtp: error: {exc}", file=sys.stderr)
         return 2
+    except failures.Failed as exc:
+        _report(str(exc), exc, debug)
+    except KeyboardInterrupt:
+        print("vtp: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        message = failures.describe(exc)
+        if message is None:  # a bug: still one line, and the way to the traceback
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            if not debug:
+                message += f" (run with --debug or {DEBUG_ENV}=1 for the traceback)"
+        _report(message, exc, debug)
+    return 1
+
+
+def _report(message: str, exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc)
+    print(f"vtp: error: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

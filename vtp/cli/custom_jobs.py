@@ -13,11 +13,11 @@ import argparse
 import dataclasses
 import json
 import os
-import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from vtp.cli import UsageError, target
+from vtp.cli import UsageError, failures, target
 
 LOCAL_STAGING = "gs://vtp-local-staging"
 """Where `--local` stages autopackaged code when neither --staging-bucket nor --base-output-dir
@@ -170,7 +170,7 @@ def _stage(args: argparse.Namespace, flags: Any, package: Any) -> None:
     try:
         written = stage(package.files)
     except StagingError as exc:
-        _fail(f"{flag}: {exc}")
+        raise failures.Failed(f"{flag}: {exc}") from None
     for uri in package.package_uris:
         state = "staged" if uri in written else "already staged"
         print(f"Python package [{uri}] is {state} for your custom job.", file=sys.stderr)
@@ -311,28 +311,8 @@ def _client(args: argparse.Namespace, region: str) -> Any:
         raise UsageError(str(exc)) from None
 
 
-def _call(args: argparse.Namespace, request: Any) -> Any:
-    """Run one service call; turn transport and API errors into a one-line message, exit 1."""
-    import google.auth.exceptions
-    import requests
-    from google.api_core import exceptions as api_exceptions
+def _call(args: argparse.Namespace, request: Callable[[], Any]) -> Any:
+    """One service call; API, credential and connection errors become one line, exit 1."""
+    from vtp.vertex.endpoint import local_endpoint
 
-    try:
-        return request()
-    except api_exceptions.GoogleAPICallError as exc:
-        # REST errors read "POST https://...: message"; the URL is noise to the user.
-        message = re.sub(r"^[A-Z]+ \S+: ", "", exc.message or "")
-        _fail(f"{exc.code.name if exc.code else 'error'}: {message}")
-    except google.auth.exceptions.DefaultCredentialsError:
-        _fail("no Google credentials; run `gcloud auth application-default login`")
-    except requests.ConnectionError:
-        from vtp.vertex.endpoint import local_endpoint
-
-        where = local_endpoint() if args.local else "Vertex AI"
-        hint = "; start it with `vtp local serve`" if args.local else ""
-        _fail(f"cannot reach {where}{hint}")
-
-
-def _fail(message: str) -> None:
-    print(f"vtp: error: {message}", file=sys.stderr)
-    sys.exit(1)
+    return failures.call(request, local_endpoint() if args.local else "Vertex AI")

@@ -9,12 +9,11 @@ local Vertex service at `$VTP_LOCAL_ENDPOINT` instead of Vertex AI.
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from vtp.cli import UsageError, target
+from vtp.cli import UsageError, failures, target
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -159,28 +158,10 @@ def _job_name(parent: str, job: str) -> str:
 
 
 def _call(args: argparse.Namespace, request: Callable[[], Any]) -> Any:
-    """One service call; API and transport errors become a one-line message and exit 1."""
-    import google.auth.exceptions
-    import requests
-    from google.api_core import exceptions
+    """One service call; API, credential and connection errors become one line, exit 1."""
+    from vtp.vertex.endpoint import local_endpoint
 
-    try:
-        return request()
-    except exceptions.GoogleAPICallError as exc:
-        message = re.sub(r"^[A-Z]+ \S+: ", "", exc.message or "")  # drop "POST https://..."
-        _fail(f"{exc.code.name if exc.code else 'error'}: {message}")
-    except google.auth.exceptions.DefaultCredentialsError:
-        _fail("no Google credentials; run `gcloud auth application-default login`")
-    except requests.ConnectionError:
-        from vtp.vertex.endpoint import local_endpoint
-
-        where = local_endpoint() if args.local else "Vertex AI"
-        _fail(f"cannot reach {where}" + ("; start it with `vtp local serve`" if args.local else ""))
-
-
-def _fail(message: str) -> None:
-    print(f"vtp: error: {message}", file=sys.stderr)
-    raise SystemExit(1)
+    return failures.call(request, local_endpoint() if args.local else "Vertex AI")
 
 
 def _print_json(data: Any) -> None:

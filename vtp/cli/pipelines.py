@@ -41,8 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     comp.set_defaults(func=_compile)
 
 
-def run_params(pipeline: Any, name: str, flags: list[str]) -> dict[str, Any]:
-    """`--param NAME=VALUE` flags typed as pipeline `name` declares them (as `vtp submit` does)."""
+def run_params(
+    pipeline: Any, name: str, flags: list[str], implied: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The run's arguments: `--param NAME=VALUE` flags typed as pipeline `name` declares them
+    (as `vtp submit` does) over the `implied` local defaults; every required one present."""
     from google.protobuf import json_format
 
     from vtp.vertex import pipeline_job
@@ -51,6 +54,8 @@ def run_params(pipeline: Any, name: str, flags: list[str]) -> dict[str, Any]:
     try:
         values = pipeline_job.typed_values(name, pipeline_job.parse_param_flags(flags), declared)
         pipeline_job.check_values(values, on_vertex=False)
+        values = {**(implied or {}), **values}
+        pipeline_job.check_required(name, declared, values)
     except pipeline_job.SubmitError as exc:
         raise UsageError(str(exc)) from None
     return values
@@ -66,9 +71,8 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     pipeline = entry.load()
-    params = run_params(pipeline, args.pipeline, args.param)
+    arguments = run_params(pipeline, args.pipeline, args.param, entry.local_params)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    arguments = {**entry.local_params, **params}
     result = run_pipeline(args.pipeline, pipeline, arguments, args.state_dir.resolve())
     print(summarize(result))
     return 0 if result.succeeded else 1

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from vtp.cli import UsageError
+from vtp.cli import UsageError, failures
 from vtp.cli.submit import add_pipeline_job_flags, build_job, where
 from vtp.cli.target import project, region
 
@@ -132,34 +132,27 @@ def _send_create(args: argparse.Namespace, job: Any, request: Any) -> Any:
 
     if args.via == "vertex":
         client = _vertex(args, aiplatform_v1.ScheduleServiceClient, job.location)
-        return pipeline_clients.call(
+        return failures.call(
             lambda: client.create_schedule(parent=job._parent, schedule=request), where(args)
         )
-    client = pipeline_clients.scheduler_client()
+    client = failures.call(pipeline_clients.scheduler_client, "Cloud Scheduler")
     parent = f"projects/{job.project}/locations/{job.location}"
-    return pipeline_clients.call(
-        lambda: client.create_job(parent=parent, job=request), "Cloud Scheduler"
-    )
+    return failures.call(lambda: client.create_job(parent=parent, job=request), "Cloud Scheduler")
 
 
 def _list(args: argparse.Namespace) -> int:
-    from vtp.vertex import pipeline_clients
 
     parent, client = _target(args)
     rows = [("NAME", "DISPLAY_NAME/TARGET", "STATE", "CRON")]
     if args.via == "vertex":
-        found = pipeline_clients.call(
-            lambda: list(client.list_schedules(parent=parent)), where(args)
-        )
+        found = failures.call(lambda: list(client.list_schedules(parent=parent)), where(args))
         rows += [
             (s.name, s.display_name, s.state.name, s.cron)
             for s in found
             if "create_pipeline_job_request" in s
         ]
     else:
-        found = pipeline_clients.call(
-            lambda: list(client.list_jobs(parent=parent)), "Cloud Scheduler"
-        )
+        found = failures.call(lambda: list(client.list_jobs(parent=parent)), "Cloud Scheduler")
         rows += [
             (j.name, j.http_target.uri, j.state.name, f"{j.schedule} ({j.time_zone})")
             for j in found
@@ -182,28 +175,26 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from vtp.vertex import pipeline_clients
 
     if args.via == "vertex":
         parent, client = _target(args)
         name = _vertex_name(args, client, parent)
-        operation = pipeline_clients.call(lambda: client.delete_schedule(name=name), where(args))
-        pipeline_clients.call(lambda: operation.result(timeout=120), where(args))
+        operation = failures.call(lambda: client.delete_schedule(name=name), where(args))
+        failures.call(lambda: operation.result(timeout=120), where(args))
         print(f"Deleted schedule [{name}].", file=sys.stderr)
         return 0
     return _act(args, "", "delete_job", "Deleted")
 
 
 def _act(args: argparse.Namespace, vertex: str, scheduler: str, done: str, **extra: Any) -> int:
-    from vtp.vertex import pipeline_clients
 
     parent, client = _target(args)
     if args.via == "vertex":
         name = _vertex_name(args, client, parent)
-        pipeline_clients.call(lambda: getattr(client, vertex)(name=name, **extra), where(args))
+        failures.call(lambda: getattr(client, vertex)(name=name, **extra), where(args))
     else:
         name = f"{parent}/jobs/{args.name}"
-        pipeline_clients.call(lambda: getattr(client, scheduler)(name=name), "Cloud Scheduler")
+        failures.call(lambda: getattr(client, scheduler)(name=name), "Cloud Scheduler")
     print(f"{done} schedule [{name}].", file=sys.stderr)
     return 0
 
@@ -220,22 +211,21 @@ def _target(args: argparse.Namespace) -> tuple[str, Any]:
     parent = f"projects/{project(args)}/locations/{location}"
     if args.via == "vertex":
         return parent, _vertex(args, aiplatform_v1.ScheduleServiceClient, location)
-    return parent, pipeline_clients.scheduler_client()
+    return parent, failures.call(pipeline_clients.scheduler_client, "Cloud Scheduler")
 
 
 def _vertex_name(args: argparse.Namespace, client: Any, parent: str) -> str:
     """NAME as a schedule resource name: given whole, an ID, or the one with that display name."""
-    from vtp.vertex import pipeline_clients
 
     if args.name.startswith("projects/"):
         return args.name
     if args.name.isdigit():
         return f"{parent}/schedules/{args.name}"
     query = {"parent": parent, "filter": f'display_name="{args.name}"'}
-    found = pipeline_clients.call(lambda: list(client.list_schedules(request=query)), where(args))
+    found = failures.call(lambda: list(client.list_schedules(request=query)), where(args))
     if len(found) != 1:
         what = "no schedule" if not found else f"{len(found)} schedules"
-        pipeline_clients.fail(
+        raise failures.Failed(
             f"{what} named {args.name!r} in {parent}; give the schedule ID instead"
         )
     return found[0].name

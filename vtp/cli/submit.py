@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vtp.cli import UsageError, target
+from vtp.cli import UsageError, failures, target
 
 TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
 """What `vtp submit PIPELINE` takes as a compiled file rather than a shipped pipeline's name."""
@@ -112,7 +112,7 @@ def build_job(args: argparse.Namespace) -> Any:
         from google.auth.credentials import AnonymousCredentials
 
         return pipeline_job(checked, AnonymousCredentials())
-    return pipeline_job(checked, pipeline_clients.default_credentials())
+    return pipeline_job(checked, failures.call(pipeline_clients.default_credentials, "Vertex AI"))
 
 
 def template(pipeline: str) -> Path:
@@ -152,7 +152,6 @@ def where(args: argparse.Namespace) -> str:
 def _submit(args: argparse.Namespace) -> int:
     from google.cloud import aiplatform_v1
 
-    from vtp.vertex import pipeline_clients
     from vtp.vertex.pipeline_job import request_body
 
     job = build_job(args)
@@ -160,7 +159,7 @@ def _submit(args: argparse.Namespace) -> int:
         print(json.dumps(request_body(job._gca_resource), indent=2))
         return 0
     client = _client(args, aiplatform_v1.PipelineServiceClient, job.location)
-    created = pipeline_clients.call(
+    created = failures.call(
         lambda: client.create_pipeline_job(
             parent=job._parent, pipeline_job=job._gca_resource, pipeline_job_id=job.job_id
         ),
@@ -173,11 +172,10 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
     """Poll the run until it ends, reporting each state on stderr; 0 only if it succeeded."""
-    from vtp.vertex import pipeline_clients
 
     interval, seen = (0.5 if args.local else 30.0), ""
     while True:
-        job = pipeline_clients.call(lambda: client.get_pipeline_job(name=name), where(args))
+        job = failures.call(lambda: client.get_pipeline_job(name=name), where(args))
         if job.state.name != seen:
             seen = job.state.name
             print(f"PipelineJob [{name}] is {seen}.", file=sys.stderr, flush=True)

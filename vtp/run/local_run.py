@@ -82,7 +82,8 @@ def run_pipeline(
             task = pipeline(**arguments)
         except RuntimeError as exc:  # kfp.local's report of a failed task
             elapsed = time.monotonic() - started
-            return RunResult(name, False, elapsed, {}, pipeline_root, str(exc))
+            error = "\n".join([output.plain(str(exc)), *output.failure_tail()])
+            return RunResult(name, False, elapsed, {}, pipeline_root, error)
         finally:
             # kfp.local indents task output by swapping builtins.print; ParallelFor threads can
             # leave a swapped one installed.

@@ -3,16 +3,25 @@
 kfp's executor logs the whole executor input (a JSON dump of every input and output path) at
 the start of each task, and kfp.local warns on every task that the project image is not a plain
 Python image. Both bury the lines a person follows: job states, evaluation figures. `quiet()`
-replaces kfp.local's subprocess printer with one that drops them; nothing else changes.
+replaces kfp.local's subprocess printer with one that drops them, keeps the last lines of a task
+that fails (`failure_tail`, the cause a failed run ends with), and turns kfp.local's colours off
+when stdout is not a terminal.
 """
 
 import os
+import re
 import subprocess
+import sys
 import warnings
+from collections import deque
 from collections.abc import Iterable, Iterator
 
 _DUMP_START = "Got executor_input:"
 _NOISE = ("Looking for component `", "Loading KFP component ", "Wrote executor output file")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXECUTOR_PREFIX = re.compile(r"^\s*\[KFP Executor [^\]]*\]: ")
+TAIL_LINES = 12
+_failed_tails: list[list[str]] = []
 
 
 def quiet() -> None:
@@ -24,6 +33,20 @@ def quiet() -> None:
     )
     if handler.run_local_subprocess is not run_task_process:
         handler.run_local_subprocess = run_task_process
+    if not sys.stdout.isatty():
+        from kfp.local import logging_utils
+
+        logging_utils.color_text = lambda text, _color: text
+
+
+def plain(text: str) -> str:
+    """`text` without terminal colour codes."""
+    return _ANSI.sub("", text)
+
+
+def failure_tail() -> list[str]:
+    """The last lines a failed task printed (of the latest failure), for the run's summary."""
+    return list(_failed_tails[-1]) if _failed_tails else []
 
 
 def run_task_process(full_command: list[str], env_vars: dict[str, str] | None = None) -> int:
@@ -37,9 +60,20 @@ def run_task_process(full_command: list[str], env_vars: dict[str, str] | None = 
         bufsize=1,
         env=env,
     ) as process:
+        tail: deque[str] = deque(maxlen=TAIL_LINES)
+        in_traceback = False
         for line in readable(iter(process.stdout.readline, "")):
             print(line, end="")
-        return process.wait()
+            # The cause is in the lines, not in the frames: keep a traceback's last line only.
+            if line.startswith("Traceback (most recent call last)"):
+                in_traceback = True
+            elif not (in_traceback and line[:1].isspace()):
+                in_traceback = False
+                tail.append(_EXECUTOR_PREFIX.sub("", plain(line.rstrip())))
+        code = process.wait()
+        if code:
+            _failed_tails.append(list(tail))
+        return code
 
 
 def readable(lines: Iterable[str]) -> Iterator[str]:

@@ -34,7 +34,11 @@ def summarize(result: RunResult) -> str:
     status = "SUCCEEDED" if result.succeeded else "FAILED"
     lines = [f"Pipeline {result.pipeline} {status} in {result.seconds:.0f}s"]
     if result.error:
-        lines.append(f"  error: {result.error}")
+        first, *cause = result.error.splitlines()
+        lines.append(f"  error: {first}")
+        if cause:
+            lines.append("  the failed task's last lines:")
+            lines.extend(f"    {line}" for line in cause)
     run_dir = latest_run(result.pipeline_root)
     outputs = task_outputs(run_dir) if run_dir else {}
     for task in _TASKS:

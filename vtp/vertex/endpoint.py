@@ -6,6 +6,7 @@ dedicated regional-endpoint hosts, and `global` on the bare host. Locally, the s
 to the URL in `VTP_LOCAL_ENDPOINT` (the CLI sets it when it starts an embedded service).
 """
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -24,16 +25,40 @@ MULTI_REGIONS = frozenset({"us", "eu"})
 _REGION = re.compile(r"^[a-z]+(-[a-z]+)+\d+$")  # us-central1, europe-west4, northamerica-northeast1
 
 
-def api_endpoint(location: str) -> str:
-    """The Vertex AI API host for `location` (region, multi-region jurisdiction or `global`)."""
+REGIONS = frozenset(
+    {
+        "africa-south1", "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2",
+        "asia-northeast3", "asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2",
+        "australia-southeast1", "australia-southeast2", "europe-central2", "europe-north1",
+        "europe-north2", "europe-southwest1", "europe-west1", "europe-west2", "europe-west3",
+        "europe-west4", "europe-west6", "europe-west8", "europe-west9", "europe-west10",
+        "europe-west12", "me-central1", "me-central2", "me-west1", "northamerica-northeast1",
+        "northamerica-northeast2", "northamerica-south1", "southamerica-east1",
+        "southamerica-west1", "us-central1", "us-east1", "us-east4", "us-east5", "us-south1",
+        "us-west1", "us-west2", "us-west3", "us-west4",
+    }
+)  # fmt: skip
+"""Regions where Vertex AI serves training and pipelines (its locations page, late 2026)."""
+
+EXTRA_REGIONS_ENV = "VTP_EXTRA_REGIONS"
+"""Comma-separated regions to accept besides REGIONS (a region opened after this release)."""
+
+
+def api_endpoint(location: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The Vertex AI API host for `location` (region, multi-region jurisdiction or `global`);
+    ValueError, with the nearest known region, for a location Vertex does not serve."""
     if location == "global":
         return API_HOST
     if location in MULTI_REGIONS:
         return f"aiplatform.{location}.rep.googleapis.com"
-    if not _REGION.match(location):
+    extra = {r.strip() for r in environ.get(EXTRA_REGIONS_ENV, "").split(",") if r.strip()}
+    if not _REGION.match(location) or location not in REGIONS | extra:
+        near = difflib.get_close_matches(location, sorted(REGIONS), n=1)
+        suggestion = f"did you mean {near[0]}? " if near else ""
         raise ValueError(
-            f"{location!r} is not a Vertex AI location; use a region such as us-central1, "
-            f"a multi-region ({', '.join(sorted(MULTI_REGIONS))}) or global"
+            f"{location!r} is not a Vertex AI location; {suggestion}use a region such as "
+            f"us-central1, a multi-region ({', '.join(sorted(MULTI_REGIONS))}) or global "
+            f"(a region newer than this release: {EXTRA_REGIONS_ENV}={location})"
         )
     return f"{location}-{API_HOST}"
 

@@ -123,13 +123,18 @@ def parameter_values(sub: Submission, declared: dict[str, dict[str, Any]]) -> di
     if sub.local:
         implied.update(sub.local_params)
     values = {**{k: v for k, v in implied.items() if k in declared}, **values}
+    check_required(sub.pipeline, declared, values)
+    return values
+
+
+def check_required(pipeline: str, declared: dict[str, dict[str, Any]], values: dict) -> None:
+    """SubmitError naming the first parameter without a default that `values` lacks."""
     missing = [n for n, d in sorted(declared.items()) if n not in values and _required(d)]
     if missing:
         raise SubmitError(
-            f"--param {missing[0]}=VALUE is required: pipeline {sub.pipeline!r} has no default "
+            f"--param {missing[0]}=VALUE is required: pipeline {pipeline!r} has no default "
             "for it"
         )
-    return values
 
 
 def typed(name: str, declaration: dict[str, Any], text: str) -> Any:

@@ -1,0 +1,65 @@
+"""Expected failures as one line each: what happened and what to do, never a traceback.
+
+`call(request, where)` runs one API call and turns the errors a user can meet (no credentials,
+expired ones, no network, a refused call) into `Failed`, which `vtp.cli.main` prints as
+`vtp: error: ...` with exit status 1. `describe` is the same mapping for errors raised anywhere
+else; `--debug` (or VTP_DEBUG=1) adds the traceback.
+"""
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+CREDENTIALS_HINT = "run `gcloud auth application-default login`"
+
+
+class Failed(Exception):
+    """A command failed for a reason outside the program; the message says what to do."""
+
+
+def call(request: Callable[[], T], where: str) -> T:
+    """Run one call to `where` (a service or URL); raise Failed for the errors users meet."""
+    try:
+        return request()
+    except Exception as exc:
+        message = describe(exc, where)
+        if message is None:
+            raise
+        raise Failed(message) from exc
+
+
+def describe(exc: BaseException, where: str = "Google Cloud") -> str | None:
+    """One line for a failure a user can meet and act on; None for anything else (a bug)."""
+    import google.auth.exceptions
+    import requests
+    from google.api_core import exceptions as api_exceptions
+
+    local = where.startswith("http://")
+    if isinstance(exc, google.auth.exceptions.DefaultCredentialsError):
+        return f"no Google credentials; {CREDENTIALS_HINT}"
+    if isinstance(exc, google.auth.exceptions.RefreshError):
+        return f"Google credentials were refused or have expired ({_first_line(exc)}); " + (
+            CREDENTIALS_HINT
+        )
+    unreachable = (
+        requests.ConnectionError,
+        requests.Timeout,
+        google.auth.exceptions.TransportError,
+        api_exceptions.RetryError,
+        ConnectionError,
+        TimeoutError,
+    )
+    if isinstance(exc, unreachable):
+        hint = "start it with `vtp local serve`" if local else "check your network connection"
+        return f"cannot reach {where}; {hint}"
+    if isinstance(exc, api_exceptions.GoogleAPICallError):
+        # REST errors read "POST https://...: message"; the URL is noise to the user.
+        message = re.sub(r"^[A-Z]+ \S+: ", "", exc.message or "")
+        return f"{exc.code.name if exc.code else 'error'}: {message}"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
