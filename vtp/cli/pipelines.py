@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vtp.cli import UsageError
+from vtp.cli import UsageError, preflight
 
 DEFAULT_RUN_DIR = ".vtp/run"
 
@@ -58,7 +58,12 @@ def run_params(
         pipeline_job.check_required(name, declared, values)
     except pipeline_job.SubmitError as exc:
         raise UsageError(str(exc)) from None
+    preflight.check({**_defaults(declared), **values})
     return values
+
+
+def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {n: d["defaultValue"] for n, d in declared.items() if "defaultValue" in d}
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vtp.cli import UsageError, failures, target
+from vtp.cli import UsageError, failures, preflight, target
 
 TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
 """What `vtp submit PIPELINE` takes as a compiled file rather than a shipped pipeline's name."""
@@ -108,6 +108,7 @@ def build_job(args: argparse.Namespace) -> Any:
         checked = check(submission(args), template(args.pipeline))
     except SubmitError as exc:
         raise UsageError(str(exc)) from None
+    preflight.check(checked.values)
     if args.dry_run or args.local:  # nothing to authenticate: anonymous
         from google.auth.credentials import AnonymousCredentials
 

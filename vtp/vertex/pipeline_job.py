@@ -132,8 +132,7 @@ def check_required(pipeline: str, declared: dict[str, dict[str, Any]], values: d
     missing = [n for n, d in sorted(declared.items()) if n not in values and _required(d)]
     if missing:
         raise SubmitError(
-            f"--param {missing[0]}=VALUE is required: pipeline {pipeline!r} has no default "
-            "for it"
+            f"--param {missing[0]}=VALUE is required: pipeline {pipeline!r} has no default for it"
         )
 
 
