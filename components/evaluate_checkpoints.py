@@ -48,6 +48,9 @@ def evaluate_checkpoints(
     classification_metrics.log_confusion_matrix(
         list(top.result["labels"]), top.result["confusion_matrix"]
     )
+    # The metadata is what the console shows; the files let a person open them too.
+    evaluation.write_json(metrics.path, dict(metrics.metadata))
+    evaluation.write_json(classification_metrics.path, dict(classification_metrics.metadata))
     best_checkpoint.uri = top.uri
     best_checkpoint.metadata.update(
         {"step": top.step, "metric": metric, metric: top.result[metric]}

@@ -5,8 +5,10 @@ config saved inside it rebuilds model and data), so evaluation needs nothing but
 directory. Corrupt checkpoints are skipped with a warning, as the trainer skips them on resume.
 """
 
+import json
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from trainer import checkpoint
@@ -47,6 +49,13 @@ def evaluate_directory(directory_uri: str, last_k: int = 0) -> list[Evaluation]:
     if not evaluations:
         raise FileNotFoundError(f"no valid checkpoint to evaluate in {directory_uri}")
     return evaluations
+
+
+def write_json(path: str, value: dict[str, Any]) -> None:
+    """Write `value` as JSON at an artifact's local path (its directories made first)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(value, indent=1) + "\n")
 
 
 def best(evaluations: list[Evaluation], metric: str) -> Evaluation:

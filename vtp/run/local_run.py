@@ -34,6 +34,8 @@ class RunResult:
     seconds: float
     outputs: dict[str, Any]
     pipeline_root: Path
+    storage_root: Path
+    """Where gs:// lives locally: gs://BUCKET/PATH is STORAGE_ROOT/BUCKET/PATH."""
     error: str = ""
 
 
@@ -76,6 +78,7 @@ def run_pipeline(
         # Under the storage root, so every artifact also has a gs:// URI (the Model Registry
         # takes artifact URIs only in Cloud Storage), as under a gs:// pipeline root on Vertex.
         pipeline_root = storage.local_path(LOCAL_PIPELINE_ROOT)
+        storage_root = storage.gcs_root()
         local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(pipeline_root))
         original_print = builtins.print
         try:
@@ -83,10 +86,11 @@ def run_pipeline(
         except RuntimeError as exc:  # kfp.local's report of a failed task
             elapsed = time.monotonic() - started
             error = "\n".join([output.plain(str(exc)), *output.failure_tail()])
-            return RunResult(name, False, elapsed, {}, pipeline_root, error)
+            return RunResult(name, False, elapsed, {}, pipeline_root, storage_root, error)
         finally:
             # kfp.local indents task output by swapping builtins.print; ParallelFor threads can
             # leave a swapped one installed.
             builtins.print = original_print
     outputs = dict(task.outputs) if task.outputs else {}
-    return RunResult(name, True, time.monotonic() - started, outputs, pipeline_root)
+    elapsed = time.monotonic() - started
+    return RunResult(name, True, elapsed, outputs, pipeline_root, storage_root)

@@ -1,18 +1,16 @@
-"""The few lines `vtp run` ends with: did it work, how good is the model, where is it."""
+"""The lines `vtp run` ends with: did it work, how good is the model, and where everything is.
+
+Every artifact is named twice: as the `gs://` URI the pipeline would use on Vertex, and as the
+local path it is at (`gs://BUCKET/PATH` is `<storage root>/BUCKET/PATH`). A training job's
+TensorBoard logs come with the command that opens them.
+"""
 
 import json
 from pathlib import Path
 from typing import Any
 
+from vtp import storage
 from vtp.run.local_run import RunResult
-
-_TASKS = (
-    "custom-job",
-    "hyperparameter-tuning",
-    "evaluate-checkpoints",
-    "export-model",
-    "upload-model",
-)
 
 
 def task_outputs(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -40,30 +38,50 @@ def summarize(result: RunResult) -> str:
             lines.append("  the failed task's last lines:")
             lines.extend(f"    {line}" for line in cause)
     run_dir = latest_run(result.pipeline_root)
-    outputs = task_outputs(run_dir) if run_dir else {}
-    for task in _TASKS:
-        if task in outputs:
-            lines.extend(f"  {line}" for line in _describe(task, outputs[task]))
+    for task, output in (task_outputs(run_dir) if run_dir else {}).items():
+        lines.extend(f"  {line}" for line in _task(task, output, result.storage_root))
+    lines.append(f"  local Cloud Storage: gs://BUCKET/PATH is {result.storage_root}/BUCKET/PATH")
     if run_dir:
         lines.append(f"  outputs of every task: {run_dir}")
     return "\n".join(lines)
 
 
-def _describe(task: str, output: dict[str, Any]) -> list[str]:
+def _task(task: str, output: dict[str, Any], root: Path) -> list[str]:
+    lines = [f"{task}:"]
     params = output.get("parameterValues", {})
-    artifacts = {name: group["artifacts"][0] for name, group in output.get("artifacts", {}).items()}
-    if task == "evaluate-checkpoints":
-        best = artifacts.get("best_checkpoint", {})
-        return [
-            f"best checkpoint: step {params.get('step')}, metric {params.get('metric_value'):.4f}"
-            f" ({'passes' if params.get('passed') else 'below'} the threshold)",
-            f"  {best.get('uri')}",
-        ]
-    if task == "export-model":
-        return [f"exported model: {artifacts.get('model', {}).get('uri')}"]
-    if task == "upload-model":
-        registered = artifacts.get("vertex_model", {}).get("metadata", {})
-        return [f"registered model: {registered.get('resourceName')}"]
-    if task == "hyperparameter-tuning":
-        return [f"best trial: {params.get('best_parameters')} -> {params.get('best_metric')}"]
-    return [f"model directory: {artifacts.get('model', {}).get('uri')}"]
+    if params:
+        values = ", ".join(f"{name} {readable(value)}" for name, value in sorted(params.items()))
+        lines.append(f"  {values}")
+    for name, group in sorted(output.get("artifacts", {}).items()):
+        artifact = group["artifacts"][0]
+        resource = artifact.get("metadata", {}).get("resourceName")
+        lines.append(f"  {name}: {resource or where(artifact['uri'], root)}")
+        if name == "model" and task.startswith("custom-job"):
+            logs = where(artifact["uri"].rstrip("/").rsplit("/", 1)[0] + "/logs", root)
+            local = logs.split(" (", 1)[-1].rstrip(")") if " (" in logs else logs
+            lines.append(f"  tensorboard logs: {logs}")
+            lines.append(f"    open them: tensorboard --logdir {local}")
+    return lines
+
+
+def where(uri: str, root: Path) -> str:
+    """`gs://... (local path)` for an artifact URI, whichever of the two it was written as."""
+    try:
+        if storage.is_gcs_uri(uri):
+            return f"{uri} ({storage.path_under(root, uri)})"
+        path = Path(uri)
+        relative = path.resolve().relative_to(root.resolve())
+        return f"gs://{relative.as_posix()} ({path})"
+    except ValueError:
+        return uri
+
+
+def readable(value: Any) -> str:
+    """A value as a person reads it: floats rounded to 4 significant digits, whole ones as ints."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.4g}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {readable(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(readable(v) for v in value) + "]"
+    return str(value)

@@ -29,8 +29,8 @@ def vtp_run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def summary_value(stdout: str, pattern: str) -> str:
-    """A value from the run's closing summary."""
-    match = re.search(pattern, stdout)
+    """A value from the run's closing summary (after the task logs, which name outputs too)."""
+    match = re.search(pattern, stdout[stdout.rindex("\nPipeline ") :])
     assert match, f"{pattern!r} not in the summary:\n{stdout}"
     return match.group(1)
 
@@ -39,14 +39,19 @@ def summary_value(stdout: str, pattern: str) -> str:
 def test_train_pipeline_runs_ddp_job_evaluates_and_exports(tmp_path: Path) -> None:
     result = vtp_run("train", "--state-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert float(summary_value(result.stdout, r"metric (\d\.\d+) \(passes")) >= 0.95
-    exported = Path(summary_value(result.stdout, r"exported model: (\S+)"))
+    assert float(summary_value(result.stdout, r"metric_value (\d\.\d+), passed True")) >= 0.95
+    exported = Path(summary_value(result.stdout, r"export-model:\n    model: \S+ \((\S+)\)"))
     model, config = load_model(exported)
     inputs, targets = load_task(config.task).build_datasets(config)[1].tensors
     with torch.no_grad():
         accuracy = (model.eval()(inputs).argmax(dim=1) == targets).float().mean().item()
     assert accuracy >= 0.95  # the exported model itself, not only the reported figure
-    registered = summary_value(result.stdout, r"registered model: (\S+)")
+    registered = summary_value(result.stdout, r"vertex_model: (\S+)")
+    summary = result.stdout[result.stdout.index("Pipeline train SUCCEEDED") :]
+    named = re.findall(r"gs://\S+ \((/\S+)\)", summary)
+    assert len(named) >= 7 and all(Path(path).exists() for path in named), named
+    assert f"gs://BUCKET/PATH is {tmp_path / 'gcs'}/BUCKET/PATH" in summary
+    assert "tensorboard --logdir " in summary and "\x1b[" not in result.stdout
     service = LocalService(tmp_path).start()  # the run's state, served again for inspection
     try:
         (job,) = service.client().list_custom_jobs(parent=service.parent)
@@ -67,7 +72,7 @@ def test_train_pipeline_runs_ddp_job_evaluates_and_exports(tmp_path: Path) -> No
 def test_tune_pipeline_runs_trials_two_at_a_time(tmp_path: Path) -> None:
     result = vtp_run("tune", "--state-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "best trial: {" in result.stdout
+    assert "best_parameters {" in result.stdout
     service = LocalService(tmp_path).start()
     try:
         (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
@@ -86,3 +91,6 @@ def test_failed_run_exits_nonzero_with_summary(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "Pipeline train FAILED" in result.stdout
+    last_lines = "\n".join(result.stdout.splitlines()[-12:])
+    assert "unrecognized arguments: --no_such_flag=1" in last_lines, last_lines
+    assert "\x1b[" not in result.stdout
