@@ -11,6 +11,7 @@ from typing import Any
 
 from vtp import storage
 from vtp.run.local_run import RunResult
+from vtp.vertex.humanize import readable
 
 
 def task_outputs(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -74,14 +75,3 @@ def where(uri: str, root: Path) -> str:
         return f"gs://{relative.as_posix()} ({path})"
     except ValueError:
         return uri
-
-
-def readable(value: Any) -> str:
-    """A value as a person reads it: floats rounded to 4 significant digits, whole ones as ints."""
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else f"{value:.4g}"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {readable(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(readable(v) for v in value) + "]"
-    return str(value)

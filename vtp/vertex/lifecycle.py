@@ -36,10 +36,13 @@ from google_cloud_pipeline_components.proto.gcp_resources_pb2 import GcpResource
 from vtp import storage
 from vtp.vertex.client import job_client
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
+from vtp.vertex.humanize import readable
 from vtp.vertex.protodict import SpecError
 
 State = aiplatform_v1.JobState
 TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
+TRIAL_ENDED = frozenset({aiplatform_v1.Trial.State.SUCCEEDED, aiplatform_v1.Trial.State.INFEASIBLE})
+"""Trial states after which a trial changes no more (failed trials are INFEASIBLE)."""
 REUSABLE = frozenset(
     {
         State.JOB_STATE_QUEUED,
@@ -247,18 +250,35 @@ def wait(
     `on_poll` runs after each status check (e.g. to copy new replica log lines into the task's).
     """
     last = None
+    reported: set[str] = set()
     for interval in polling.intervals():
         job = kind.get(client, name)
         on_poll()
         if job.state != last:
             _log.info("%s %s: %s", kind.resource_type, name, job.state.name)
             last = job.state
+        report_trials(job, reported)
         if job.state in TERMINAL:
             break
         time.sleep(interval)
     if job.state != State.JOB_STATE_SUCCEEDED:
         raise JobFailed(f"{kind.resource_type} {name} ended {job.state.name}: {job.error.message}")
     return job
+
+
+def report_trials(job: Any, reported: set[str]) -> None:
+    """Log each tuning trial once it has ended: its parameters and final metric, rounded."""
+    for trial in getattr(job, "trials", ()):
+        if trial.id in reported or trial.state not in TRIAL_ENDED:
+            continue
+        reported.add(trial.id)
+        params = ", ".join(f"{p.parameter_id}={readable(p.value)}" for p in trial.parameters)
+        metrics = trial.final_measurement.metrics if "final_measurement" in trial else []
+        # proto3 JSON omits a metric of exactly 0.0: `value` is then simply 0.0 here.
+        result = ", ".join(f"{m.metric_id} {readable(float(m.value))}" for m in metrics)
+        _log.info(
+            "trial %s %s: %s -> %s", trial.id, trial.state.name, params, result or "no metric"
+        )
 
 
 def cancel_and_confirm(client: Any, kind: JobKind, name: str, deadline: float = 120.0) -> Any:
