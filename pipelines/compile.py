@@ -18,6 +18,7 @@ from vtp.images import COMPONENT_IMAGE
 
 COMPONENTS_SUBDIR = "components"
 _SDK_VERSION = re.compile(r"^sdkVersion: .*$", re.MULTILINE)
+_EXECUTOR_IMAGE = re.compile(r"^ {8}image: (\S+)$", re.MULTILINE)
 _HEADER_DEFAULT = re.compile(r"^(#    \w+: \w+ \[Default: )(.*)\]$", re.MULTILINE)
 
 
@@ -38,6 +39,8 @@ class Outcome:
     path: Path
     changed: bool
     diff: str = ""
+    image: str = COMPONENT_IMAGE
+    """The project image the file was compared with (or written for)."""
 
 
 def compile_text(name: str, image: str = COMPONENT_IMAGE, component: bool = False) -> str:
@@ -82,14 +85,23 @@ def comparable(text: str) -> str:
     return _SDK_VERSION.sub("sdkVersion: <any>", text)
 
 
+def compiled_image(text: str) -> str | None:
+    """The project image a compiled file names for its executors (the first), if any."""
+    match = _EXECUTOR_IMAGE.search(text)
+    return match.group(1) if match else None
+
+
 def compile_all(
     out_dir: Path | None = None,
-    image: str = COMPONENT_IMAGE,
+    image: str | None = None,
     names: list[str] | None = None,
     check: bool = False,
 ) -> list[Outcome]:
     """Write (or with `check`, only compare) every pipeline's YAML under `out_dir` (default
-    `compiled_dir()`), and every component's under its `components/` when no names are given."""
+    `compiled_dir()`), and every component's under its `components/` when no names are given.
+
+    `image` defaults to COMPONENT_IMAGE when writing; a check without one compares each file
+    with a compile for the image that file names, so files made with `--image` stay current."""
     out_dir = out_dir or compiled_dir()
     jobs = [(name, out_dir / f"{name}.yaml", False) for name in names or catalog.PIPELINES]
     if not names:
@@ -98,15 +110,17 @@ def compile_all(
     return [_compile_one(name, path, image, component, check) for name, path, component in jobs]
 
 
-def _compile_one(name: str, path: Path, image: str, component: bool, check: bool) -> Outcome:
-    text = compile_text(name, image, component)
+def _compile_one(name: str, path: Path, image: str | None, component: bool, check: bool) -> Outcome:
     old = path.read_text() if path.exists() else ""
+    if image is None:
+        image = (compiled_image(old) if check else None) or COMPONENT_IMAGE
+    text = compile_text(name, image, component)
     changed = comparable(old) != comparable(text)
     diff = _diff(old, text, path) if changed else ""
     if changed and not check:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return Outcome(name, path, changed, diff)
+    return Outcome(name, path, changed, diff, image)
 
 
 def _diff(old: str, new: str, path: Path) -> str:

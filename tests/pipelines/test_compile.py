@@ -61,3 +61,13 @@ def test_check_reports_stale_files(tmp_path: Path, capsys: pytest.CaptureFixture
     (tmp_path / "export.yaml").write_text("stale: true\n")
     assert main(["compile", "export", "--check", "--output-dir", str(tmp_path)]) == 1
     assert "out of date" in capsys.readouterr().out
+
+
+def test_check_knows_the_image_files_were_compiled_for(tmp_path: Path, capsys) -> None:
+    image = "europe-docker.pkg.dev/acme/ml/vtp:7"
+    assert main(["compile", "export", "--image", image, "--output-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["compile", "export", "--check", "--output-dir", str(tmp_path)]) == 0
+    assert f"up to date (for image {image})" in capsys.readouterr().out
+    other = "europe-docker.pkg.dev/acme/ml/vtp:8"
+    assert main(["compile", "export", "--check", "--image", other, "--output-dir", str(tmp_path)])

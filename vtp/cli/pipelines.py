@@ -86,18 +86,19 @@ def _run(args: argparse.Namespace) -> int:
 def _compile(args: argparse.Namespace) -> int:
     from pipelines import catalog
     from pipelines.compile import compile_all
+    from vtp.images import COMPONENT_IMAGE
 
     unknown = [name for name in args.pipelines if name not in catalog.PIPELINES]
     if unknown:
         choices = ", ".join(catalog.PIPELINES)
         raise UsageError(f"unknown pipeline {unknown[0]!r}; choose from {choices}")
-    kwargs = {"image": args.image} if args.image else {}
     outcomes = compile_all(
-        args.output_dir, names=args.pipelines or None, check=args.check, **kwargs
+        args.output_dir, image=args.image, names=args.pipelines or None, check=args.check
     )
     for outcome in outcomes:
         verb = ("out of date" if args.check else "written") if outcome.changed else "up to date"
-        print(f"{outcome.path}: {verb}")
+        for_image = "" if outcome.image == COMPONENT_IMAGE else f" (for image {outcome.image})"
+        print(f"{outcome.path}: {verb}{for_image}")
         if args.check and outcome.diff:
             print(outcome.diff, file=sys.stderr)
     return 1 if args.check and any(o.changed for o in outcomes) else 0
