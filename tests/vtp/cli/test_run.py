@@ -73,6 +73,9 @@ def test_tune_pipeline_runs_trials_two_at_a_time(tmp_path: Path) -> None:
     result = vtp_run("tune", "--state-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "best_parameters {" in result.stdout
+    assert re.search(
+        r"trial 1 (SUCCEEDED|INFEASIBLE): \w+=\S+, \w+=\S+ -> accuracy \d", result.stdout
+    )
     service = LocalService(tmp_path).start()
     try:
         (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
