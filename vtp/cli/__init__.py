@@ -60,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     debug = args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    if debug:  # the processes a command starts (pipeline tasks) show their tracebacks too
+        os.environ[DEBUG_ENV] = "1"
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:

@@ -21,6 +21,8 @@ _NOISE = ("Looking for component `", "Loading KFP component ", "Wrote executor o
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXECUTOR_PREFIX = re.compile(r"^\s*\[KFP Executor [^\]]*\]: ")
 TAIL_LINES = 12
+DEBUG_ENV = "VTP_DEBUG"
+"""Set (as `vtp --debug` does) to print tasks' tracebacks whole."""
 _failed_tails: list[list[str]] = []
 
 
@@ -61,15 +63,20 @@ def run_task_process(full_command: list[str], env_vars: dict[str, str] | None = 
         env=env,
     ) as process:
         tail: deque[str] = deque(maxlen=TAIL_LINES)
+        frames = os.environ.get(DEBUG_ENV, "") not in ("", "0")
         in_traceback = False
         for line in readable(iter(process.stdout.readline, "")):
-            print(line, end="")
-            # The cause is in the lines, not in the frames: keep a traceback's last line only.
+            # The cause is in the lines, not in the frames: a traceback shows its last line
+            # only (all of it with --debug).
             if line.startswith("Traceback (most recent call last)"):
                 in_traceback = True
             elif not (in_traceback and line[:1].isspace()):
                 in_traceback = False
                 tail.append(_EXECUTOR_PREFIX.sub("", plain(line.rstrip())))
+            elif not frames:
+                continue
+            if frames or not line.startswith("Traceback (most recent call last)"):
+                print(line, end="")
         code = process.wait()
         if code:
             _failed_tails.append(list(tail))

@@ -97,3 +97,4 @@ def test_failed_run_exits_nonzero_with_summary(tmp_path: Path) -> None:
     last_lines = "\n".join(result.stdout.splitlines()[-12:])
     assert "unrecognized arguments: --no_such_flag=1" in last_lines, last_lines
     assert "\x1b[" not in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr  # frames only with --debug
