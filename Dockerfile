@@ -1,7 +1,12 @@
 # The project's image: every component and every training replica runs on it.
-# Build: docker build -t us-docker.pkg.dev/<project>/vtp/vtp:0.1.0 .
-# On a GPU machine drop the constraints file to take the CUDA build of torch.
-FROM python:3.11-slim
+# Build: vtp image build --repository REGION-docker.pkg.dev/PROJECT/REPO [--gpu] [--push]
+# Two variants of this file (vtp/vertex/image_build.py sets the arguments):
+#   cpu  BASE_IMAGE=python:3.11-slim, torch from TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+#   gpu  BASE_IMAGE=pytorch/pytorch:<torch pin>-cuda<version>-cudnn9-runtime, torch already there
+# Without arguments (this repository's CI) pip takes torch from wherever pip is configured to.
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
+ARG TORCH_INDEX_URL=""
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /opt/vtp
@@ -9,6 +14,7 @@ WORKDIR /opt/vtp
 # Dependencies first, so code edits do not rebuild the torch layer.
 COPY pyproject.toml setup.py constraints.txt README.md ./
 RUN mkdir -p trainer components pipelines vtp compiled/components \
+    && if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL" -c constraints.txt torch; fi \
     && pip install -c constraints.txt . \
     && pip uninstall -y vertex-torch-pipelines
 

@@ -13,6 +13,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Services started by the tests publish their runtime files in a directory of the run's
     own, not in the user's (where `vtp` clients would find them)."""
     os.environ.setdefault("VTP_RUNTIME_DIR", tempfile.mkdtemp(prefix="vtp-runtime-"))
+    # Nor does an image the user built (`vtp image build`) become the tests' default image.
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="vtp-state-")
 
 
 @pytest.fixture(scope="module")

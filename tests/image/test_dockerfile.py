@@ -29,8 +29,9 @@ def instructions() -> list[tuple[str, str]]:
     return [tuple(line.split(None, 1)) for line in lines if line and not line.startswith("#")]
 
 
-def build(root: Path) -> dict[str, str]:
-    """Play the Dockerfile into `root`; return the image's environment."""
+def build(root: Path, build_args: dict[str, str] | None = None) -> dict[str, str]:
+    """Play the Dockerfile into `root` (ARGs from `build_args`, else their defaults); return
+    the image's environment."""
     venv = root / "python"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
@@ -40,6 +41,9 @@ def build(root: Path) -> dict[str, str]:
         if instruction == "WORKDIR":
             workdir = root / args.lstrip("/")
             workdir.mkdir(parents=True, exist_ok=True)
+        elif instruction == "ARG":
+            name, _, default = args.partition("=")
+            env[name] = (build_args or {}).get(name, shlex.split(default)[0] if default else "")
         elif instruction == "ENV":
             pairs = dict(pair.split("=", 1) for pair in shlex.split(args))
             env.update({k: v for k, v in pairs.items() if k not in KEEP_PIP_CACHE})

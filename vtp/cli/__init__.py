@@ -72,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vtp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`vtp ... | head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except Exception as exc:
         message = failures.describe(exc)
         if message is None:  # a bug: still one line, and the way to the traceback

@@ -92,8 +92,12 @@ def _compile(args: argparse.Namespace) -> int:
     if unknown:
         choices = ", ".join(catalog.PIPELINES)
         raise UsageError(f"unknown pipeline {unknown[0]!r}; choose from {choices}")
+    from vtp.vertex.image_build import last_built
+
+    # Writing takes the last built image by default; a check compares with each file's own.
+    image = args.image or (None if args.check else last_built())
     outcomes = compile_all(
-        args.output_dir, image=args.image, names=args.pipelines or None, check=args.check
+        args.output_dir, image=image, names=args.pipelines or None, check=args.check
     )
     for outcome in outcomes:
         verb = ("out of date" if args.check else "written") if outcome.changed else "up to date"

@@ -66,6 +66,11 @@ def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
         help="turn caching on or off for every task (default: as compiled)",
     )
     add("--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)")
+    add(
+        "--image",
+        help="the project image every task runs (default: the last `vtp image build`, else as "
+        "compiled)",
+    )
 
 
 def submission(args: argparse.Namespace) -> Any:
@@ -105,7 +110,7 @@ def build_job(args: argparse.Namespace) -> Any:
     if args.dry_run and args.local:
         raise UsageError("--dry-run and --local: choose one (--dry-run sends nothing)")
     try:
-        checked = check(submission(args), template(args.pipeline))
+        checked = check(submission(args), template(args.pipeline, chosen_image(args.image)))
     except SubmitError as exc:
         raise UsageError(str(exc)) from None
     preflight.check(checked.values)
@@ -116,8 +121,35 @@ def build_job(args: argparse.Namespace) -> Any:
     return pipeline_job(checked, failures.call(pipeline_clients.default_credentials, "Vertex AI"))
 
 
-def template(pipeline: str) -> Path:
-    """The compiled pipeline: a shipped one's by name (from any install), or a file named."""
+def chosen_image(flag: str | None) -> str | None:
+    """--image, else the image `vtp image build` built last, else None (as compiled)."""
+    from vtp.vertex.image_build import last_built
+
+    return flag or last_built()
+
+
+def template(pipeline: str, image: str | None = None) -> Path:
+    """The compiled pipeline (a shipped one's by name, from any install, or a file named),
+    retargeted to `image` when one is given."""
+    path = _compiled(pipeline)
+    return _retargeted(path, image) if image else path
+
+
+def _retargeted(path: Path, image: str) -> Path:
+    import tempfile
+
+    from pipelines.compile import compiled_image
+
+    text = path.read_text()
+    current = compiled_image(text)
+    if not current or current == image:
+        return path
+    copy = Path(tempfile.mkdtemp(prefix="vtp-submit-")) / path.name
+    copy.write_text(text.replace(current, image))
+    return copy
+
+
+def _compiled(pipeline: str) -> Path:
     from pipelines import catalog
     from pipelines.compile import compiled_dir
     from vtp.vertex.pipeline_job import SubmitError, template_path
