@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines import catalog
 from pipelines.train import train_pipeline
 from vtp.cli import main
 from vtp.cli.pipelines import run_params
@@ -17,7 +18,9 @@ def test_params_take_the_types_the_pipeline_declares() -> None:
         "restart_job_on_worker_restart=false",
         "last_k=2",
     ]
-    assert run_params(train_pipeline, "train", flags) == {
+    implied = catalog.entry("train").local_params
+    assert run_params(train_pipeline, "train", flags, implied) == {
+        **implied,
         "threshold": 1.0,
         "trainer_args": ["--epochs=3"],
         "model_display_name": "3",  # a STRING stays text even where it reads as JSON

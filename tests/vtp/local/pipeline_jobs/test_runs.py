@@ -228,9 +228,9 @@ def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path,
         service.start()
         orphan, orphan_task = start_sleeping_run(service, tiny_yaml, "orphan")
         custom = start_sleeping_job(service, tmp_path)
-        service.kill()  # the runs' processes live on, orphaned
-        assert processes_mentioning(orphan_task)
-        service.start()  # finds and kills them
+        service.kill()  # SIGKILL: the service's watchdog kills what it started
+        wait_until(lambda: not processes_mentioning(orphan_task), 15, "no orphaned task")
+        service.start()  # finds the runs it lost
         assert processes_mentioning(orphan_task) == []
         client = pipeline_client(service.url)
         for name in (stopped, orphan, custom["run"]):
