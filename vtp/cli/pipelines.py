@@ -1,6 +1,7 @@
 """`vtp run` (a pipeline on this machine) and `vtp compile` (the YAML for Vertex Pipelines).
 
 vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]']
+vtp run my_pipeline.py[:function] | package.module:function | my_pipeline.yaml
 vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
 """
 
@@ -18,7 +19,11 @@ DEFAULT_RUN_DIR = ".vtp/run"
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `run` and `compile`."""
     run = subparsers.add_parser("run", help="run a pipeline locally against a local Vertex")
-    run.add_argument("pipeline", metavar="PIPELINE", help="train, tune or export")
+    run.add_argument(
+        "pipeline",
+        metavar="PIPELINE",
+        help="train, tune, export, FILE.py[:function], package.module:function or FILE.yaml",
+    )
     run.add_argument(
         "--param",
         action="append",
@@ -67,16 +72,16 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines import catalog
+    from vtp.run import sources
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize
 
     try:
-        entry = catalog.entry(args.pipeline)
-    except ValueError as exc:
+        source = sources.load(args.pipeline)
+    except sources.SourceError as exc:
         raise UsageError(str(exc)) from None
-    pipeline = entry.load()
-    arguments = run_params(pipeline, args.pipeline, args.param, entry.local_params)
+    pipeline = source.pipeline
+    arguments = run_params(pipeline, source.name, args.param, source.local_params)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     result = run_pipeline(args.pipeline, pipeline, arguments, args.state_dir.resolve())
     print(summarize(result))

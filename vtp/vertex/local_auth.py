@@ -80,8 +80,10 @@ def find_token(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
     if environ.get(TOKEN_ENV):
         return environ[TOKEN_ENV]
     info = published(url, environ)
+    if not info:
+        return None
     try:
-        return Path(info["token_file"]).read_text().strip() or None if info else None
+        return Path(info["token_file"]).read_text().strip() or None
     except (OSError, KeyError, TypeError):
         return None
 

@@ -1,0 +1,90 @@
+"""`vtp run` takes a user's own pipeline: a file with a lightweight component of its own next to
+ours, the same pipeline compiled to YAML, and a module:function, from a folder of the user's."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PIPELINE = """
+from kfp import dsl
+
+from components.custom_job import custom_job
+from components.evaluate_checkpoints import evaluate_checkpoints
+from helpers import POOL
+
+
+@dsl.component(base_image="python:3.11-slim")
+def announce(message: str) -> str:
+    print(f"announcing: {message}")
+    return message.upper()
+
+
+@dsl.pipeline(name="my-train")
+def my_train(project: str, output_root: str, steps: int = 20):
+    hello = announce(message="starting")
+    job = custom_job(
+        project=project,
+        location="us-central1",
+        display_name=hello.output,
+        output_root=output_root,
+        worker_pool_specs=[POOL],
+        args=["--hidden_size=16", "--checkpoint_interval=10", "--max_steps=20"],
+        poll_interval_seconds=0.5,
+    )
+    evaluate_checkpoints(checkpoints=job.outputs["checkpoints"], threshold=0.0)
+"""
+HELPERS = 'POOL = "machine-type=n1-standard-4,container-image-uri=us-docker.pkg.dev/x/vtp/vtp:1"\n'
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of the user's: the pipeline file and a module it imports."""
+    folder = tmp_path_factory.mktemp("my_project")
+    (folder / "my_pipeline.py").write_text(PIPELINE)
+    (folder / "helpers.py").write_text(HELPERS)
+    return folder
+
+
+def vtp_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vtp", "run", *args], cwd=folder, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_pipeline_file_of_the_users_runs(project: Path) -> None:
+    result = vtp_run(project, "my_pipeline.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "announcing: starting" in result.stdout  # the user's own component ran
+    summary = result.stdout[result.stdout.rindex("Pipeline my_pipeline.py SUCCEEDED") :]
+    assert "custom-job:" in summary and "evaluate-checkpoints:" in summary
+    assert (project / ".vtp" / "run" / "gcs" / "vtp-local").is_dir()
+
+
+@pytest.mark.slow
+def test_the_same_pipeline_compiled_to_yaml_runs(project: Path) -> None:
+    compiled = subprocess.run(
+        [sys.executable, "-c", "from kfp import compiler; from my_pipeline import my_train; "
+         "compiler.Compiler().compile(my_train, 'my_train.yaml')"],
+        cwd=project, capture_output=True, text=True,
+    )  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
+    result = vtp_run(project, "my_train.yaml", "--param", "steps=3")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "Pipeline my_train.yaml SUCCEEDED" in result.stdout
+
+
+def test_bad_references_exit_2_naming_what_is_wrong(project: Path) -> None:
+    cases = {
+        "my_pipeline.py:nope": "'nope' is not a @dsl.pipeline function",
+        "missing.py": "no such file 'missing.py'",
+        "my_pipeline:my_train_typo": "is not a @dsl.pipeline function",
+        "no_such_module:f": "cannot import 'no_such_module'",
+        "just-a-name": "use train, tune, export",
+    }
+    for ref, message in cases.items():
+        result = vtp_run(project, ref)
+        assert result.returncode == 2 and message in result.stderr, (ref, result.stderr)

@@ -1,0 +1,112 @@
+"""What `vtp run PIPELINE` can name: a shipped pipeline, or one of the user's own.
+
+    train | tune | export                 a pipeline this project ships (`pipelines.catalog`)
+    path/to/pipeline.py[:function]        a file of the user's with a @dsl.pipeline function
+    package.module:function               the same, importable from the current directory
+    path/to/pipeline.yaml                 a compiled pipeline (kfp's IR YAML or JSON)
+
+A file's own folder goes first on `sys.path` while it loads, so its imports of its neighbours
+work as they do when the user runs it with python. Without `:function`, the file must define
+exactly one pipeline. Local runs fill in `project` (and the catalog's other local defaults for
+shipped pipelines) when the pipeline declares them and the user gives none.
+"""
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipelines import catalog
+
+COMPILED_SUFFIXES = (".yaml", ".yml", ".json")
+USER_DEFAULTS = {"project": catalog.LOCAL_PROJECT, "output_root": catalog.LOCAL_OUTPUT_ROOT}
+"""What a local run of a user's pipeline fills in, for the parameters it declares."""
+
+
+class SourceError(ValueError):
+    """PIPELINE names nothing runnable; the message says what it expected."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A pipeline to run, its name for people, and the values a local run starts from."""
+
+    name: str
+    pipeline: Any
+    local_params: dict[str, Any] = field(default_factory=dict)
+
+
+def load(ref: str) -> Source:
+    """The pipeline `ref` names (see the module docstring); SourceError otherwise."""
+    if ref in catalog.PIPELINES:
+        entry = catalog.entry(ref)
+        return Source(ref, entry.load(), dict(entry.local_params))
+    if ref.endswith(COMPILED_SUFFIXES):
+        return _user(ref, _compiled(Path(ref)))
+    path_part, _, function = ref.partition(":")
+    if path_part.endswith(".py"):
+        return _user(ref, _pick(_from_file(Path(path_part)), function, ref))
+    if function:
+        return _user(ref, _pick(_from_module(path_part), function, ref))
+    raise SourceError(
+        f"PIPELINE {ref!r}: use {', '.join(catalog.PIPELINES)}, FILE.py[:function], "
+        "package.module:function or FILE.yaml"
+    )
+
+
+def _user(ref: str, pipeline: Any) -> Source:
+    declared = set(pipeline.component_spec.inputs or {})
+    return Source(ref, pipeline, {k: v for k, v in USER_DEFAULTS.items() if k in declared})
+
+
+def _compiled(path: Path) -> Any:
+    from kfp import components
+
+    if not path.is_file():
+        raise SourceError(f"PIPELINE: no compiled pipeline file {str(path)!r}")
+    try:
+        return components.load_component_from_file(str(path))
+    except Exception as exc:  # kfp raises several types for a file that is not IR
+        raise SourceError(f"PIPELINE: {path} is not a compiled pipeline: {exc}") from None
+
+
+def _from_file(path: Path) -> Any:
+    if not path.is_file():
+        raise SourceError(f"PIPELINE: no such file {str(path)!r}")
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(f"vtp_user_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:
+        raise SourceError(
+            f"PIPELINE: {path} failed to import: {type(exc).__name__}: {exc}"
+        ) from exc
+    return module
+
+
+def _from_module(name: str) -> Any:
+    if "" not in sys.path:
+        sys.path.insert(0, "")  # as `python -m` would: the current directory
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise SourceError(f"PIPELINE: cannot import {name!r}: {exc}") from None
+
+
+def _pick(module: Any, function: str, ref: str) -> Any:
+    from kfp.dsl.graph_component import GraphComponent
+
+    if function:
+        found = getattr(module, function, None)
+        if not isinstance(found, GraphComponent):
+            raise SourceError(f"PIPELINE {ref!r}: {function!r} is not a @dsl.pipeline function")
+        return found
+    pipelines = {n: v for n, v in vars(module).items() if isinstance(v, GraphComponent)}
+    if len(pipelines) != 1:
+        names = ", ".join(sorted(pipelines)) or "none"
+        raise SourceError(f"PIPELINE {ref!r}: name one with :function (pipelines here: {names})")
+    return next(iter(pipelines.values()))
