@@ -38,7 +38,7 @@ def custom_job(
     Args:
         project: Google Cloud project that runs the job.
         location: Vertex AI region (e.g. us-central1), multi-region (us, eu) or global.
-        display_name: Name shown for the job in the Vertex AI console.
+        display_name: Name shown for the job in the Vertex AI console; empty: vtp-<task>.
         output_root: Cloud Storage prefix (gs://bucket/path); the job writes its model and
             checkpoints under <output_root>/<pipeline run>/<task>-<digest of the job>/.
         model: The trained model directory (AIP_MODEL_DIR of the job).

@@ -45,7 +45,8 @@ def upload_model(
     Args:
         project: Google Cloud project of the Model Registry.
         location: Vertex AI region (e.g. us-central1) to register the model in.
-        display_name: Name of the model in the Vertex AI console (at most 128 characters).
+        display_name: Name of the model in the Vertex AI console (at most 128 characters);
+            empty: vtp-<task>, the task named in the model's config.json.
         model: The model directory to register, e.g. export_model's `model` (model.pt2, model.pt,
             config.json, metrics.json, export.json); it becomes the model's artifactUri.
         vertex_model: The registered model version (google.VertexModel): GCPC's
@@ -93,7 +94,7 @@ def upload_model(
         env=serving_container_environment_variables,
     )
     upload = launcher.Upload(
-        display_name=display_name,
+        display_name=launcher.model_name(display_name, model.uri),
         artifact_uri=launcher.artifact_uri(model.uri),
         serving=serving,
         parent_model=parent_model,

@@ -14,7 +14,7 @@ def export_pipeline(
     metric: str = "accuracy",
     threshold: float = 0.0,
     last_k: int = 0,
-    model_display_name: str = "vtp-digits",
+    model_display_name: str = "",
     parent_model: str = "",
 ):
     """Evaluates the checkpoints of an earlier run and exports the best one.
@@ -27,7 +27,8 @@ def export_pipeline(
         threshold: The best checkpoint is exported only if its metric is at least this good.
         location: Vertex AI region of the Model Registry.
         last_k: Evaluate only the newest K checkpoints; 0 evaluates all.
-        model_display_name: Name of the registered model in the Model Registry.
+        model_display_name: Name of the registered model in the Model Registry; empty:
+            vtp-<task> (the task the model was trained with).
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
     """

@@ -22,7 +22,7 @@ def train_pipeline(
     project: str,
     output_root: str,
     location: str = "us-central1",
-    display_name: str = "vtp-train",
+    display_name: str = "",
     worker_pool_specs: list = DEFAULT_POOLS,
     trainer_args: list = [],
     restart_job_on_worker_restart: bool = True,
@@ -32,7 +32,7 @@ def train_pipeline(
     threshold: float = 0.95,
     last_k: int = 0,
     poll_interval_seconds: float = 10.0,
-    model_display_name: str = "vtp-digits",
+    model_display_name: str = "",
     parent_model: str = "",
 ):
     """Trains, picks the best checkpoint, and exports it when it passes the threshold.
@@ -41,7 +41,7 @@ def train_pipeline(
         project: Google Cloud project that runs the jobs.
         output_root: Cloud Storage prefix (gs://bucket/path) for models and checkpoints.
         location: Vertex AI region.
-        display_name: Name of the training job in the console.
+        display_name: Name of the training job in the console; empty: vtp-<task>.
         worker_pool_specs: Worker pools in gcloud's --worker-pool-spec syntax.
         trainer_args: Trainer flags for every replica, e.g. ["--epochs=30"].
         restart_job_on_worker_restart: Restart all workers together (what DDP needs).
@@ -51,7 +51,8 @@ def train_pipeline(
         threshold: The best checkpoint is exported only if its metric is at least this good.
         last_k: Evaluate only the newest K checkpoints; 0 evaluates all.
         poll_interval_seconds: First wait between two status checks of the job.
-        model_display_name: Name of the registered model in the Model Registry.
+        model_display_name: Name of the registered model in the Model Registry; empty:
+            vtp-<task> (the task the model was trained with).
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
     """

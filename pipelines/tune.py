@@ -46,7 +46,7 @@ def tune_pipeline(
     metric: str = "accuracy",
     threshold: float = 0.95,
     poll_interval_seconds: float = 10.0,
-    model_display_name: str = "vtp-digits",
+    model_display_name: str = "",
     parent_model: str = "",
 ):
     """Finds good hyperparameters, trains a final model with them, and exports it.
@@ -66,7 +66,8 @@ def tune_pipeline(
         metric: accuracy (higher is better) or loss (lower is better) for the final model.
         threshold: The final model is exported only if its metric is at least this good.
         poll_interval_seconds: First wait between two status checks of each job.
-        model_display_name: Name of the registered model in the Model Registry.
+        model_display_name: Name of the registered model in the Model Registry; empty:
+            vtp-<task> (the task the model was trained with).
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
     """

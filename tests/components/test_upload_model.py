@@ -223,14 +223,18 @@ def test_a_retried_task_reuses_its_version_and_parent_model_adds_one(
     assert retried.metadata == second.metadata
 
 
+def test_an_empty_display_name_follows_the_models_task(service_env, exported, tmp_path) -> None:
+    registered = upload(exported, tmp_path, "run-5", display_name=" ")
+    model = models_client(service_env).get_model(name=registered.metadata["resourceName"])
+    assert model.display_name == "vtp-digits"  # config.json's task: trainer.tasks.digits
+
+
 def test_bad_inputs_fail_before_anything_is_registered(service_env, exported, tmp_path) -> None:
     client = models_client(service_env)
     before = len(list(client.list_models(parent=service_env.parent)))
     outside = Model(uri=str(tmp_path / "elsewhere"))
     with pytest.raises(ValueError, match=r"model: .*elsewhere is neither a gs:// URI nor under"):
         upload(outside, tmp_path, "run-4")
-    with pytest.raises(ValueError, match="display_name is required"):
-        upload(exported, tmp_path, "run-4", display_name=" ")
     with pytest.raises(ValueError, match="parent_model 'models/1' is neither"):
         upload(exported, tmp_path, "run-4", parent_model="models/1")
     with pytest.raises(ValueError, match="serving_container_ports: '8080' is not a port number"):

@@ -18,6 +18,15 @@ from google.cloud import aiplatform_v1
 from vtp.vertex import lifecycle
 from vtp.vertex.jobspec import JobFlags, build_custom_job
 
+DEFAULT_TASK = "trainer.tasks.digits"
+"""The trainer's task when no `--task=` is given (trainer.config.Config.task)."""
+
+
+def task_name(args: Sequence[str], prefix: str = "vtp-") -> str:
+    """`vtp-<last part of the task module>` for the trainer `args` (`--task=my_pkg.model`)."""
+    task = next((a.split("=", 1)[1] for a in args if a.startswith("--task=")), DEFAULT_TASK)
+    return prefix + task.rsplit(".", 1)[-1]
+
 
 def trial_args(parameters: Mapping[str, Any]) -> list[str]:
     """Parameters as the flags Vertex appends to a trial's args: `--<id>=<value>`."""
@@ -32,7 +41,10 @@ def build_job(
     parameters: Mapping[str, Any],
     **flags: Any,
 ) -> aiplatform_v1.CustomJob:
-    """The validated CustomJob: pools from gcloud-style specs or a full spec, then args appended."""
+    """The validated CustomJob: pools from gcloud-style specs or a full spec, then args appended.
+
+    An empty `display_name` follows the trainer's task: `vtp-<task>` (`--task=` in `args`)."""
+    display_name = display_name or task_name(args)
     with tempfile.TemporaryDirectory() as scratch:
         config = None
         if job_spec:

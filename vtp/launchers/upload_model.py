@@ -19,6 +19,7 @@ the project's image running `python -m trainer.serve` on port 8080 with the rout
 registered with only what the caller gives for it.
 """
 
+import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -154,6 +155,18 @@ class Upload:
                 f"parent_model {self.parent_model!r} is neither a model resource name "
                 "(projects/P/locations/L/models/ID) nor a model ID"
             )
+
+
+def model_name(display_name: str, model_uri: str) -> str:
+    """`display_name`, or when empty `vtp-<task>` from the model's own config.json."""
+    if display_name.strip():
+        return display_name
+    try:
+        config = json.loads((storage.local_path(model_uri) / "config.json").read_text())
+        task = str(config["task"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "vtp-model"
+    return "vtp-" + task.rsplit(".", 1)[-1]
 
 
 def artifact_uri(uri: str) -> str:

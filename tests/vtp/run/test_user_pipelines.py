@@ -88,3 +88,43 @@ def test_bad_references_exit_2_naming_what_is_wrong(project: Path) -> None:
     for ref, message in cases.items():
         result = vtp_run(project, ref)
         assert result.returncode == 2 and message in result.stderr, (ref, result.stderr)
+
+
+BLOBS_TASK = '''
+"""Two Gaussian blobs: a task of the user's own, in their folder, not installed."""
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+
+def labels(config):
+    return ["left", "right"]
+
+
+def build_model(config):
+    width = config.hidden_size
+    return nn.Sequential(nn.Linear(2, width), nn.ReLU(), nn.Linear(width, 2))
+
+
+def build_datasets(config):
+    generator = torch.Generator().manual_seed(0)
+    left, right = (torch.randn(64, 2, generator=generator) for _ in range(2))
+    x = torch.cat([left - 2, right + 2])
+    y = torch.cat([torch.zeros(64, dtype=torch.long), torch.ones(64, dtype=torch.long)])
+    return TensorDataset(x, y), TensorDataset(x[::4], y[::4])
+'''
+
+
+@pytest.mark.slow
+def test_a_task_module_in_the_users_folder_trains_under_vtp_run(tmp_path: Path) -> None:
+    (tmp_path / "blobs.py").write_text(BLOBS_TASK)
+    args = '["--task=blobs", "--hidden_size=8", "--batch_size=16", "--epochs=2"]'
+    result = vtp_run(
+        tmp_path, "train", "--param", f"trainer_args={args}", "--param", "threshold=0.5"
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    summary = result.stdout[result.stdout.rindex("Pipeline train SUCCEEDED") :]
+    assert "passed True" in summary
+    registered = summary.split("vertex_model: ", 1)[1].split()[0]
+    assert "projects/local/locations/us-central1/models/" in registered
+    assert "vtp-blobs" in result.stdout  # the job and the model are named after the task

@@ -48,6 +48,10 @@ class ServiceConfig:
     project_images: tuple[str, ...] = field(default_factory=tuple)
     """Extra image prefixes that count as this project's image, besides PROJECT_IMAGE_NAMES."""
 
+    project_dir: Path | None = None
+    """The user's project (default: the directory the service starts in): on every replica's
+    import path, as the user's code is in the image on Vertex, so `--task=my_task` imports."""
+
     pass_env: tuple[str, ...] = ()
     """Variables of the service's environment that replicas also get (`--pass-env NAME`); by
     default they get only what a container on Vertex would have."""
@@ -57,6 +61,7 @@ class ServiceConfig:
         object.__setattr__(self, "state_dir", Path(self.state_dir).resolve())
         if self.gcs_root is not None:
             object.__setattr__(self, "gcs_root", Path(self.gcs_root).resolve())
+        object.__setattr__(self, "project_dir", Path(self.project_dir or Path.cwd()).resolve())
         if self.poll_interval <= 0:
             raise ValueError(f"poll_interval must be > 0 seconds, got {self.poll_interval}")
         if self.grace_period < 0:

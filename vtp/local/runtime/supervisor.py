@@ -229,9 +229,8 @@ class JobRun(threading.Thread):
         base = container_environment(
             os.environ, str(Path(sys.executable).parent), self._config.pass_env
         )
-        if replica.python_path:
-            inherited = base.get("PYTHONPATH")
-            service["PYTHONPATH"] = os.pathsep.join(filter(None, [replica.python_path, inherited]))
+        paths = [replica.python_path, str(self._config.project_dir), base.get("PYTHONPATH")]
+        service["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         vertex = replica_environment(self._cluster, replica.pool.index, replica.index)
         # Precedence, lowest first: a container's environment, Vertex's variables, the service's
         # own, the caller's extras (a tuning trial's metric file), the pool's `env`.
