@@ -54,6 +54,10 @@ def main() -> int:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(args.on_sigterm))
     me = replica_name()
     (args.record / f"{me}.env.json").write_text(json.dumps(dict(os.environ)))
+    # Whether this start found what an earlier start left in its working directory.
+    with open(args.record / f"{me}.leftovers", "a") as seen:
+        seen.write(f"{Path('left-by-an-earlier-start').exists()}\n")
+    Path("left-by-an-earlier-start").touch()
     with open(args.record / f"{me}.starts", "a") as log:
         log.write(f"{os.getpid()}\n")
     print(f"{me} started (start {starts(args.record, me)})", flush=True)

@@ -121,6 +121,8 @@ def test_a_preempted_worker_restarts_alone_under_the_same_name(client, local_ser
     after = json.loads((tmp_path / f"{WORKER}.env.json").read_text())
     assert (len(starts(tmp_path, PRIMARY)), len(starts(tmp_path, WORKER))) == (1, 2)
     assert after["CLUSTER_SPEC"] == before["CLUSTER_SPEC"]  # same name, same address
+    # A new container: the restarted worker's working directory starts empty.
+    assert (tmp_path / f"{WORKER}.leftovers").read_text().split() == ["False", "False"]
 
 
 def test_restart_job_on_worker_restart_restarts_every_worker(client, local_service, tmp_path):

@@ -6,6 +6,7 @@ so a service that dies in between leaves the next one enough to clean up.
 """
 
 import logging
+import shutil
 import signal
 import subprocess
 import threading
@@ -75,6 +76,9 @@ class ReplicaSet:
         replica.token, replica.preempted, replica.kill_at = uuid.uuid4().hex, False, 0.0
         self.note(replica, f"starting {replica.name}: {' '.join(replica.pool.argv)}")
         work = self._job_dir / "work" / replica.name
+        # A restarted replica is a new container on Vertex: its files start fresh, and only
+        # Cloud Storage (the storage root here) keeps what an earlier start wrote.
+        shutil.rmtree(work, ignore_errors=True)
         try:
             proc = spawn(replica.pool.argv, env(replica), work, self.log_path(replica.name))
         except OSError as exc:
