@@ -162,10 +162,14 @@ def _stage(args: argparse.Namespace, flags: Any, package: Any) -> None:
 
     if args.local and not os.environ.get(GCS_ROOT_ENV):
         from vtp.cli.local import DEFAULT_STATE_DIR
+        from vtp.vertex.endpoint import local_endpoint
+        from vtp.vertex.local_auth import published
 
-        # Where `vtp local serve` keeps its storage by default, as VTP_LOCAL_ENDPOINT defaults
-        # to its default port.
-        os.environ[GCS_ROOT_ENV] = os.path.abspath(os.path.join(DEFAULT_STATE_DIR, "gcs"))
+        # Where the running service reads, whatever folder it and this command started in;
+        # else where `vtp local serve` keeps its storage by default.
+        info = published(local_endpoint()) or {}
+        default = os.path.abspath(os.path.join(DEFAULT_STATE_DIR, "gcs"))
+        os.environ[GCS_ROOT_ENV] = info.get("storage_root") or default
     flag, _ = staging_location(flags, LOCAL_STAGING if args.local else None)
     try:
         written = stage(package.files)

@@ -129,7 +129,8 @@ class Running:
         self.service = server.service
         self.url = server.url
         self.token = server.service.token
-        self.runtime_file = local_auth.publish(self.url, self.service.config.state_dir)
+        config = self.service.config
+        self.runtime_file = local_auth.publish(self.url, config.state_dir, config.storage_root)
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="http", daemon=True
         )

@@ -39,7 +39,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from vtp.vertex import sdist
+from vtp.vertex import ignore, sdist
 from vtp.vertex.autopackage_main import CODE_DIR
 from vtp.vertex.protodict import SpecError
 
@@ -197,9 +197,10 @@ def _code_roots(code: LocalCode, directory: Path) -> list[str]:
 def _code_files(code: LocalCode, directory: Path) -> dict[str, sdist.SourceFile]:
     files: dict[str, sdist.SourceFile] = {}
     roots = _code_roots(code, directory)
+    skip = ignore.rules(directory)
     try:
         for root in roots:
-            files.update(sdist.collect(directory, root))
+            files.update(sdist.collect(directory, root, skip))
     except ValueError as exc:  # a symbolic link to a directory
         raise SpecError("local-package-path", str(exc)) from None
     return files

@@ -5,7 +5,7 @@ start) and refuses API requests without it. So that no client needs a flag for i
 also publishes a runtime file per port, readable by its user only:
 
     $VTP_RUNTIME_DIR (else $XDG_RUNTIME_DIR/vtp, else ~/.local/share/vtp/runtime)
-        service-<port>.json   {"url", "pid", "state_dir", "token_file"}
+        service-<port>.json   {"url", "pid", "state_dir", "token_file", "storage_root"}
 
 A client that talks to `http://127.0.0.1:<port>` takes `$VTP_LOCAL_TOKEN` when set (local
 pipeline runs and replicas get it), else the token of the service published for that port. gcloud
@@ -47,14 +47,16 @@ def new_token(state_dir: Path) -> str:
     return token
 
 
-def publish(url: str, state_dir: Path) -> Path:
-    """Announce the service at `url` (state in `state_dir`) to this user's clients."""
+def publish(url: str, state_dir: Path, storage_root: Path) -> Path:
+    """Announce the service at `url` (state in `state_dir`, Cloud Storage under
+    `storage_root`) to this user's clients."""
     path = runtime_dir() / f"service-{urlsplit(url).port}.json"
     info = {
         "url": url,
         "pid": os.getpid(),
         "state_dir": str(state_dir.resolve()),
         "token_file": str((state_dir / TOKEN_FILE).resolve()),
+        "storage_root": str(storage_root.resolve()),
     }
     _write_private(path, json.dumps(info, indent=1) + "\n")
     return path

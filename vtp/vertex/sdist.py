@@ -19,7 +19,7 @@ import io
 import os
 import stat
 import tarfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,14 +65,17 @@ def source_date_epoch() -> int:
     return int(text)
 
 
-def collect(directory: Path, subdir: str = "") -> dict[str, SourceFile]:
-    """Files under `directory/subdir`, keyed by POSIX path relative to `directory`, skips applied.
+def collect(
+    directory: Path, subdir: str = "", ignored: Callable[[str], bool] | None = None
+) -> dict[str, SourceFile]:
+    """Files under `directory/subdir`, keyed by POSIX path relative to `directory`, skips applied
+    (and what `ignored` says of each relative path; directories end with `/`).
 
     Symbolic links to files are stored as the files they point to; a link to a directory raises
     ValueError (following it could loop or leave the tree).
     """
     files: dict[str, SourceFile] = {}
-    for path in _walk(directory / subdir):
+    for path in _walk(directory / subdir, directory, ignored or (lambda _relative: False)):
         mode = path.stat().st_mode
         if stat.S_ISREG(mode):
             relative = path.relative_to(directory).as_posix()
@@ -80,14 +83,19 @@ def collect(directory: Path, subdir: str = "") -> dict[str, SourceFile]:
     return files
 
 
-def _walk(top: Path) -> Iterator[Path]:
+def _walk(top: Path, base: Path, ignored: Callable[[str], bool]) -> Iterator[Path]:
     for root, dirs, names in os.walk(top):
         here = Path(root)
-        for name in list(dirs):
+        relative = here.relative_to(base).as_posix().removeprefix(".").lstrip("/")
+        prefix = f"{relative}/" if relative else ""
+        dirs[:] = sorted(
+            d for d in dirs if not _skipped_dir(here / d) and not ignored(f"{prefix}{d}/")
+        )
+        for name in dirs:
             if (here / name).is_symlink():
                 raise ValueError(f"{here / name} is a symbolic link to a directory; copy it in")
-        dirs[:] = sorted(d for d in dirs if not _skipped_dir(here / d))
-        yield from (here / n for n in sorted(names) if not _skipped_file(n))
+        kept = (n for n in sorted(names) if not _skipped_file(n) and not ignored(prefix + n))
+        yield from (here / n for n in kept)
 
 
 def _skipped_dir(path: Path) -> bool:

@@ -6,6 +6,7 @@ project's trainer on two replicas; malformed local-code keys exit 2 before anyth
 """
 
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,35 @@ def test_staging_bucket_without_local_code_is_refused(capsys) -> None:
     pool = f"--worker-pool-spec={MACHINE},container-image-uri=gcr.io/p/i"
     status, out, err = vtp(capsys, "--dry-run", pool, "--staging-bucket=gs://b")
     assert (status, out) == (2, "") and "--staging-bucket: only used with local-package-path" in err
+
+
+def test_from_a_folder_of_the_users_it_stages_where_the_service_reads_and_skips_ignored_paths(
+    local_service: LocalService, tmp_path, capsys, monkeypatch
+) -> None:
+    """No VTP_GCS_ROOT: the command finds the running service's storage root itself."""
+    code = tmp_path / "code"
+    for path, text in {
+        "train.py": "print('trained')\n",
+        ".gitignore": "*.log\nscratch/\n",
+        "run.log": "a log\n",
+        "scratch/notes.txt": "notes\n",
+        ".vtp/local/gcs/old-package.tar.gz": "an earlier archive\n",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".env": "SECRET=1\n",
+        "data/keep.csv": "1,2\n",
+    }.items():
+        (code / path).parent.mkdir(parents=True, exist_ok=True)
+        (code / path).write_text(text)
+    monkeypatch.chdir(code)
+    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
+    monkeypatch.delenv("VTP_GCS_ROOT", raising=False)
+    code_status, out, err = vtp(
+        capsys, "--local", "--region=us-central1", local_code_pool(Path("."), "script=train.py")
+    )
+    assert code_status == 0, err
+    job = wait_for_state(local_service.client(), out.strip())
+    assert job.state == State.JOB_STATE_SUCCEEDED, job.error
+    (archive,) = local_service.gcs_root.rglob("code-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        names = {name.split("/code-root/", 1)[-1] for name in tar.getnames() if "code-root" in name}
+    assert names == {"train.py", "data/keep.csv"}
