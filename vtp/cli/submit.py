@@ -204,22 +204,56 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
-    """Poll the run until it ends, reporting each state on stderr; 0 only if it succeeded."""
-
+    """Poll the run until it ends, reporting each state on stderr (and, locally, printing its
+    task logs as `vtp run` does); 0 only if it succeeded."""
     interval, seen = (0.5 if args.local else 30.0), ""
+    logs = _LocalLog(name) if args.local else None
     while True:
         job = failures.call(lambda: client.get_pipeline_job(name=name), where(args))
+        if logs:
+            logs.print_new()
         if job.state.name != seen:
             seen = job.state.name
             print(f"PipelineJob [{name}] is {seen}.", file=sys.stderr, flush=True)
         if seen in _DONE:
             break
         time.sleep(interval)
+    if logs:
+        logs.print_new()
     if seen != "PIPELINE_STATE_SUCCEEDED":
         if job.error.message:
             print(f"vtp: pipeline failed: {job.error.message}", file=sys.stderr)
         return 1
     return 0
+
+
+class _LocalLog:
+    """A local run's log (the pipelineJobs `:logs` route), read on from where it was left."""
+
+    def __init__(self, name: str) -> None:
+        from vtp.vertex.endpoint import local_endpoint
+        from vtp.vertex.local_auth import local_session
+
+        self.url = f"{local_endpoint()}/v1/{name}:logs"
+        self.session = local_session(local_endpoint())
+        self.offset = 0
+        self.partial = ""
+
+    def print_new(self) -> None:
+        """Print the complete lines written since the last call, without kfp's dumps."""
+        from vtp.run.output import plain, readable
+
+        answer = failures.call(
+            lambda: self.session.get(self.url, params={"offset": self.offset}, timeout=30),
+            self.url,
+        )
+        if not answer.ok:
+            return
+        body = answer.json()
+        self.offset = int(body.get("nextOffset", self.offset))
+        *lines, self.partial = (self.partial + body.get("text", "")).split("\n")
+        for line in readable(f"{line}\n" for line in lines):
+            print(line if sys.stdout.isatty() else plain(line), end="", flush=True)
 
 
 def _client(args: argparse.Namespace, client_class: type, location: str) -> Any:

@@ -85,13 +85,16 @@ def run_task_process(full_command: list[str], env_vars: dict[str, str] | None = 
 
 def readable(lines: Iterable[str]) -> Iterator[str]:
     """The lines without the executor-input JSON dump and the executor's loading chatter."""
-    in_dump = False
+    closing: str | None = None  # the dump's last line: its top-level brace, as indented
     for line in lines:
-        if in_dump:
-            in_dump = line.rstrip() != "}"  # the dump ends with its top-level closing brace
+        if closing == "":
+            closing = line.rstrip().replace("{", "}")  # the opening brace's indentation
+            continue
+        if closing is not None:
+            closing = None if line.rstrip() == closing else closing
             continue
         if line.rstrip().endswith(_DUMP_START):
-            in_dump = True
+            closing = ""
             continue
         if "[KFP Executor" in line and any(noise in line for noise in _NOISE):
             continue

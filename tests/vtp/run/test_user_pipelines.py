@@ -1,6 +1,7 @@
 """`vtp run` takes a user's own pipeline: a file with a lightweight component of its own next to
 ours, the same pipeline compiled to YAML, and a module:function, from a folder of the user's."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,17 +65,38 @@ def test_a_pipeline_file_of_the_users_runs(project: Path) -> None:
     assert (project / ".vtp" / "run" / "gcs" / "vtp-local").is_dir()
 
 
-@pytest.mark.slow
-def test_the_same_pipeline_compiled_to_yaml_runs(project: Path) -> None:
+def compile_yaml(project: Path) -> Path:
+    """The user's pipeline compiled to my_train.yaml in their folder, as they would."""
     compiled = subprocess.run(
         [sys.executable, "-c", "from kfp import compiler; from my_pipeline import my_train; "
          "compiler.Compiler().compile(my_train, 'my_train.yaml')"],
         cwd=project, capture_output=True, text=True,
     )  # fmt: skip
     assert compiled.returncode == 0, compiled.stderr
+    return project / "my_train.yaml"
+
+
+@pytest.mark.slow
+def test_the_same_pipeline_compiled_to_yaml_runs(project: Path) -> None:
+    compile_yaml(project)
     result = vtp_run(project, "my_train.yaml", "--param", "steps=3")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "Pipeline my_train.yaml SUCCEEDED" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_yaml_submitted_locally_with_wait_shows_the_task_logs(project: Path, local_service):
+    compile_yaml(project)
+    result = subprocess.run(
+        [sys.executable, "-m", "vtp", "submit", "my_train.yaml", "--local", "--wait",
+         "--param", "output_root=gs://vtp-local/runs"],
+        cwd=project, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "VTP_LOCAL_ENDPOINT": local_service.url},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "announcing: starting" in result.stdout  # the task's own log line
+    assert "Got executor_input" not in result.stdout and "\x1b[" not in result.stdout
+    assert "PIPELINE_STATE_SUCCEEDED" in result.stderr
 
 
 def test_bad_references_exit_2_naming_what_is_wrong(project: Path) -> None:
