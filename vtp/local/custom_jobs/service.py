@@ -32,8 +32,8 @@ from vtp.local.base.config import ServiceConfig
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import done_operation, job_json, new_id, page, parse_job_name
 from vtp.local.custom_jobs.store import JobRecord, Store
+from vtp.local.runtime import gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
-from vtp.local.runtime import rules
 from vtp.local.runtime.capacity import Capacity, Needs
 from vtp.local.runtime.launch import JobPlan, plan_job
 from vtp.local.runtime.packages import missing_archives
@@ -388,6 +388,11 @@ class LocalVertex:
                     f"{field}: {', '.join(missing)} not found under the local Cloud Storage "
                     f"root {self.config.storage_root}."
                 )
+        if gcs_mount.problem() and gcs_mount.names_fuse_paths(_texts(spec)):
+            raise errors.failed_precondition(
+                f"customJob.jobSpec names /gcs/ paths, which replicas cannot have here: "
+                f"{gcs_mount.problem()}."
+            )
         reason = self.capacity.never_fits(Needs.of(plan, self.config.ignore_accelerators))
         if reason:
             raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
@@ -433,3 +438,12 @@ class LocalVertex:
         if outcome.error_code:
             record.job.error = status_pb2.Status(code=outcome.error_code, message=outcome.message)
         self._update(record, outcome.state)
+
+
+def _texts(spec: aiplatform_v1.CustomJobSpec) -> list[str]:
+    """Every command, arg and env value of a job's pools."""
+    found: list[str] = []
+    for pool in spec.worker_pool_specs:
+        for run in (pool.container_spec, pool.python_package_spec):
+            found += [*getattr(run, "command", []), *run.args, *(e.value for e in run.env)]
+    return found

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from vtp.local.runtime import gcs_mount
 from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.logs import index_lines
 from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
@@ -55,9 +56,16 @@ class ReplicaSet:
     """All replicas of one job, under `<state>/jobs/<id>/` (logs/ and work/)."""
 
     def __init__(
-        self, job_id: str, plan: JobPlan, job_dir: Path, book: ProcessBook, wake: threading.Event
+        self,
+        job_id: str,
+        plan: JobPlan,
+        job_dir: Path,
+        book: ProcessBook,
+        wake: threading.Event,
+        storage_root: Path,
     ) -> None:
         self.job_id = job_id
+        self._storage_root = storage_root
         self.replicas = {n: Replica(n, p, i) for p in plan.pools for i, n in enumerate(p.replicas)}
         self._job_dir = job_dir
         self._book = book
@@ -80,7 +88,8 @@ class ReplicaSet:
         # Cloud Storage (the storage root here) keeps what an earlier start wrote.
         shutil.rmtree(work, ignore_errors=True)
         try:
-            proc = spawn(replica.pool.argv, env(replica), work, self.log_path(replica.name))
+            argv = gcs_mount.wrap(list(replica.pool.argv), self._storage_root)
+            proc = spawn(argv, env(replica), work, self.log_path(replica.name))
         except OSError as exc:
             self.note(replica, f"cannot start {replica.name}: {exc}")
             return False
