@@ -16,7 +16,8 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
 - Replicas are host processes, each in its own session, with Vertex's environment
   (`runtime/cluster.py`): each replica listens on its own 127.0.0.1 port instead of its own
   host, starts in a fresh working directory, and sees the storage root at /gcs as Cloud Storage
-  FUSE would show it (`runtime/gcs_mount.py`). Logs: one file per replica, also served as Cloud Logging entries (`runtime/logs.py`).
+  FUSE would show it (`runtime/gcs_mount.py`). Logs: one file per replica, also served as
+  Cloud Logging entries (`runtime/logs.py`).
 - Images (`runtime/launch.py`): this project's image runs `python -m trainer` (or its command);
   any other image needs an explicit command, which runs on the host; otherwise the create call
   is refused. pythonPackageSpec packages are pip-installed into a cache keyed by their content
