@@ -51,7 +51,7 @@ def load(ref: str) -> Source:
     if function:
         return _user(ref, _pick(_from_module(path_part), function, ref))
     raise SourceError(
-        f"PIPELINE {ref!r}: use {', '.join(catalog.PIPELINES)}, FILE.py[:function], "
+        f"unknown pipeline {ref!r}; use {', '.join(catalog.PIPELINES)}, FILE.py[:function], "
         "package.module:function or FILE.yaml"
     )
 

@@ -169,7 +169,7 @@ def test_from_a_folder_of_the_users_it_stages_where_the_service_reads_and_skips_
     local_service: LocalService, tmp_path, capsys, monkeypatch
 ) -> None:
     """No VTP_GCS_ROOT: the command finds the running service's storage root itself."""
-    code = tmp_path / "code"
+    code = tmp_path / "ignorecheck"  # the archive is named after the folder
     for path, text in {
         "train.py": "print('trained')\n",
         ".gitignore": "*.log\nscratch/\n",
@@ -191,7 +191,7 @@ def test_from_a_folder_of_the_users_it_stages_where_the_service_reads_and_skips_
     assert code_status == 0, err
     job = wait_for_state(local_service.client(), out.strip())
     assert job.state == State.JOB_STATE_SUCCEEDED, job.error
-    (archive,) = local_service.gcs_root.rglob("code-*.tar.gz")
+    (archive,) = local_service.gcs_root.rglob("ignorecheck-*.tar.gz")
     with tarfile.open(archive) as tar:
         names = {name.split("/code-root/", 1)[-1] for name in tar.getnames() if "code-root" in name}
     assert names == {"train.py", "data/keep.csv"}

@@ -105,7 +105,7 @@ def test_bad_references_exit_2_naming_what_is_wrong(project: Path) -> None:
         "missing.py": "no such file 'missing.py'",
         "my_pipeline:my_train_typo": "is not a @dsl.pipeline function",
         "no_such_module:f": "cannot import 'no_such_module'",
-        "just-a-name": "use train, tune, export",
+        "just-a-name": "unknown pipeline 'just-a-name'; use train, tune, export",
     }
     for ref, message in cases.items():
         result = vtp_run(project, ref)
