@@ -189,3 +189,11 @@ def test_preempt_refuses_unknown_replicas_and_jobs_not_running(http, local_servi
     wait_for_state(local_service.client(), name)
     ended = http("POST", f"/v1/{name}:preempt", json={"replica": "workerpool0-0"})
     assert error(ended)[:2] == (400, "FAILED_PRECONDITION")
+
+
+def test_an_api_the_service_lacks_is_unimplemented_naming_what_it_serves(http):
+    path = "/v1/projects/local/locations/us-central1/metadataStores?metadataStoreId=default"
+    status, code, message = error(http("POST", path, data="{}"))
+    assert (status, code) == (501, "UNIMPLEMENTED")
+    assert "not supported by the local Vertex service" in message
+    assert "customJobs" in message and "pipelineJobs" in message

@@ -32,6 +32,11 @@ OPERATIONS_PARENT = PARENT.replace("v1|v1beta1", "v1|v1beta1|ui")
 console does, and Vertex answers both."""
 
 
+_LOCATION_API = re.compile(
+    r"/(?:v1|v1beta1|ui)/projects/[^/]+/locations/[^/]+/(?P<kind>[^/:]+)(?P<rest>.*)"
+)
+
+
 def collection(kind: str) -> str:
     """The path pattern of a resource collection, e.g. `customJobs`, under a location."""
     return f"{PARENT}/{kind}"
@@ -129,10 +134,14 @@ class Router:
 
     def __init__(self) -> None:
         self._routes: list[tuple[str, re.Pattern, Handler]] = []
+        self.kinds: set[str] = set()
+        """The resource collections served under a location (customJobs, models, ...)."""
 
     def add(self, method: str, pattern: str, handler: Handler) -> None:
         """Route `method` requests whose path fully matches `pattern` to `handler`."""
         self._routes.append((method, re.compile(pattern), handler))
+        if pattern.startswith(PARENT + "/"):
+            self.kinds.add(re.split(r"[/:(]", pattern[len(PARENT) + 1 :], maxsplit=1)[0])
 
     def dispatch(self, method: str, target: str, body: bytes) -> tuple[int, str]:
         """The HTTP status and JSON body for one request."""
@@ -146,8 +155,20 @@ class Router:
                     return 200, handler(request)
                 except errors.ApiError as exc:
                     return exc.http_status, exc.to_json()
-        error = errors.not_found(f"The requested URL {url.path} ({method}) was not found.")
+        error = self._unknown(method, url.path)
         return error.http_status, error.to_json()
+
+    def _unknown(self, method: str, path: str) -> errors.ApiError:
+        """UNIMPLEMENTED for a Vertex API this service lacks, NOT_FOUND for anything else."""
+        match = _LOCATION_API.match(path)
+        if not match or (match["kind"] in self.kinds and "/" not in match["rest"]):
+            return errors.not_found(f"The requested URL {path} ({method}) was not found.")
+        served = ", ".join(sorted(self.kinds))
+        return errors.ApiError(
+            errors.UNIMPLEMENTED,
+            f"{method} {path} ({match['kind']}) is not supported by the local Vertex service; "
+            f"it serves {served} (and operations).",
+        )
 
 
 def operation_routes(router: Router, under: str, get: Callable[[str], dict]) -> None:
