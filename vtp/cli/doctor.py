@@ -11,7 +11,6 @@ check, and exits 1.
 """
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 from vtp.cli import failures, target
@@ -122,10 +121,11 @@ def _registry(session: Any, repository: str, image: str, project: str, region: s
 
 def _permissions(session: Any, project: str) -> list[Check]:
     url = f"https://cloudresourcemanager.googleapis.com/v1/projects/{project}:testIamPermissions"
-    post: Callable[[], Any] = lambda: session.post(  # noqa: E731
-        url, json={"permissions": list(PERMISSIONS)}, timeout=30
-    )
-    held = set(failures.call(post, "Google Cloud").json().get("permissions", []))
+
+    def ask() -> Any:
+        return session.post(url, json={"permissions": list(PERMISSIONS)}, timeout=30)
+
+    held = set(failures.call(ask, "Google Cloud").json().get("permissions", []))
     fix = (
         "grant the roles in the README's 'Going to Vertex' (gcloud projects add-iam-policy-binding)"
     )

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def staging_uri(project: str, archive: bytes, bucket: str = "") -> str:
     return f"gs://{bucket}/source/{NAME}-{digest}.tar.gz"
 
 
-def state_file(environ: os._Environ | dict = os.environ) -> Path:
+def state_file(environ: Mapping[str, str] = os.environ) -> Path:
     """Where the last built image is remembered for `vtp compile|submit|schedule`."""
     base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "vtp" / "last-image.json"
