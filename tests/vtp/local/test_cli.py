@@ -56,3 +56,20 @@ def test_local_env_points_the_real_gcloud_at_the_service(local_service, tmp_path
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert "401" not in listed.stderr
+
+
+def test_local_exec_runs_a_command_pointed_at_the_service(local_service, tmp_path) -> None:
+    script = (
+        "import os; from vtp.vertex.client import job_client; "
+        "c = job_client('us-central1', local=True); "
+        "print(len(list(c.list_custom_jobs(parent='projects/local/locations/us-central1'))), "
+        "os.environ['VTP_GCS_ROOT'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url, "--",
+         sys.executable, "-c", script],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    count, root = result.stdout.split()
+    assert int(count) >= 0 and root == str(local_service.gcs_root.resolve())
