@@ -1,0 +1,93 @@
+"""`vtp local env` and `vtp local exec`: what points gcloud and Python clients at a running service.
+
+    eval "$(vtp local env --export)"      # a shell: endpoint overrides, the token file
+    vtp local exec -- python my_script.py  # one program: the same, the token, the storage root
+
+Both find the service by its URL (`--endpoint`, else $VTP_LOCAL_ENDPOINT, else the default
+port) and its runtime file (`vtp.vertex.local_auth`). Not a command group: `local.py` adds them.
+"""
+
+import argparse
+import os
+import sys
+
+from vtp.cli import UsageError
+from vtp.vertex.endpoint import DEFAULT_LOCAL_ENDPOINT
+from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV as ENDPOINT_ENV
+
+
+def add_exec(commands: argparse._SubParsersAction) -> None:
+    """Add `local exec`."""
+    parser = commands.add_parser(
+        "exec",
+        help="run a command with gcloud and our clients pointed at a running service",
+        description="vtp local exec -- CMD ARGS...: CMD gets `vtp local env`'s settings, the "
+        "service's token and its storage root (gs:// paths resolve there).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--endpoint", help=f"service URL (default ${ENDPOINT_ENV})")
+    parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
+    parser.set_defaults(func=_exec)
+
+
+def _exec(args: argparse.Namespace) -> int:
+    from vtp.storage import GCS_ROOT_ENV
+    from vtp.vertex.local_auth import TOKEN_ENV, find_token, published, shell_settings
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise UsageError(
+            "CMD: give the command to run after --, e.g. vtp local exec -- python x.py"
+        )
+    url = _service_url(args.endpoint)
+    info = published(url)
+    if info is None:
+        raise UsageError(f"no running local service published for {url}; start `vtp local serve`")
+    env = {**os.environ, **shell_settings(url), TOKEN_ENV: find_token(url) or ""}
+    env[GCS_ROOT_ENV] = info.get("storage_root", "")
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        raise UsageError(f"CMD {argv[0]!r}: {exc.strerror}") from None
+    return 0  # not reached: exec replaced this process
+
+
+def _service_url(endpoint: str | None) -> str:
+    from vtp.vertex.endpoint import local_endpoint
+
+    try:
+        return local_endpoint({ENDPOINT_ENV: endpoint} if endpoint else os.environ)
+    except ValueError as exc:
+        raise UsageError(f"--endpoint: {exc}") from None
+
+
+def add_env(commands: argparse._SubParsersAction) -> None:
+    """Add `local env`."""
+    parser = commands.add_parser(
+        "env",
+        help="print the settings that point gcloud and Python clients at a running service",
+        description='Prints KEY=VALUE lines; `eval "$(vtp local env --export)"` in a shell.',
+        allow_abbrev=False,
+    )
+    parser.add_argument("--export", action="store_true", help="prefix each line with `export `")
+    parser.add_argument(
+        "--endpoint",
+        help=f"service URL (default ${ENDPOINT_ENV} or {DEFAULT_LOCAL_ENDPOINT})",
+    )
+    parser.set_defaults(func=_env)
+
+
+def _env(args: argparse.Namespace) -> int:
+    import shlex
+
+    from vtp.vertex.local_auth import shell_settings
+
+    url = _service_url(args.endpoint)
+    settings = shell_settings(url)
+    if "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in settings:
+        print(f"vtp: no running local service published for {url}; the token file is "
+              "<state-dir>/token once `vtp local serve` runs", file=sys.stderr)  # fmt: skip
+    prefix = "export " if args.export else ""
+    for key, value in settings.items():
+        print(f"{prefix}{key}={shlex.quote(value)}")
+    return 0
