@@ -221,3 +221,15 @@ def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:
         code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def readme_block(after: str, language: str = "bash") -> str:
+    """The first fenced `language` block after the text `after` in the README."""
+    text = (REPO / "README.md").read_text().split(after, 1)[1]
+    return text.split(f"```{language}", 1)[1].split("```", 1)[0]
+
+
+def shell_commands(block: str) -> list[str]:
+    """A bash block's command lines: continuations joined, comments and blank lines dropped."""
+    lines = (line.split("  #", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]

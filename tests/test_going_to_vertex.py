@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import readme_block, shell_commands
 from vtp.cli import build_parser
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def commands() -> list[str]:
-    text = (REPO / "README.md").read_text()
-    block = text.split("## Going to Vertex", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
-    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
+    return shell_commands(readme_block("## Going to Vertex"))
 
 
 def test_every_step_is_there() -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import readme_block, shell_commands
+
 REPO = Path(__file__).resolve().parents[1]
 MAPPED = re.compile(r"^([\w./-]+\.(?:py|toml|txt|md)|Dockerfile|\.ci/run)\s", re.MULTILINE)
 
@@ -43,19 +45,11 @@ def test_no_line_names_a_file_that_is_gone() -> None:
     assert not stale, f"the README's file map names missing files: {stale}"
 
 
-def usage_commands() -> list[str]:
-    """The command lines of the README's `## Using it` block, continuation lines joined."""
-    text = (REPO / "README.md").read_text()
-    block = text.split("## Using it", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
-    joined = block.replace("\\\n", " ")
-    return [line.strip() for line in joined.splitlines() if line.strip() and line[0] != "#"]
-
-
 @pytest.mark.slow
 def test_readme_usage_lines_run_as_written(tmp_path: Path) -> None:
     """Each line in a shell as a user has it after the set-up command: local lines succeed,
     Vertex lines (no credentials here) fail with one line that says what to do."""
-    commands = usage_commands()
+    commands = shell_commands(readme_block("## Using it"))
     assert commands[0].startswith("source .venv/bin/activate")
     venv = Path(sys.executable).parent.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "CLOUDSDK_"))}
