@@ -11,7 +11,6 @@ Ctrl-C or SIGTERM stops it: replicas are stopped and their jobs run again on the
 
 import argparse
 import json
-import os
 import re
 import signal
 import sys
@@ -21,8 +20,8 @@ import urllib.request
 from pathlib import Path
 
 from vtp.cli import UsageError, local_clients
+from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
-ENDPOINT_ENV = "VTP_LOCAL_ENDPOINT"
 DEFAULT_PORT = 8765
 DEFAULT_STATE_DIR = ".vtp/local"
 _REPLICA = re.compile(r"workerpool[0-3]-\d+")
@@ -119,7 +118,7 @@ def _add_preempt(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--endpoint",
-        help=f"service URL (default ${ENDPOINT_ENV} or http://127.0.0.1:{DEFAULT_PORT})",
+        help=f"service URL (default ${LOCAL_ENDPOINT_ENV} or http://127.0.0.1:{DEFAULT_PORT})",
     )
     parser.set_defaults(func=_preempt)
 
@@ -185,9 +184,7 @@ def _preempt(args: argparse.Namespace) -> int:
         raise UsageError(
             f"JOB must be a job ID or projects/P/locations/L/customJobs/ID, got {args.job!r}"
         )
-    endpoint = (
-        args.endpoint or os.environ.get(ENDPOINT_ENV) or f"http://127.0.0.1:{DEFAULT_PORT}"
-    ).rstrip("/")
+    endpoint = local_clients.service_url(args.endpoint)
     body: dict[str, object] = {"replica": args.replica}
     if grace is not None:
         body["gracePeriod"] = f"{grace:g}s"

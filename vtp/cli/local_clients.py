@@ -39,7 +39,7 @@ def _exec(args: argparse.Namespace) -> int:
         raise UsageError(
             "CMD: give the command to run after --, e.g. vtp local exec -- python x.py"
         )
-    url = _service_url(args.endpoint)
+    url = service_url(args.endpoint)
     info = published(url)
     if info is None:
         raise UsageError(f"no running local service published for {url}; start `vtp local serve`")
@@ -52,7 +52,8 @@ def _exec(args: argparse.Namespace) -> int:
     return 0  # not reached: exec replaced this process
 
 
-def _service_url(endpoint: str | None) -> str:
+def service_url(endpoint: str | None) -> str:
+    """--endpoint, else $VTP_LOCAL_ENDPOINT, else the default port; UsageError if malformed."""
     from vtp.vertex.endpoint import local_endpoint
 
     try:
@@ -82,7 +83,7 @@ def _env(args: argparse.Namespace) -> int:
 
     from vtp.vertex.local_auth import shell_settings
 
-    url = _service_url(args.endpoint)
+    url = service_url(args.endpoint)
     settings = shell_settings(url)
     if "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in settings:
         print(f"vtp: no running local service published for {url}; the token file is "
