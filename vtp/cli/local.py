@@ -49,6 +49,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)",
     )
     add(
+        "--tls-port",
+        type=int,
+        help="port of the TLS endpoint the aiplatform SDK uses, gRPC and REST "
+        "(default: --port + 1; 0: any free port)",
+    )
+    add(
         "--state-dir",
         type=Path,
         default=Path(DEFAULT_STATE_DIR),
@@ -134,6 +140,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = ServiceConfig.from_env(
         args.state_dir,
         port=_checked_port(args.port),
+        tls_port=None if args.tls_port is None else _checked_port(args.tls_port, "--tls-port"),
         gcs_root=args.gcs_root,
         poll_interval=_positive(args.poll_interval, "--poll-interval"),
         grace_period=_non_negative(args.grace_period, "--grace-period"),
@@ -153,10 +160,14 @@ def _serve(args: argparse.Namespace) -> int:
     except StateDirInUse as exc:
         raise UsageError(f"--state-dir: {exc}") from None
     except OSError as exc:  # most often: the port is taken
+        if exc.filename:  # the gRPC front end's port
+            raise UsageError(f"--tls-port: {exc.strerror}") from None
         raise UsageError(f"--port {config.port}: {exc.strerror}") from None
     with service:
         print(
             f"Serving the local Vertex API at {service.url} (state in {config.state_dir})\n"
+            f"aiplatform SDK endpoint (gRPC and REST over TLS, CA in {config.state_dir / 'tls'}): "
+            f"api_endpoint={service.api_endpoint!r}\n"
             f"Bearer token in {config.state_dir / 'token'}: vtp commands find it themselves; "
             "`vtp local env` prints what gcloud and Python clients need.",
             flush=True,
@@ -229,9 +240,9 @@ def _gpus(value: str, detect) -> tuple[str, ...]:
     return indices
 
 
-def _checked_port(port: int) -> int:
+def _checked_port(port: int, flag: str = "--port") -> int:
     if not 0 <= port < 65536:
-        raise UsageError(f"--port must be in 0..65535, got {port}")
+        raise UsageError(f"{flag} must be in 0..65535, got {port}")
     return port
 
 

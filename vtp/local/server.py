@@ -1,5 +1,6 @@
 """The local Vertex service's HTTP front end on 127.0.0.1: every resource's routes, plus
-operations, Cloud Logging and a health check.
+operations, Cloud Logging and a health check. Beside it, the Vertex endpoint `localhost:PORT+1`
+(`tls_front.py`) serves the same routes over TLS, as REST and as gRPC (`grpc_server.py`).
 
     GET    /v1/projects/{p}/locations/{l}/operations/{id}            get an Operation
     POST   /v1/projects/{p}/locations/{l}/operations/{id}:wait       wait for an Operation
@@ -20,7 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from vtp.local.base import errors
 from vtp.local.base.guard import REQUEST_TIMEOUT_SECONDS, Guard
 from vtp.local.base.routing import OPERATIONS_PARENT, Request, Router, list_page, operation_routes
+from vtp.local.base.tls import server_identity
 from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.grpc_server import grpc_server
+from vtp.local.tls_front import TlsFront
 from vtp.vertex import local_auth
 
 _log = logging.getLogger(__name__)
@@ -112,8 +116,26 @@ class Server(ThreadingHTTPServer):
         self.service = service
         self.router = build_router(service)
         super().__init__(("127.0.0.1", service.config.port), _Handler)
-        self.guard = Guard(self.server_address[1], service.token)
         service.url = self.url  # pipeline runs the service starts call it back here
+        self.tls = server_identity(service.config.state_dir)
+        self.grpc, grpc_port = grpc_server(self.router, service.token)
+        try:
+            backends = {"h2": grpc_port, "http/1.1": self.server_address[1]}
+            self.front = TlsFront(self.tls, service.config.tls_port or 0, backends)
+        except OSError as exc:  # name the port that failed: the HTTP one is already bound
+            self.grpc.stop(grace=None)
+            self.server_close()
+            raise OSError(exc.errno, exc.strerror, f"127.0.0.1:{service.config.tls_port}") from exc
+        except BaseException:
+            self.grpc.stop(grace=None)
+            self.server_close()
+            raise
+        self.guard = Guard((self.server_address[1], self.front.port), service.token)
+
+    @property
+    def api_endpoint(self) -> str:
+        """`localhost:PORT`: the SDK's `api_endpoint`, TLS, for gRPC and REST alike."""
+        return f"localhost:{self.front.port}"
 
     @property
     def url(self) -> str:
@@ -128,14 +150,23 @@ class Running:
         self.server = server
         self.service = server.service
         self.url = server.url
+        self.api_endpoint = server.api_endpoint
         self.token = server.service.token
         config = self.service.config
-        self.runtime_file = local_auth.publish(self.url, config.state_dir, config.storage_root)
+        self.runtime_file = local_auth.publish(
+            self.url,
+            config.state_dir,
+            config.storage_root,
+            api_endpoint=self.api_endpoint,
+            roots_file=server.tls.roots_file,
+        )
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="http", daemon=True
         )
 
     def __enter__(self) -> "Running":
+        self.server.grpc.start()
+        self.server.front.start()
         self._thread.start()
         return self
 
@@ -145,6 +176,8 @@ class Running:
     def stop(self) -> None:
         """Stop serving, stop every replica (their jobs are queued again), close the state."""
         local_auth.withdraw(self.runtime_file)
+        self.server.front.stop()
+        self.server.grpc.stop(grace=1.0)
         self.server.shutdown()
         self.server.server_close()
         self.service.close()
@@ -156,6 +189,8 @@ def running(service: LocalVertex) -> Running:
     try:
         service.start()
     except BaseException:
+        server.front.stop()
+        server.grpc.stop(grace=None)
         server.server_close()
         service.close()
         raise

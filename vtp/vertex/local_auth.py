@@ -5,7 +5,8 @@ start) and refuses API requests without it. So that no client needs a flag for i
 also publishes a runtime file per port, readable by its user only:
 
     $VTP_RUNTIME_DIR (else $XDG_RUNTIME_DIR/vtp, else ~/.local/share/vtp/runtime)
-        service-<port>.json   {"url", "pid", "state_dir", "token_file", "storage_root"}
+        service-<port>.json   {"url", "pid", "state_dir", "token_file", "storage_root",
+                               "api_endpoint", "roots_file"}
 
 A client that talks to `http://127.0.0.1:<port>` takes `$VTP_LOCAL_TOKEN` when set (local
 pipeline runs and replicas get it), else the token of the service published for that port. gcloud
@@ -47,9 +48,16 @@ def new_token(state_dir: Path) -> str:
     return token
 
 
-def publish(url: str, state_dir: Path, storage_root: Path) -> Path:
+def publish(
+    url: str,
+    state_dir: Path,
+    storage_root: Path,
+    api_endpoint: str = "",
+    roots_file: Path | None = None,
+) -> Path:
     """Announce the service at `url` (state in `state_dir`, Cloud Storage under
-    `storage_root`) to this user's clients."""
+    `storage_root`, the SDK's TLS endpoint `api_endpoint` whose CA is in `roots_file`) to this
+    user's clients."""
     path = runtime_dir() / f"service-{urlsplit(url).port}.json"
     info = {
         "url": url,
@@ -57,6 +65,8 @@ def publish(url: str, state_dir: Path, storage_root: Path) -> Path:
         "state_dir": str(state_dir.resolve()),
         "token_file": str((state_dir / TOKEN_FILE).resolve()),
         "storage_root": str(storage_root.resolve()),
+        "api_endpoint": api_endpoint,
+        "roots_file": str(roots_file.resolve()) if roots_file else "",
     }
     _write_private(path, json.dumps(info, indent=1) + "\n")
     return path

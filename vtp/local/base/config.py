@@ -27,6 +27,10 @@ class ServiceConfig:
     port: int = 8765
     """TCP port on 127.0.0.1 (0 picks a free one)."""
 
+    tls_port: int | None = None
+    """TCP port of the TLS Vertex endpoint, gRPC and REST (default: `port` + 1; 0 when `port`
+    is 0)."""
+
     gcs_root: Path | None = None
     """Stands in for Cloud Storage: `gs://b/p` is `<gcs_root>/b/p`; default `<state_dir>/gcs`."""
 
@@ -70,6 +74,10 @@ class ServiceConfig:
             raise ValueError(f"max_replicas must be >= 0 (0: no limit), got {self.max_replicas}")
         if not 0 <= self.port < 65536:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
+        if self.tls_port is None:
+            object.__setattr__(self, "tls_port", self.port + 1 if 0 < self.port < 65535 else 0)
+        if not 0 <= self.tls_port < 65536:  # type: ignore[operator]
+            raise ValueError(f"tls_port must be in 0..65535, got {self.tls_port}")
 
     @property
     def storage_root(self) -> Path:

@@ -31,9 +31,10 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 @dataclass(frozen=True)
 class Guard:
-    """The checks for one service: its port and its token."""
+    """The checks for one service: its ports (plain HTTP first, then the TLS endpoint's) and
+    its token."""
 
-    port: int
+    ports: tuple[int, ...]
     token: str
 
     def check(self, method: str, path: str, headers: Mapping[str, str]) -> int:
@@ -55,17 +56,22 @@ class Guard:
         return length
 
     def _check_host(self, host: str) -> None:
-        allowed = {f"{name}:{self.port}" for name in LOOPBACK_NAMES}
+        allowed = {f"{name}:{port}" for name in LOOPBACK_NAMES for port in self.ports}
         if host.lower() not in allowed:
             raise errors.ApiError(
                 errors.PERMISSION_DENIED,
-                f"Host {host!r} is not this service: use http://127.0.0.1:{self.port}.",
+                f"Host {host!r} is not this service: use http://127.0.0.1:{self.ports[0]}.",
             )
 
     def _check_origin(self, origin: str | None) -> None:
         if origin is None:
             return
-        allowed = {f"http://{name}:{self.port}" for name in LOOPBACK_NAMES}
+        allowed = {
+            f"{scheme}://{name}:{port}"
+            for scheme in ("http", "https")
+            for name in LOOPBACK_NAMES
+            for port in self.ports
+        }
         if origin.lower() not in allowed:
             raise errors.ApiError(
                 errors.PERMISSION_DENIED,
