@@ -17,6 +17,8 @@ import importlib
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import BinaryIO
+from urllib.parse import parse_qs, urlsplit
 
 from vtp.local.base import errors
 from vtp.local.base.guard import REQUEST_TIMEOUT_SECONDS, Guard
@@ -24,6 +26,8 @@ from vtp.local.base.routing import OPERATIONS_PARENT, Request, Router, list_page
 from vtp.local.base.tls import server_identity
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.grpc_server import grpc_server
+from vtp.local.storage.routes import Reply, StorageApi, StorageRequest, is_storage_path
+from vtp.local.storage.uploads import remove_stale
 from vtp.local.tls_front import TlsFront
 from vtp.vertex import local_auth
 
@@ -75,7 +79,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         try:
-            length = self.server.guard.check(self.command, self.path, self.headers)
+            media = is_storage_path(self.path)
+            length = self.server.guard.check(self.command, self.path, self.headers, media)
+            if media:
+                self._storage(length)
+                return
             body = self.rfile.read(length) if length else b""
             if len(body) < length:  # the client stopped sending: nobody to answer
                 self.close_connection = True
@@ -100,10 +108,73 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _storage(self, length: int) -> None:
+        """A Cloud Storage request: the body streams to its handler; media streams back."""
+        body = _Body(self.rfile, length)
+        url = urlsplit(self.path)
+        query = parse_qs(url.query, keep_blank_values=True)
+        request = StorageRequest(self.command, url.path, query, self.headers, body, length)
+        try:
+            reply = self.server.storage.handle(request)
+        except ConnectionError:  # the client stopped sending: nobody to answer
+            self.close_connection = True
+            return
+        if body.remaining:  # refused before reading: do not parse the rest as a request
+            self.close_connection = True
+        self._send(reply)
+
+    def _send(self, reply: Reply) -> None:
+        self.send_response(reply.status)
+        if reply.status not in (204, 304):
+            self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(reply.length if reply.file else len(reply.body)))
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        if reply.file is None:
+            self.wfile.write(reply.body)
+            return
+        with open(reply.file, "rb") as file:
+            file.seek(reply.offset)
+            _copy_exactly(file, self.wfile, reply.length)
+
     do_GET = do_POST = do_DELETE = do_PATCH = do_PUT = _handle
 
     def log_message(self, format: str, *args: object) -> None:
         _log.debug("%s %s", self.address_string(), format % args)
+
+
+class _Body:
+    """A request body of a known length read from the connection: `read` never goes past it,
+    and raises ConnectionError when the client stops before the end (so a cut-off upload is
+    never stored as an object)."""
+
+    def __init__(self, stream: BinaryIO, length: int) -> None:
+        self._stream = stream
+        self.remaining = length
+
+    def read(self, size: int = -1) -> bytes:
+        wanted = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        if not wanted:
+            return b""
+        data = self._stream.read(wanted)
+        if not data:
+            raise ConnectionError("the client closed the connection mid-body")
+        self.remaining -= len(data)
+        return data
+
+
+def _copy_exactly(source: BinaryIO, target: BinaryIO, length: int) -> None:
+    while length > 0:
+        chunk = source.read(min(length, 1 << 20))
+        if not chunk:  # the file shrank under us: the client sees a short body
+            return
+        target.write(chunk)
+        length -= len(chunk)
 
 
 class Server(ThreadingHTTPServer):
@@ -115,6 +186,8 @@ class Server(ThreadingHTTPServer):
     def __init__(self, service: LocalVertex) -> None:
         self.service = service
         self.router = build_router(service)
+        self.storage = StorageApi(service.config.storage_root)
+        remove_stale(self.storage.buckets)
         super().__init__(("127.0.0.1", service.config.port), _Handler)
         service.url = self.url  # pipeline runs the service starts call it back here
         self.tls = server_identity(service.config.state_dir)

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from vtp.local.base import errors
 
 MAX_BODY_BYTES = 32 << 20
-"""Largest request body accepted (API requests are kilobytes; model files do not go through)."""
+"""Largest API request body accepted (API requests are kilobytes)."""
+
+MAX_MEDIA_BYTES = 64 << 30
+"""Largest Cloud Storage upload request (streamed to a file, never held in memory)."""
 
 REQUEST_TIMEOUT_SECONDS = 30.0
 """A connection that sends nothing for this long is closed."""
@@ -37,14 +40,18 @@ class Guard:
     ports: tuple[int, ...]
     token: str
 
-    def check(self, method: str, path: str, headers: Mapping[str, str]) -> int:
-        """The body length to read; raise ApiError (4xx, naming what is wrong) otherwise."""
+    def check(
+        self, method: str, path: str, headers: Mapping[str, str], media: bool = False
+    ) -> int:
+        """The body length to read; raise ApiError (4xx, naming what is wrong) otherwise.
+        `media`: a Cloud Storage request, whose body may be of any type and up to
+        MAX_MEDIA_BYTES."""
         self._check_host(headers.get("Host", ""))
         self._check_origin(headers.get("Origin"))
-        length = body_length(headers)
+        length = body_length(headers, MAX_MEDIA_BYTES if media else MAX_BODY_BYTES)
         if path.split("?", 1)[0] not in OPEN_PATHS:
             self._check_token(headers.get("Authorization", ""))
-        if length and method in ("POST", "PUT", "PATCH"):
+        if length and method in ("POST", "PUT", "PATCH") and not media:
             media = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
             if media != "application/json":
                 raise errors.ApiError(
@@ -91,7 +98,7 @@ class Guard:
             )
 
 
-def body_length(headers: Mapping[str, str]) -> int:
+def body_length(headers: Mapping[str, str], limit: int = MAX_BODY_BYTES) -> int:
     """The declared body length; ApiError for chunked, malformed or oversized bodies."""
     if "chunked" in headers.get("Transfer-Encoding", "").lower():
         raise errors.ApiError(
@@ -102,10 +109,10 @@ def body_length(headers: Mapping[str, str]) -> int:
     text = headers.get("Content-Length", "0").strip() or "0"
     if not (text.isascii() and text.isdigit()):
         raise errors.invalid_argument(f"Invalid Content-Length {text!r}: expected a number.")
-    if len(text) > 12 or int(text) > MAX_BODY_BYTES:
+    if len(text) > 15 or int(text) > limit:
         raise errors.ApiError(
             errors.INVALID_ARGUMENT,
-            f"Request body of {text} bytes is larger than the {MAX_BODY_BYTES} accepted.",
+            f"Request body of {text} bytes is larger than the {limit} accepted.",
             http_status=413,
         )
     return int(text)

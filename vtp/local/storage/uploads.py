@@ -1,0 +1,185 @@
+"""The JSON API's three upload protocols, over `objects.Buckets`.
+
+- `uploadType=media`: the body is the object (its name in the query).
+- `uploadType=multipart`: a multipart/related body, JSON metadata then the data (parsed with the
+  standard library's MIME parser, which keeps binary parts byte for byte).
+- `uploadType=resumable`: POST the metadata, get a session URI (`Location`), then PUT the data in
+  one or more chunks with `Content-Range`. Sessions live as files beside the upload temporaries
+  (`<root>/.vtp-uploads/session-<id>.{json,part}`), so they survive a service restart; a
+  session answers 308 with the `Range` it holds until the last byte arrives, then the object.
+"""
+
+import email.policy
+import json
+import os
+import re
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
+from email.parser import BytesParser
+from pathlib import Path
+from typing import BinaryIO
+
+from vtp.local.base import errors
+from vtp.local.storage.objects import UPLOADS_DIR, Buckets, ObjectInfo
+
+MAX_MULTIPART_BYTES = 64 << 20
+"""Largest multipart upload body (clients switch to resumable uploads well below this)."""
+
+_CONTENT_RANGE = re.compile(r"bytes (?:(?P<first>\d+)-(?P<last>\d+)|\*)/(?P<total>\d+|\*)")
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def metadata_from(body: bytes) -> dict:
+    """The JSON object of an upload's metadata; INVALID_ARGUMENT otherwise."""
+    try:
+        value = json.loads(body or b"{}")
+    except (ValueError, RecursionError) as exc:
+        raise errors.invalid_argument(f"Invalid JSON object metadata: {exc}") from None
+    if not isinstance(value, dict):
+        raise errors.invalid_argument("Invalid object metadata: expected a JSON object.")
+    return value
+
+
+def object_name(query: dict[str, list[str]], metadata: dict) -> str:
+    """The object name from the `name` query parameter or the metadata's `name`."""
+    name = query.get("name", [""])[0] or metadata.get("name") or ""
+    if not isinstance(name, str) or not name:
+        raise errors.invalid_argument("Required parameter: name (the object's name).")
+    return name
+
+
+def split_multipart(content_type: str, body: bytes) -> tuple[dict, bytes]:
+    """(metadata, data) of a multipart/related upload body."""
+    if len(body) > MAX_MULTIPART_BYTES:
+        raise errors.ApiError(
+            errors.INVALID_ARGUMENT,
+            f"Multipart upload of {len(body)} bytes is over {MAX_MULTIPART_BYTES}: use a "
+            "resumable upload.",
+            http_status=413,
+        )
+    header = f"Content-Type: {content_type}\r\n\r\n".encode()
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(header + body)
+    parts = list(message.iter_parts()) if message.is_multipart() else []
+    if len(parts) != 2:
+        raise errors.invalid_argument(
+            "Invalid multipart upload: expected a multipart/related body of two parts, "
+            "the JSON metadata and the object's data."
+        )
+    metadata = metadata_from(parts[0].get_payload(decode=True) or b"")
+    return metadata, parts[1].get_payload(decode=True) or b""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One PUT to a resumable session: the bytes [first, last] of `total` (None: unknown)."""
+
+    first: int | None
+    last: int | None
+    total: int | None
+
+    @classmethod
+    def parse(cls, header: str, length: int) -> "Chunk":
+        """From `Content-Range` (absent: the whole object in this one request)."""
+        if not header:
+            return cls(0, length - 1, length) if length else cls(None, None, 0)
+        match = _CONTENT_RANGE.fullmatch(header.strip())
+        if not match:
+            raise errors.invalid_argument(
+                f"Invalid Content-Range {header!r}: expected 'bytes FIRST-LAST/TOTAL', "
+                "'bytes FIRST-LAST/*' or 'bytes */TOTAL'."
+            )
+        total = None if match["total"] == "*" else int(match["total"])
+        if match["first"] is None:
+            return cls(None, None, total)
+        first, last = int(match["first"]), int(match["last"])
+        if last < first or last - first + 1 != length:
+            raise errors.invalid_argument(
+                f"Invalid Content-Range {header!r}: it names {last - first + 1} bytes, the "
+                f"request carries {length}."
+            )
+        return cls(first, last, total)
+
+
+class Sessions:
+    """Resumable upload sessions of one storage root."""
+
+    def __init__(self, buckets: Buckets) -> None:
+        self.buckets = buckets
+
+    def _folder(self) -> Path:
+        folder = self.buckets.root / UPLOADS_DIR
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder
+
+    def start(self, bucket: str, name: str, query: dict[str, list[str]]) -> str:
+        """A new session for object `name` in `bucket`; its ID."""
+        self.buckets.existing_bucket(bucket)
+        self.buckets.object_path(bucket, name)  # refuse bad names now, not at the last chunk
+        self.buckets.check_generation(bucket, name, query)
+        session = secrets.token_urlsafe(24)
+        folder = self._folder()
+        (folder / f"session-{session}.part").touch(mode=0o600)
+        conditions = {k: v[0] for k, v in query.items() if k.startswith("ifGeneration")}
+        record = {"bucket": bucket, "name": name, "conditions": conditions}
+        (folder / f"session-{session}.json").write_text(json.dumps(record))
+        return session
+
+    def put(self, session: str, chunk: Chunk, body: BinaryIO) -> tuple[int, ObjectInfo | None]:
+        """Add a chunk; (bytes held, None) while incomplete, else (size, the new object)."""
+        record, part = self._open(session)
+        held = part.stat().st_size
+        if chunk.first is not None:
+            if chunk.first > held:  # a gap: the client resends from what we hold
+                return held, None
+            with open(part, "r+b") as file:
+                file.truncate(chunk.first)
+                file.seek(chunk.first)
+                shutil.copyfileobj(body, file, 1 << 20)
+            held = part.stat().st_size
+        if chunk.total is None or held < chunk.total:
+            return held, None
+        if held > chunk.total:
+            raise errors.invalid_argument(
+                f"Upload session holds {held} bytes, more than the total {chunk.total}."
+            )
+        query = {k: [v] for k, v in record["conditions"].items()}
+        self.buckets.check_generation(record["bucket"], record["name"], query)
+        with open(part, "rb") as source:
+            info = self.buckets.write(record["bucket"], record["name"], source)
+        self.cancel(session)
+        return held, info
+
+    def cancel(self, session: str) -> None:
+        """Forget a session and its bytes."""
+        folder = self._folder()
+        for suffix in ("json", "part"):
+            (folder / f"session-{session}.{suffix}").unlink(missing_ok=True)
+
+    def _open(self, session: str) -> tuple[dict, Path]:
+        if not _SESSION_ID.fullmatch(session):
+            raise errors.invalid_argument(f"Invalid upload_id {session!r}.")
+        folder = self._folder()
+        try:
+            record = json.loads((folder / f"session-{session}.json").read_text())
+        except (OSError, ValueError):
+            raise errors.not_found(f"No such upload session: {session}") from None
+        part = folder / f"session-{session}.part"
+        if not part.exists():
+            raise errors.not_found(f"No such upload session: {session}")
+        return record, part
+
+
+def remove_stale(buckets: Buckets, older_than_seconds: float = 7 * 86400) -> None:
+    """Drop upload temporaries and sessions untouched for a week (Cloud Storage's limit)."""
+    folder = buckets.root / UPLOADS_DIR
+    if not folder.is_dir():
+        return
+    cutoff = time.time() - older_than_seconds
+    for path in folder.iterdir():
+        try:
+            if path.stat().st_mtime < cutoff:
+                os.unlink(path)
+        except OSError:
+            continue
