@@ -33,7 +33,12 @@ from vtp.local.base import errors
 from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER, Buckets, ObjectInfo
 from vtp.local.storage.uploads import Chunk, Sessions, metadata_from, object_name, split_multipart
 
-PREFIXES = ("/storage/v1/", "/upload/storage/v1/", "/download/storage/v1/")
+PREFIXES = (
+    "/storage/v1/",
+    "/upload/storage/v1/",
+    "/resumable/upload/storage/v1/",  # gcloud storage's path for resumable uploads
+    "/download/storage/v1/",
+)
 """Paths that belong to the Cloud Storage API."""
 
 MAX_PAGE = 1000
@@ -121,9 +126,9 @@ class StorageApi:
                 self._copy,
             ),
             ("POST", f"/storage/v1/b/{b}/o/{o}/compose", self._compose),
-            ("POST", f"/upload/storage/v1/b/{b}/o", self._upload),
-            ("PUT", f"/upload/storage/v1/b/{b}/o", self._resume),
-            ("DELETE", f"/upload/storage/v1/b/{b}/o", self._cancel_upload),
+            ("POST", f"(?:/resumable)?/upload/storage/v1/b/{b}/o", self._upload),
+            ("PUT", f"(?:/resumable)?/upload/storage/v1/b/{b}/o", self._resume),
+            ("DELETE", f"(?:/resumable)?/upload/storage/v1/b/{b}/o", self._cancel_upload),
             ("GET", f"/download/storage/v1/b/{b}/o/{o}", self._media),
         ):
             self._routes.append((method, re.compile(pattern), handler))

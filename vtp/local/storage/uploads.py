@@ -59,6 +59,8 @@ def split_multipart(content_type: str, body: bytes) -> tuple[dict, bytes]:
             "resumable upload.",
             http_status=413,
         )
+    # gcloud (apitools) quotes the boundary in single quotes, which MIME does not know.
+    content_type = re.sub(r"boundary='([^']*)'", r'boundary="\1"', content_type)
     header = f"Content-Type: {content_type}\r\n\r\n".encode()
     message = BytesParser(policy=email.policy.HTTP).parsebytes(header + body)
     parts = list(message.iter_parts()) if message.is_multipart() else []
