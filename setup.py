@@ -18,5 +18,9 @@ setup(
         "pipelines.compiled.components",
     ],
     package_dir={"pipelines.compiled": "compiled"},
-    package_data={"pipelines.compiled": ["*.yaml", "components/*.yaml"]},
+    package_data={
+        "pipelines.compiled": ["*.yaml", "components/*.yaml"],
+        # The start-up hook is a folder put on PYTHONPATH, not a package (vtp/vertex/local_auth.py).
+        "vtp.vertex": ["startup/sitecustomize.py"],
+    },
 )

@@ -204,6 +204,11 @@ class Server(ThreadingHTTPServer):
             self.server_close()
             raise
         self.guard = Guard((self.server_address[1], self.front.port), service.token)
+        service.client_env = {
+            **local_auth.client_settings(self.url, self.api_endpoint, str(self.tls.roots_file)),
+            local_auth.TOKEN_ENV: service.token,
+            "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE": str(service.config.state_dir / "token"),
+        }
 
     @property
     def api_endpoint(self) -> str:

@@ -100,16 +100,53 @@ def find_token(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
         return None
 
 
-def shell_settings(url: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The environment that points gcloud and our clients at the local service at `url`:
-    the aiplatform and logging endpoint overrides, the token file, the service URL."""
+STARTUP_HOOK_DIR = Path(__file__).resolve().parent / "startup"
+"""Holds `sitecustomize.py`, the start-up hook that points an unchanged program's aiplatform SDK
+and google-cloud-storage at the service (see that file)."""
+
+API_ENDPOINT_ENV = "VTP_LOCAL_API_ENDPOINT"
+"""`localhost:PORT`: the service's TLS endpoint, the SDK's `api_endpoint` (gRPC and REST)."""
+
+
+def client_settings(
+    url: str, api_endpoint: str = "", roots_file: str = "", pythonpath: str = ""
+) -> dict[str, str]:
+    """The environment that points gcloud, the aiplatform SDK and Cloud Storage clients at the
+    service at `url` (`api_endpoint` and the CA bundle `roots_file` as it published them):
+
+    - gcloud: the aiplatform, logging and storage endpoint overrides;
+    - Cloud Storage clients: STORAGE_EMULATOR_HOST (google-cloud-storage, gcsfs, ...);
+    - the SDK: the start-up hook on PYTHONPATH (before `pythonpath`), which sets its endpoint
+      and credentials; TLS trust in the CA through GRPC_DEFAULT_SSL_ROOTS_FILE_PATH (gRPC) and
+      REQUESTS_CA_BUNDLE (REST), each the CA plus the public roots.
+    """
     settings = {
         "CLOUDSDK_API_ENDPOINT_OVERRIDES_AIPLATFORM": f"{url}/",
         "CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING": f"{url}/",
+        "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE": f"{url}/storage/v1/",
         "VTP_LOCAL_ENDPOINT": url,
+        "STORAGE_EMULATOR_HOST": url,
     }
-    info = published(url, environ)
-    if info and info.get("token_file"):
+    if api_endpoint:
+        settings[API_ENDPOINT_ENV] = api_endpoint
+        settings["PYTHONPATH"] = os.pathsep.join(filter(None, [str(STARTUP_HOOK_DIR), pythonpath]))
+    if roots_file:
+        settings["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = roots_file
+        settings["REQUESTS_CA_BUNDLE"] = roots_file
+    return settings
+
+
+def shell_settings(url: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """`client_settings` for the service published at `url`, plus the token file (gcloud reads
+    it, and so does the start-up hook)."""
+    info = published(url, environ) or {}
+    pythonpath = environ.get("PYTHONPATH", "")
+    hook = str(STARTUP_HOOK_DIR)
+    pythonpath = os.pathsep.join(p for p in pythonpath.split(os.pathsep) if p and p != hook)
+    settings = client_settings(
+        url, info.get("api_endpoint", ""), info.get("roots_file", ""), pythonpath
+    )
+    if info.get("token_file"):
         settings["CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"] = str(info["token_file"])
     return settings
 

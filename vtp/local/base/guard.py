@@ -40,9 +40,7 @@ class Guard:
     ports: tuple[int, ...]
     token: str
 
-    def check(
-        self, method: str, path: str, headers: Mapping[str, str], media: bool = False
-    ) -> int:
+    def check(self, method: str, path: str, headers: Mapping[str, str], media: bool = False) -> int:
         """The body length to read; raise ApiError (4xx, naming what is wrong) otherwise.
         `media`: a Cloud Storage request, whose body may be of any type and up to
         MAX_MEDIA_BYTES."""

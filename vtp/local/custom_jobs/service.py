@@ -67,6 +67,9 @@ class LocalVertex:
         self.token = local_auth.new_token(config.state_dir)
         """The bearer token every API request must carry (also in `<state-dir>/token`)."""
         self.service_id = secrets.token_hex(8)
+        self.client_env: dict[str, str] = {}
+        """What points a replica's Vertex and Cloud Storage clients back at this service (the
+        server fills it in once its ports are bound: `local_auth.client_settings`)."""
         """Carried by every process the service starts, so its watchdog can find them."""
         self._watchdog: Watchdog | None = None
         self.store = Store(config.state_dir / "state.db")

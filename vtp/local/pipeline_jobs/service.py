@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import json
 import logging
+import os
 import shutil
 import sqlite3
 import threading
@@ -163,11 +164,16 @@ class PipelineJobs:
 
     def _launch(self, record: Record) -> None:
         env = {
+            **self.service.client_env,
             LOCAL_ENDPOINT_ENV: _service_url(self.service),
             storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
             local_auth.TOKEN_ENV: self.service.token,
             SERVICE_ENV: self.service.service_id,
         }
+        if env.get("PYTHONPATH"):  # the start-up hook first, then what the service was given
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [env["PYTHONPATH"], os.environ.get("PYTHONPATH")])
+            )
         config = self.service.config
         run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)
         record.runtime["token"] = run.token

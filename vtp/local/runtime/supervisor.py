@@ -58,6 +58,7 @@ class JobBook(ProcessBook, Protocol):
     def finish(self, job_id: str, outcome: Outcome) -> None: ...
 
     service_id: str
+    client_env: dict[str, str]
 
 
 @dataclass
@@ -229,7 +230,14 @@ class JobRun(threading.Thread):
         base = container_environment(
             os.environ, str(Path(sys.executable).parent), self._config.pass_env
         )
-        paths = [replica.python_path, str(self._config.project_dir), base.get("PYTHONPATH")]
+        clients = self._book.client_env  # Vertex and Cloud Storage calls reach this service
+        service.update(clients)
+        paths = [
+            clients.get("PYTHONPATH"),  # the start-up hook
+            replica.python_path,
+            str(self._config.project_dir),
+            base.get("PYTHONPATH"),
+        ]
         service["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         vertex = replica_environment(self._cluster, replica.pool.index, replica.index)
         # Precedence, lowest first: a container's environment, Vertex's variables, the service's

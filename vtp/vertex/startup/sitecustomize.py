@@ -1,0 +1,137 @@
+"""Start-up hook that points an unchanged Python program's Vertex and Cloud Storage clients at
+the local Vertex service.
+
+`vtp local exec`, `vtp local env`, local replicas and local pipeline tasks put this folder first
+on PYTHONPATH, so Python imports this file at start-up (`sitecustomize`). It reads:
+
+    VTP_LOCAL_API_ENDPOINT     localhost:PORT, the service's TLS endpoint (gRPC and REST)
+    VTP_LOCAL_TOKEN            the bearer token, or else the file named by
+    CLOUDSDK_AUTH_ACCESS_TOKEN_FILE
+    STORAGE_EMULATOR_HOST      http://127.0.0.1:PORT, the service's Cloud Storage JSON API
+
+and, only when those are set, patches three modules as they are first imported (nothing is
+imported early, so start-up stays fast):
+
+- `google.cloud.aiplatform.initializer`: the SDK's default `api_endpoint` and credentials, as
+  if the program had called `aiplatform.init(api_endpoint=..., credentials=...)`; anything the
+  program passes to `aiplatform.init` still wins.
+- `google.cloud.aiplatform.utils.resource_manager_utils`: project ID <-> number lookups (Resource
+  Manager is not served locally; there is one local project, whatever its ID).
+- `google.cloud.storage.client`: a `Client()` without credentials, which the library makes
+  anonymous under STORAGE_EMULATOR_HOST, carries the token instead.
+
+TLS trust comes from the environment (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE). The
+file imports nothing but the standard library at start-up and does not import `vtp`: the program
+may run in another interpreter. Another `sitecustomize` later on the path still runs.
+"""
+
+import functools
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+LOCAL_PROJECT_NUMBER = "100000000001"
+"""What the local storage API reports as every bucket's project number."""
+
+
+def _token() -> str:
+    token = os.environ.get("VTP_LOCAL_TOKEN", "")
+    if token:
+        return token
+    try:
+        with open(os.environ.get("CLOUDSDK_AUTH_ACCESS_TOKEN_FILE", "")) as file:
+            return file.read().strip()
+    except OSError:
+        return ""
+
+
+def _credentials() -> object:
+    from google.oauth2.credentials import Credentials
+
+    return Credentials(_token())
+
+
+def _patch_initializer(module: ModuleType) -> None:
+    config = module.global_config
+    if getattr(config, "_api_endpoint", None) is None:
+        config._api_endpoint = os.environ["VTP_LOCAL_API_ENDPOINT"]
+    if getattr(config, "_credentials", None) is None:
+        config._credentials = _credentials()
+
+
+def _patch_resource_manager(module: ModuleType) -> None:
+    module.get_project_number = lambda project_id, credentials=None: LOCAL_PROJECT_NUMBER
+    module.get_project_id = lambda project_number, credentials=None: (
+        os.environ.get("GOOGLE_CLOUD_PROJECT") or str(project_number)
+    )
+
+
+def _patch_storage(module: ModuleType) -> None:
+    original = module.Client.__init__
+
+    @functools.wraps(original)
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        if len(args) < 2 and kwargs.get("credentials") is None:
+            kwargs["credentials"] = _credentials()
+        original(self, *args, **kwargs)
+
+    module.Client.__init__ = __init__
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Runs `patches[name](module)` right after module `name` is first executed."""
+
+    def __init__(self, patches: dict[str, Callable[[ModuleType], None]]) -> None:
+        self._patches = patches
+
+    def find_spec(self, name, path, target=None):
+        if name not in self._patches:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        loader, patch = spec.loader, self._patches[name]
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module: ModuleType) -> None:
+                loader.exec_module(module)
+                try:
+                    patch(module)
+                except Exception as exc:  # never break the program's own import
+                    print(f"vtp start-up hook: could not patch {name}: {exc}", file=sys.stderr)
+
+        spec.loader = Loader()
+        return spec
+
+
+def _install() -> None:
+    if not (os.environ.get("VTP_LOCAL_API_ENDPOINT") and _token()):
+        return
+    patches = {
+        "google.cloud.aiplatform.initializer": _patch_initializer,
+        "google.cloud.aiplatform.utils.resource_manager_utils": _patch_resource_manager,
+    }
+    if os.environ.get("STORAGE_EMULATOR_HOST"):
+        patches["google.cloud.storage.client"] = _patch_storage
+    sys.meta_path.insert(0, _PatchAfterImport(patches))
+
+
+def _chain() -> None:
+    """Run the next `sitecustomize` on the path, which this file hides."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec and spec.loader:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
+_install()
+_chain()
