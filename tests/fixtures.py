@@ -14,6 +14,7 @@ A module that needs its own flags starts `LocalService(state_dir, "--max-replica
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -108,6 +109,38 @@ class LocalService:
     def env(self) -> dict[str, str]:
         """Environment for processes that should use this service and its storage root."""
         return {**os.environ, "VTP_LOCAL_ENDPOINT": self.url, "VTP_GCS_ROOT": str(self.gcs_root)}
+
+    def shell_env(self) -> dict[str, str]:
+        """What `eval "$(vtp local env)"` sets for this service, as a user's shell gets it."""
+        printed = subprocess.run(
+            [sys.executable, "-m", "vtp", "local", "env", "--endpoint", self.url],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        pairs = (shlex.split(line)[0].split("=", 1) for line in printed.splitlines() if line)
+        return dict(pairs)
+
+    def run_user_program(
+        self, folder: Path, script: str, *, hook: bool = True, timeout: float = 240
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `python <script>` from the user's `folder` (outside the repository) with the
+        environment `vtp local env` prints; `hook=False` leaves out the start-up hook, so the
+        program must set the SDK's endpoint and credentials itself. Fails with its output."""
+        env = {**os.environ, **self.shell_env()}
+        if not hook:
+            env.pop("PYTHONPATH")
+        result = subprocess.run(
+            [sys.executable, script],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"{script} exited {result.returncode}:\n{result.stderr[-4000:]}")
+        return result
 
     def _end(self, signum: int) -> None:
         if self.process and self.process.poll() is None:
