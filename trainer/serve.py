@@ -8,6 +8,8 @@ container contract, all read from the environment:
     AIP_HEALTH_ROUTE   GET: 200 once the model is loaded, 503 while it loads (default /health)
     AIP_PREDICT_ROUTE  POST: predictions (default /predict)
     AIP_STORAGE_URI    the model directory: Vertex's copy of the model's artifactUri (gs://)
+    VTP_SERVE_HOST     the address to listen on (default 0.0.0.0, as in a container; the local
+                       service sets 127.0.0.1, so a local model is not on the network)
 
 For the digits task (64 pixels in, 10 classes out):
 
@@ -50,6 +52,7 @@ class ServeConfig:
     port: int = 8080
     health_route: str = "/health"
     predict_route: str = "/predict"
+    host: str = "0.0.0.0"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "ServeConfig":
@@ -65,16 +68,17 @@ class ServeConfig:
         for name, route in (("AIP_HEALTH_ROUTE", health), ("AIP_PREDICT_ROUTE", predict)):
             if not route.startswith("/"):
                 raise ValueError(f"{name}={route!r} is not a path (it must start with /)")
-        return cls(uri, int(port), health, predict)
+        host = env.get("VTP_SERVE_HOST") or cls.host
+        return cls(uri, int(port), health, predict, host)
 
 
 class Server(ThreadingHTTPServer):
-    """The HTTP server on 0.0.0.0:AIP_HTTP_PORT; `predictor` is None until the model is loaded."""
+    """The HTTP server on host:AIP_HTTP_PORT; `predictor` is None until the model is loaded."""
 
     daemon_threads = True
 
     def __init__(self, config: ServeConfig) -> None:
-        super().__init__(("0.0.0.0", config.port), Handler)
+        super().__init__((config.host, config.port), Handler)
         self.config = config
         self.predictor: Predictor | None = None
         self.failure = ""
@@ -92,7 +96,7 @@ class Server(ThreadingHTTPServer):
             return
         config = self.config
         print(
-            f"trainer.serve: serving {config.storage_uri} on 0.0.0.0:{config.port} "
+            f"trainer.serve: serving {config.storage_uri} on {config.host}:{config.port} "
             f"(GET {config.health_route}, POST {config.predict_route})",
             flush=True,
         )
@@ -188,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"trainer.serve: error: cannot listen on port {config.port}: {exc}", file=sys.stderr)
         return 1
     print(
-        f"trainer.serve: listening on 0.0.0.0:{config.port}, loading {config.storage_uri}",
+        f"trainer.serve: listening on {config.host}:{config.port}, loading {config.storage_uri}",
         flush=True,
     )
     threading.Thread(target=server.load, name="load-model", daemon=True).start()

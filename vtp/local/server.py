@@ -37,6 +37,8 @@ RESOURCES: tuple[str, ...] = (
     "vtp.local.custom_jobs",
     "vtp.local.tuning",
     "vtp.local.models",
+    "vtp.local.endpoints",
+    "vtp.local.training_pipelines",
     "vtp.local.pipeline_jobs",
     "vtp.local.schedules",
 )

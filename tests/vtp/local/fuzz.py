@@ -114,7 +114,39 @@ def requests_for(seed: int, count: int, token: str) -> Iterator[tuple[str, str, 
         yield method, path, headers, body
 
 
+BUCKETS = ("fuzz-bucket", "..", "%2e%2e", "A", "x" * 300, "a..b", "-", "%00", "b%2Fc")
+OBJECTS = ("a.txt", "a%2Fb.txt", "..", "a%2F..%2F..%2Fetc", "%00", "x" * 2000, "a%2F%2Fb", "d%2F")
+STORAGE_QUERIES = (
+    "", "?uploadType=media&name=a.txt", "?uploadType=multipart", "?uploadType=resumable",
+    "?uploadType=resumable&name=..", "?upload_id=x", "?upload_id=" + "A" * 32, "?alt=media",
+    "?maxResults=-1", "?maxResults=\u0661", "?pageToken=%%%", "?delimiter=/&prefix=a",
+    "?ifGenerationMatch=x", "?uploadType=nope&name=a",
+)  # fmt: skip
+
+
+def _storage_request(rng: random.Random) -> tuple[str, str, bytes]:
+    """A Cloud Storage JSON API request: odd bucket and object names, upload types, queries."""
+    bucket, name = rng.choice(BUCKETS), rng.choice(OBJECTS)
+    path = rng.choice(
+        (
+            "/storage/v1/b",
+            f"/storage/v1/b/{bucket}",
+            f"/storage/v1/b/{bucket}/o",
+            f"/storage/v1/b/{bucket}/o/{name}",
+            f"/storage/v1/b/{bucket}/o/{name}/compose",
+            f"/storage/v1/b/{bucket}/o/{name}/rewriteTo/b/{bucket}/o/{rng.choice(OBJECTS)}",
+            f"/upload/storage/v1/b/{bucket}/o",
+            f"/download/storage/v1/b/{bucket}/o/{name}",
+        )
+    )
+    method = rng.choice(("GET", "POST", "PUT", "PATCH", "DELETE"))
+    body = _body(rng, {"name": "fuzz-bucket", "sourceObjects": [{"name": "a.txt"}]})
+    return method, path + rng.choice(STORAGE_QUERIES), body if method != "GET" else b""
+
+
 def _request(rng: random.Random) -> tuple[str, str, bytes]:
+    if rng.random() < 0.15:
+        return _storage_request(rng)
     kind = rng.choice(COLLECTIONS)
     base = f"/{rng.choices(['v1', 'v1beta1', 'v2', 'ui'], weights=[14, 4, 1, 1])[0]}/{PARENT}"
     roll = rng.random()

@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from google.cloud import aiplatform_v1
 
 from tests.vtp.local.conftest import SCRIPT
 
@@ -158,3 +159,52 @@ def test_the_same_endpoint_answers_rest(local_service, tmp_path):
     (tmp_path / "rest.py").write_text(textwrap.dedent(program))
     result = local_service.run_user_program(tmp_path, "rest.py", hook=False)
     assert "REST JobServiceRestTransport True" in result.stdout
+
+
+def _channel(local_service):
+    """A raw TLS channel to the SDK's endpoint, trusting the service's CA explicitly."""
+    import grpc
+
+    roots = (local_service.state_dir / "tls" / "ca.pem").read_bytes()
+    endpoint = local_service.shell_env()["VTP_LOCAL_API_ENDPOINT"]
+    return grpc.secure_channel(endpoint, grpc.ssl_channel_credentials(root_certificates=roots))
+
+
+@pytest.mark.parametrize(
+    ("method", "payload", "code", "words"),
+    [
+        (
+            "/google.cloud.aiplatform.v1.JobService/GetCustomJob",
+            b"\xff\xff\xff",
+            "INVALID_ARGUMENT",
+            "Invalid request",
+        ),
+        (
+            "/google.cloud.aiplatform.v1.JobService/NoSuchMethod",
+            b"",
+            "UNIMPLEMENTED",
+            "not supported",
+        ),
+        ("/some.other.Service/Call", b"", "UNIMPLEMENTED", "not supported by the local Vertex"),
+        (
+            "/google.cloud.aiplatform.v1.MetadataService/GetMetadataStore",
+            aiplatform_v1.GetMetadataStoreRequest.serialize(
+                {"name": "projects/local/locations/us-central1/metadataStores/default"}
+            ),
+            "UNIMPLEMENTED",
+            "it serves customJobs",
+        ),
+    ],
+)
+def test_malformed_or_unknown_grpc_calls_get_a_status_that_says_why(
+    local_service, method, payload, code, words
+):
+    import grpc
+
+    with _channel(local_service) as channel:
+        call = channel.unary_unary(method)
+        metadata = [("authorization", f"Bearer {local_service.token}")]
+        with pytest.raises(grpc.RpcError) as failure:
+            call(payload, metadata=metadata, timeout=30)
+    assert failure.value.code().name == code
+    assert words in failure.value.details()

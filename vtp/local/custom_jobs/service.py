@@ -19,7 +19,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -67,6 +67,10 @@ class LocalVertex:
         self.token = local_auth.new_token(config.state_dir)
         """The bearer token every API request must carry (also in `<state-dir>/token`)."""
         self.service_id = secrets.token_hex(8)
+        self.on_start: list[Callable[[], None]] = []
+        """Called once the service has started (resource packages resume their work)."""
+        self.on_close: list[Callable[[], None]] = []
+        """Called first when the service closes (endpoints stop their model servers)."""
         self.client_env: dict[str, str] = {}
         """What points a replica's Vertex and Cloud Storage clients back at this service (the
         server fills it in once its ports are bound: `local_auth.client_settings`)."""
@@ -91,10 +95,14 @@ class LocalVertex:
         self._recover()
         self._scheduler.start()
         self.started.set()
+        for callback in self.on_start:
+            callback()
 
     def close(self) -> None:
         """Stop every replica; running jobs go back to the queue for the next start."""
         self.closing.set()
+        for callback in self.on_close:
+            callback()
         with self._changed:
             self._changed.notify_all()
             runs = list(self._runs.values())

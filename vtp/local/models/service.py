@@ -10,7 +10,9 @@ stays readable at its name.
 """
 
 import json
+import re
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from google.cloud import aiplatform_v1
@@ -19,10 +21,13 @@ from google.cloud.aiplatform_v1 import Model
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
+from vtp.local.base.routing import parse_message
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.models.store import ModelStore
 from vtp.local.models.upload import (
     artifact_problem,
+    check_aliases,
+    check_labels,
     check_upload,
     model_dict,
     parse_model_name,
@@ -35,6 +40,8 @@ DEFAULT_PAGE_SIZE = 100
 ORDER_FIELDS = ("display_name", "create_time", "update_time")
 """Fields `orderBy` accepts, as Vertex documents them for models."""
 ALREADY_EXISTS = 6  # google.rpc.Code
+UPDATABLE = ("display_name", "description", "labels", "version_description", "version_aliases")
+"""Fields `models.patch` changes, as Vertex lists them."""
 Page = tuple[list[Model], str]
 """One page of a list, and the token of the next page ("" at the end)."""
 Resources = aiplatform_v1.Model.DeploymentResourcesType
@@ -58,6 +65,9 @@ class ModelRegistry:
         self.service = service
         self.store = ModelStore(service.config.state_dir / "models.db")
         self._lock = threading.Lock()
+        self.deployments: Callable[[str], list[tuple[str, str]]] = lambda _name: []
+        """(endpoint, deployed model ID) of each deployment of a model or `model@version`;
+        the endpoints package sets it."""
 
     def upload(self, parent: str, body: bytes) -> dict:
         """Register a model, or a version of one, from an UploadModelRequest; return the LRO.
@@ -88,8 +98,70 @@ class ModelRegistry:
         wanted = version or DEFAULT_ALIAS
         for candidate in versions:
             if wanted in (candidate.version_id, *candidate.version_aliases):
-                return candidate
+                return self._with_deployments(candidate)
         raise errors.not_found(f"Model {name} not found.")
+
+    def update(self, name: str, body: bytes, mask: str) -> Model:
+        """Apply the fields `mask` names (display_name, description, labels,
+        version_description, version_aliases) from `body` to the version `name` means."""
+        change = parse_message(Model, body)
+        fields = [_snake(f) for f in mask.split(",") if f.strip()]
+        if not fields:
+            raise errors.invalid_argument("updateMask is required: name the fields to update.")
+        for field in fields:
+            if field not in UPDATABLE:
+                raise errors.invalid_argument(
+                    f"updateMask: {field!r} cannot be updated; updatable: {', '.join(UPDATABLE)}."
+                )
+        if "labels" in fields:
+            check_labels(dict(change.labels))
+        with self._lock:
+            version = self.get(name)
+            versions = self._versions(version.name)
+            if "version_aliases" in fields:
+                self._set_aliases(versions, version, list(change.version_aliases))
+            for field in fields:
+                if field != "version_aliases":
+                    setattr(version, field, getattr(change, field))
+            version.update_time = version.version_update_time = datetime.now(UTC)
+            self.store.update(version)
+        return self.get(f"{version.name}@{version.version_id}")
+
+    def merge_version_aliases(self, name: str, aliases: list[str]) -> Model:
+        """Add aliases (`a`) to and remove them (`-a`) from the version `name` means; an added
+        alias moves from the version that had it. `default` cannot be removed."""
+        add = [a for a in aliases if not a.startswith("-")]
+        remove = [a[1:] for a in aliases if a.startswith("-")]
+        check_aliases(add + remove)
+        if DEFAULT_ALIAS in remove:
+            raise errors.invalid_argument(
+                "versionAliases: the default alias cannot be removed; add it to another version."
+            )
+        with self._lock:
+            version = self.get(name)
+            versions = self._versions(version.name)
+            kept = [a for a in version.version_aliases if a not in remove]
+            self._set_aliases(versions, version, [*kept, *(a for a in add if a not in kept)])
+            version.version_update_time = datetime.now(UTC)
+            self.store.update(version)
+        return self.get(f"{version.name}@{version.version_id}")
+
+    def delete_version(self, name: str) -> dict:
+        """Delete one version (`models/ID@VERSION`); not the default one, not a deployed one."""
+        if "@" not in name:
+            raise errors.invalid_argument(
+                f"{name} names a model, not a version: use models/ID@VERSION to delete a version."
+            )
+        with self._lock:
+            version = self.get(name)
+            if DEFAULT_ALIAS in version.version_aliases:
+                raise errors.failed_precondition(
+                    f"Version {version.version_id} of {version.name} carries the default alias; "
+                    "move the alias to another version, or delete the model."
+                )
+            self._refuse_if_deployed(f"{version.name}@{version.version_id}")
+            self.store.delete_version(version.name, version.version_id)
+        return self.service.delete_operation(parse_model_name(version.name)[0])
 
     def list_models(
         self, parent: str, filter: str = "", order_by: str = "", size: int = 0, token: str = ""
@@ -108,6 +180,7 @@ class ModelRegistry:
         """Delete a model with all its versions; return the done Operation."""
         parent, model_id = parse_model_name(name)
         self._versions(name)  # NOT_FOUND first
+        self._refuse_if_deployed(name)
         self.store.delete(parent, model_id)
         return self.service.delete_operation(parent)
 
@@ -147,6 +220,36 @@ class ModelRegistry:
             previous.update_time = now
         return version, demoted
 
+    def _refuse_if_deployed(self, name: str) -> None:
+        deployed = self.deployments(name)
+        if deployed:
+            where = ", ".join(f"{endpoint} (deployed model {i})" for endpoint, i in deployed)
+            raise errors.failed_precondition(
+                f"Model {name} is deployed to {where}; undeploy it before deleting it."
+            )
+
+    def _with_deployments(self, version: Model) -> Model:
+        refs = self.deployments(f"{version.name}@{version.version_id}")
+        version.deployed_models = [
+            {"endpoint": endpoint, "deployed_model_id": i} for endpoint, i in refs
+        ]
+        return version
+
+    def _set_aliases(self, versions: list[Model], version: Model, aliases: list[str]) -> None:
+        """Give `version` exactly `aliases`, taking each from any other version that has it."""
+        if DEFAULT_ALIAS in version.version_aliases and DEFAULT_ALIAS not in aliases:
+            raise errors.invalid_argument(
+                "versionAliases: the default alias cannot be removed; add it to another version."
+            )
+        for other in versions:
+            if other.version_id == version.version_id:
+                continue
+            taken = [a for a in other.version_aliases if a in aliases]
+            if taken:
+                other.version_aliases = [a for a in other.version_aliases if a not in taken]
+                self.store.update(other)
+        version.version_aliases = aliases
+
     def _versions(self, name: str) -> list[Model]:
         parent, model_id = parse_model_name(name)
         versions = self.store.versions(parent, model_id)
@@ -166,6 +269,10 @@ def _version(model: Model, name: str, version_id: str, aliases: list[str], now: 
         for field, value in CONTAINER_MODEL_DEFAULTS.items():
             setattr(version, field, value)
     return version
+
+
+def _snake(field: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", field.strip()).lower()
 
 
 def _check_aliases_free(versions: list[Model], aliases: list[str]) -> None:

@@ -68,6 +68,14 @@ class ModelStore:
         )
         return [row[0] for row in rows]
 
+    def delete_version(self, name: str, version_id: str) -> None:
+        """Remove one version of a model."""
+        parent, model_id = split_name(name)
+        self._db.write(
+            "DELETE FROM model_versions WHERE parent = ? AND model_id = ? AND version_id = ?",
+            (parent, model_id, int(version_id)),
+        )
+
     def delete(self, parent: str, model_id: str) -> None:
         """Remove a model and all its versions."""
         self._db.write(

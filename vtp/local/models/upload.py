@@ -54,8 +54,8 @@ def check_upload(request: aiplatform_v1.UploadModelRequest) -> None:
             f"at most {MAX_DISPLAY_NAME} are allowed."
         )
     _check_ids(request)
-    _check_aliases(list(model.version_aliases))
-    _check_labels(dict(model.labels))
+    check_aliases(list(model.version_aliases))
+    check_labels(dict(model.labels))
     if "container_spec" in model and not model.container_spec.image_uri:
         raise errors.invalid_argument("model.containerSpec.imageUri is required.")
     if model.artifact_uri and not storage.is_gcs_uri(model.artifact_uri):
@@ -138,7 +138,8 @@ def _check_ids(request: aiplatform_v1.UploadModelRequest) -> None:
             )
 
 
-def _check_aliases(aliases: list[str]) -> None:
+def check_aliases(aliases: list[str]) -> None:
+    """INVALID_ARGUMENT unless each alias is well formed and none repeats."""
     for alias in aliases:
         if not ALIAS.fullmatch(alias):
             raise errors.invalid_argument(
@@ -149,7 +150,8 @@ def _check_aliases(aliases: list[str]) -> None:
         raise errors.invalid_argument(f"model.versionAliases has duplicates: {aliases}.")
 
 
-def _check_labels(labels: dict[str, str]) -> None:
+def check_labels(labels: dict[str, str]) -> None:
+    """INVALID_ARGUMENT unless every label key and value is well formed."""
     for key, value in labels.items():
         if not LABEL_KEY.fullmatch(key) or not LABEL_VALUE.fullmatch(value):
             raise errors.invalid_argument(

@@ -32,12 +32,12 @@ from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
+from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs import worker
 from vtp.local.pipeline_jobs.process import RunProcess
 from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
-from vtp.local.pipeline_jobs.store import Record, ResourceStore
 from vtp.local.runtime.logs import read as read_log
 from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
 from vtp.vertex import local_auth

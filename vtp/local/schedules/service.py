@@ -25,9 +25,9 @@ from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
 from vtp.local.base.routing import parse_message
+from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.pipeline_jobs.service import PipelineJobs
-from vtp.local.pipeline_jobs.store import Record, ResourceStore
 from vtp.vertex import cron
 
 Schedule = aiplatform_v1.Schedule

@@ -1,8 +1,9 @@
-"""SQLite state of pipeline jobs and schedules: a public resource plus private runtime data a row.
+"""SQLite rows of one resource type: a public resource plus private runtime data a row.
 
-One small table per resource type (`<state dir>/pipelines.db`). Every change is committed before
-the service acts on it, so a restarted service knows which runs were in flight and which process
-groups may still be alive.
+Pipeline jobs and schedules (`<state dir>/pipelines.db`), endpoints and training pipelines keep
+their resources this way, one small table each. Every change is committed before the service acts
+on it, so a restarted service knows which runs were in flight and which process groups may still
+be alive.
 """
 
 import json
@@ -81,15 +82,24 @@ class ResourceStore:
         return self._load(*rows[0]) if rows else None
 
     def all(self, parent: str | None = None) -> Iterator[Record]:
-        """Rows in creation order, under `parent` when given."""
-        query, args = f"SELECT resource, runtime FROM {self._table}", ()
-        if parent is not None:
-            query, args = query + " WHERE parent = ?", (parent,)
-        for resource, runtime in self._db.read(query + " ORDER BY seq", args):
-            yield self._load(resource, runtime)
+        """Rows in creation order, under `parent` when given (`-` matches any project or
+        location)."""
+        query = f"SELECT parent, resource, runtime FROM {self._table} ORDER BY seq"
+        for row_parent, resource, runtime in self._db.read(query):
+            if parent is None or name_matches(parent, row_parent):
+                yield self._load(resource, runtime)
 
     def _dump(self, resource: Any) -> str:
         return self._message.to_json(resource, indent=None)
 
     def _load(self, resource: str, runtime: str) -> Record:
         return Record(self._message.from_json(resource), json.loads(runtime))
+
+
+def name_matches(pattern: str, name: str) -> bool:
+    """True when `name` is what `pattern` names, `-` standing for any one segment
+    (`projects/-/locations/us-central1/...`)."""
+    wanted, actual = pattern.split("/"), name.split("/")
+    return len(wanted) == len(actual) and all(
+        w in ("-", a) for w, a in zip(wanted, actual, strict=True)
+    )

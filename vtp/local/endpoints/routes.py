@@ -1,0 +1,106 @@
+"""Vertex's `endpoints` REST routes, added to the local service's router.
+
+    POST   /v1/projects/{p}/locations/{l}/endpoints[?endpointId=ID]        create -> Operation
+    GET    /v1/projects/{p}/locations/{l}/endpoints                        list
+    GET    /v1/projects/{p}/locations/{l}/endpoints/{id}                   get
+    PATCH  /v1/projects/{p}/locations/{l}/endpoints/{id}?updateMask=...    update
+    DELETE /v1/projects/{p}/locations/{l}/endpoints/{id}                   delete -> Operation
+    POST   .../endpoints/{id}:deployModel     {deployedModel, trafficSplit} -> Operation
+    POST   .../endpoints/{id}:undeployModel   {deployedModelId, trafficSplit} -> Operation
+    POST   .../endpoints/{id}:predict         {instances, parameters} -> {predictions, ...}
+    POST   .../endpoints/{id}:rawPredict      the model server's own request and answer
+    GET    .../endpoints/{id}/operations/{op}[:wait]
+
+(and the same under /v1beta1/; operations also under /ui/).
+"""
+
+import base64
+import json
+
+from google.cloud.aiplatform_v1 import Endpoint
+
+from vtp.local.base import errors
+from vtp.local.base.routing import (
+    OPERATIONS_PARENT,
+    Request,
+    Router,
+    collection,
+    list_page,
+    operation_routes,
+    resource,
+)
+from vtp.local.endpoints.service import Endpoints
+
+_ENDPOINTS = collection("endpoints")
+_ENDPOINT = resource("endpoints", "endpoint")
+
+
+def add_routes(router: Router, endpoints: Endpoints) -> None:
+    """Route the endpoints methods to `endpoints`."""
+    router.add("POST", _ENDPOINTS, lambda r: _create(endpoints, r))
+    router.add("GET", _ENDPOINTS, lambda r: _list(endpoints, r))
+    router.add("GET", _ENDPOINT, lambda r: _json(endpoints.get(_name(r))))
+    router.add("PATCH", _ENDPOINT, lambda r: _update(endpoints, r))
+    router.add("DELETE", _ENDPOINT, lambda r: json.dumps(endpoints.delete(_name(r))))
+    router.add(
+        "POST", _ENDPOINT + ":deployModel", lambda r: _dumps(endpoints.deploy(_name(r), r.body))
+    )
+    router.add(
+        "POST",
+        _ENDPOINT + ":undeployModel",
+        lambda r: _dumps(endpoints.undeploy(_name(r), r.body)),
+    )
+    router.add("POST", _ENDPOINT + ":predict", lambda r: _predict(endpoints, r, raw=False))
+    router.add("POST", _ENDPOINT + ":rawPredict", lambda r: _predict(endpoints, r, raw=True))
+    get_operation = endpoints.service.get_operation
+    operation_routes(router, OPERATIONS_PARENT + "/endpoints/[^/:]+", get_operation)
+
+
+def _create(endpoints: Endpoints, request: Request) -> str:
+    parent = request.params["parent"]
+    return json.dumps(endpoints.create(parent, request.body, request.arg("endpointId")))
+
+
+def _list(endpoints: Endpoints, request: Request) -> str:
+    args = request.list_args()
+    found, token = endpoints.list_endpoints(
+        request.params["parent"], args.filter, args.page_size, args.page_token
+    )
+    return list_page("endpoints", [json.loads(_json(e)) for e in found], token)
+
+
+def _update(endpoints: Endpoints, request: Request) -> str:
+    body = request.json()
+    payload = json.dumps(body.get("endpoint", body)).encode()  # the SDK sends the resource
+    return _json(endpoints.update(_name(request), payload, request.arg("updateMask")))
+
+
+def _predict(endpoints: Endpoints, request: Request, raw: bool) -> str:
+    payload = request.body
+    if raw:  # over gRPC the body arrives wrapped: {"httpBody": {"data": base64}}
+        wrapped = request.json().get("httpBody")
+        if isinstance(wrapped, dict) and isinstance(wrapped.get("data"), str):
+            try:
+                payload = base64.b64decode(wrapped["data"])
+            except ValueError:
+                raise errors.invalid_argument("httpBody.data is not base64.") from None
+    status, answer, _ = endpoints.predict(_name(request), payload, raw=raw)
+    if raw and status != 200:
+        raise errors.ApiError(
+            errors.INVALID_ARGUMENT if 400 <= status < 500 else errors.INTERNAL,
+            f"The model server answered {status}: {answer.decode(errors='replace')[:2000]}",
+            http_status=status,
+        )
+    return answer.decode()
+
+
+def _json(endpoint: Endpoint) -> str:
+    return Endpoint.to_json(endpoint, indent=None, always_print_fields_with_no_presence=False)
+
+
+def _dumps(operation: dict) -> str:
+    return json.dumps(operation)
+
+
+def _name(request: Request) -> str:
+    return f"{request.params['parent']}/endpoints/{request.params['endpoint']}"

@@ -1,0 +1,275 @@
+"""Training pipelines, what the SDK's `CustomTrainingJob`, `CustomContainerTrainingJob` and
+`CustomPythonPackageTrainingJob` create: a CustomJob, then the model it describes.
+
+As on Vertex:
+- `trainingTaskDefinition` must be the custom task's schema; `trainingTaskInputs` is a
+  CustomJobSpec (worker pools with a container or a Python package, `baseOutputDirectory`,
+  scheduling). Anything else, and managed-dataset inputs, are refused before anything starts,
+  saying the local service does not support them.
+- The pipeline owns one CustomJob (`trainingTaskMetadata.backingCustomJob`): PENDING until it
+  exists, RUNNING while it runs. When it succeeds, `modelToUpload` is registered (a new model, or
+  a version of `parentModel`, with `modelId` and the aliases it names) from its `artifactUri`,
+  else from `<baseOutputDirectory>/model` (AIP_MODEL_DIR); the pipeline then SUCCEEDS with
+  `modelToUpload.name` and `versionId` set. A failed or cancelled job fails or cancels it with
+  the job's error.
+- `cancel` cancels the job; `delete` is refused until the pipeline has ended.
+- A restarted service picks up every pipeline that had not ended (its job is recovered too).
+"""
+
+import contextlib
+import json
+import threading
+from datetime import UTC, datetime
+
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1 import TrainingPipeline
+from google.protobuf import json_format, struct_pb2
+
+from vtp.local.base import errors
+from vtp.local.base.filters import compile_filter
+from vtp.local.base.resources import new_id, page
+from vtp.local.base.routing import parse_message
+from vtp.local.base.store import Record, ResourceStore, name_matches
+from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.models.service import ModelRegistry
+
+State = aiplatform_v1.PipelineState
+JobState = aiplatform_v1.JobState
+CUSTOM_TASK = "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
+TERMINAL = (
+    State.PIPELINE_STATE_SUCCEEDED,
+    State.PIPELINE_STATE_FAILED,
+    State.PIPELINE_STATE_CANCELLED,
+)
+DEFAULT_PAGE_SIZE = 100
+
+
+class TrainingPipelines:
+    """The training pipelines of one LocalVertex."""
+
+    def __init__(self, service: LocalVertex, registry: ModelRegistry) -> None:
+        self.service = service
+        self.registry = registry
+        path = service.config.state_dir / "training_pipelines.db"
+        self.store = ResourceStore(path, "training_pipelines", TrainingPipeline)
+        self._lock = threading.RLock()
+
+    def create(self, parent: str, body: bytes) -> TrainingPipeline:
+        """Check and start a training pipeline; the resource, PENDING."""
+        request = parse_message(TrainingPipeline, body)
+        spec = _job_spec(request)
+        if not request.display_name:
+            raise errors.invalid_argument("trainingPipeline.displayName is required.")
+        self.service.check_runnable(spec)
+        now = datetime.now(UTC)
+        pipeline = TrainingPipeline(request)
+        pipeline.name = f"{parent}/trainingPipelines/{new_id()}"
+        pipeline.state = State.PIPELINE_STATE_PENDING
+        pipeline.create_time = pipeline.update_time = now
+        for output_only in ("start_time", "end_time", "error", "training_task_metadata"):
+            delattr(pipeline, output_only)
+        record = Record(pipeline, {"job": ""})
+        self.store.insert(record)
+        self._watch(record)
+        return pipeline
+
+    def get(self, name: str) -> TrainingPipeline:
+        """The pipeline `name`; NOT_FOUND otherwise."""
+        return self._record(name).resource
+
+    def list_pipelines(
+        self, parent: str, filter: str = "", size: int = 0, token: str = ""
+    ) -> tuple[list[TrainingPipeline], str]:
+        """One page of the pipelines under `parent`, oldest first."""
+        predicate = compile_filter(filter)
+        found = [
+            r.resource
+            for r in self.store.all(parent)
+            if predicate(json.loads(TrainingPipeline.to_json(r.resource, indent=None)))
+        ]
+        return page(found, size, token, DEFAULT_PAGE_SIZE)
+
+    def cancel(self, name: str) -> None:
+        """Cancel the pipeline's job; the pipeline ends CANCELLED once the job has."""
+        with self._lock:
+            record = self._record(name)
+            if record.resource.state in TERMINAL:
+                raise errors.failed_precondition(
+                    f"TrainingPipeline {name} has already ended "
+                    f"({record.resource.state.name}); it cannot be cancelled."
+                )
+            record.runtime["cancel"] = True
+            self._set_state(record, State.PIPELINE_STATE_CANCELLING)
+            job = record.runtime.get("job")
+        if job:
+            with contextlib.suppress(errors.ApiError):  # it ended meanwhile: the watcher says how
+                self.service.cancel_custom_job(job)
+
+    def delete(self, name: str) -> dict:
+        """Delete an ended pipeline; the done Operation."""
+        with self._lock:
+            record = self._record(name)
+            if record.resource.state not in TERMINAL:
+                raise errors.still_running(name, record.resource.state.name)
+            self.store.delete(record.id)
+        return self.service.delete_operation(record.parent)
+
+    def resume(self) -> None:
+        """Watch again every pipeline that had not ended when the service stopped."""
+        for record in self.store.all():
+            if record.resource.state not in TERMINAL:
+                self._watch(record)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _watch(self, record: Record) -> None:
+        thread = threading.Thread(
+            target=self._run, args=(record.id,), name=f"training-{record.id}", daemon=True
+        )
+        thread.start()
+
+    def _run(self, pipeline_id: str) -> None:
+        try:
+            self._drive(pipeline_id)
+        except Exception as exc:  # a bug: end the pipeline with the cause, keep serving
+            record = self.store.get(pipeline_id)
+            if record is not None and record.resource.state not in TERMINAL:
+                self._end(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, repr(exc))
+            raise
+
+    def _drive(self, pipeline_id: str) -> None:
+        record = self.store.get(pipeline_id)
+        if record is None:
+            return
+        job_name = record.runtime.get("job", "")
+        if not job_name:
+            if record.runtime.get("cancel"):
+                self._end(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+                return
+            job_name = self._start_job(record)
+            if not job_name:
+                return
+        job = self._wait(job_name)
+        record = self.store.get(pipeline_id)
+        if record is None:
+            return
+        if job.state == JobState.JOB_STATE_SUCCEEDED:
+            self._upload(record)
+        elif job.state == JobState.JOB_STATE_CANCELLED:
+            self._end(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
+        else:
+            message = job.error.message or f"The CustomJob {job_name} ended {job.state.name}."
+            self._end(record, State.PIPELINE_STATE_FAILED, job.error.code or 13, message)
+
+    def _start_job(self, record: Record) -> str:
+        pipeline = record.resource
+        job = aiplatform_v1.CustomJob(
+            display_name=f"{pipeline.display_name}-custom-job",
+            job_spec=_job_spec(pipeline),
+            labels=dict(pipeline.labels),
+        )
+        try:
+            name = self.service.create_custom_job(record.parent, job)
+        except errors.ApiError as exc:
+            self._end(record, State.PIPELINE_STATE_FAILED, exc.code, exc.message)
+            return ""
+        with self._lock:
+            record.runtime["job"] = name
+            metadata = struct_pb2.Value()
+            json_format.ParseDict({"backingCustomJob": name}, metadata)
+            record.resource.training_task_metadata = metadata
+            record.resource.start_time = datetime.now(UTC)
+            self._set_state(record, State.PIPELINE_STATE_RUNNING)
+        return name
+
+    def _wait(self, job_name: str) -> aiplatform_v1.CustomJob:
+        while True:
+            job = self.service.wait_custom_job(job_name, timeout=5.0)
+            if job.state in (
+                JobState.JOB_STATE_SUCCEEDED,
+                JobState.JOB_STATE_FAILED,
+                JobState.JOB_STATE_CANCELLED,
+                JobState.JOB_STATE_EXPIRED,
+            ):
+                return job
+            if self.service.closing.is_set():
+                raise SystemExit  # the service is stopping: the next start resumes
+
+    def _upload(self, record: Record) -> None:
+        pipeline = record.resource
+        if "model_to_upload" not in pipeline:
+            self._end(record, State.PIPELINE_STATE_SUCCEEDED)
+            return
+        model = aiplatform_v1.Model(pipeline.model_to_upload)
+        if not model.artifact_uri:
+            base = _job_spec(pipeline).base_output_directory.output_uri_prefix.rstrip("/")
+            model.artifact_uri = f"{base}/model"
+        request = aiplatform_v1.UploadModelRequest(
+            parent=record.parent, model=model, model_id=pipeline.model_id
+        )
+        if pipeline.parent_model:
+            request.parent_model = pipeline.parent_model
+        body = aiplatform_v1.UploadModelRequest.to_json(request).encode()
+        try:
+            operation = self.registry.upload(record.parent, body)
+        except errors.ApiError as exc:
+            self._end(record, State.PIPELINE_STATE_FAILED, exc.code, f"Model upload: {exc.message}")
+            return
+        if "error" in operation:
+            error = operation["error"]
+            self._end(
+                record,
+                State.PIPELINE_STATE_FAILED,
+                error["code"],
+                f"Model upload: {error['message']}",
+            )
+            return
+        uploaded = operation["response"]
+        model.name = uploaded["model"]
+        model.version_id = uploaded.get("modelVersionId", "1")
+        pipeline.model_to_upload = model
+        self._end(record, State.PIPELINE_STATE_SUCCEEDED)
+
+    def _end(self, record: Record, state: State, code: int = 0, message: str = "") -> None:
+        with self._lock:
+            now = datetime.now(UTC)
+            record.resource.end_time = now
+            if code:
+                record.resource.error = {"code": code, "message": message}
+            self._set_state(record, state)
+
+    def _set_state(self, record: Record, state: State) -> None:
+        record.resource.state = state
+        record.resource.update_time = datetime.now(UTC)
+        self.store.update(record)
+
+    def _record(self, name: str) -> Record:
+        record = self.store.get(name.rsplit("/", 1)[-1])
+        if record is None or not name_matches(name, record.resource.name):
+            raise errors.not_found(f"TrainingPipeline {name} not found.")
+        return record
+
+
+def _job_spec(pipeline: TrainingPipeline) -> aiplatform_v1.CustomJobSpec:
+    """The CustomJobSpec in `trainingTaskInputs`; refusals say what is not supported."""
+    if pipeline.training_task_definition != CUSTOM_TASK:
+        raise errors.ApiError(
+            errors.UNIMPLEMENTED,
+            f"trainingTaskDefinition {pipeline.training_task_definition!r} is not supported by "
+            f"the local Vertex service; it runs custom training ({CUSTOM_TASK}).",
+        )
+    if "input_data_config" in pipeline:
+        raise errors.ApiError(
+            errors.UNIMPLEMENTED,
+            "inputDataConfig (a managed dataset) is not supported by the local Vertex service; "
+            "read your data from gs:// paths in your training code instead.",
+        )
+    inputs = json_format.MessageToDict(TrainingPipeline.pb(pipeline).training_task_inputs)
+    if not isinstance(inputs, dict) or not inputs.get(
+        "workerPoolSpecs", inputs.get("worker_pool_specs")
+    ):
+        raise errors.invalid_argument("trainingTaskInputs.workerPoolSpecs is required.")
+    try:
+        return aiplatform_v1.CustomJobSpec.from_json(json.dumps(inputs))
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        raise errors.invalid_argument(f"Invalid trainingTaskInputs: {exc}") from None
