@@ -102,8 +102,9 @@ class ModelRegistry:
         raise errors.not_found(f"Model {name} not found.")
 
     def update(self, name: str, body: bytes, mask: str) -> Model:
-        """Apply the fields `mask` names (display_name, description, labels,
-        version_description, version_aliases) from `body` to the version `name` means."""
+        """Apply the fields `mask` names from `body`: display_name, description and labels
+        belong to the model (every version), version_description and version_aliases to the
+        version `name` means."""
         change = parse_message(Model, body)
         fields = [_snake(f) for f in mask.split(",") if f.strip()]
         if not fields:
@@ -120,11 +121,18 @@ class ModelRegistry:
             versions = self._versions(version.name)
             if "version_aliases" in fields:
                 self._set_aliases(versions, version, list(change.version_aliases))
-            for field in fields:
-                if field != "version_aliases":
-                    setattr(version, field, getattr(change, field))
-            version.update_time = version.version_update_time = datetime.now(UTC)
-            self.store.update(version)
+            now = datetime.now(UTC)
+            version.version_update_time = now
+            for other in versions:
+                target = version if other.version_id == version.version_id else other
+                # The model's own fields are every version's; the version_* ones, one version's.
+                for field in fields:
+                    if field != "version_aliases" and (
+                        target is version or not field.startswith("version_")
+                    ):
+                        setattr(target, field, getattr(change, field))
+                target.update_time = now
+                self.store.update(target)
         return self.get(f"{version.name}@{version.version_id}")
 
     def merge_version_aliases(self, name: str, aliases: list[str]) -> Model:
