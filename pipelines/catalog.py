@@ -46,6 +46,7 @@ COMPONENTS: dict[str, Entry] = {
         "evaluate_checkpoints",
         "export_model",
         "upload_model",
+        "deploy_model",
     )
 }
 """Every component, compiled on its own to `compiled/components/<name>.yaml` (kfp's component

@@ -8,6 +8,7 @@ from typing import Any
 
 from kfp import dsl
 
+from components.deploy_model import deploy_model
 from components.evaluate_checkpoints import evaluate_checkpoints
 from components.export_model import export_model
 from components.upload_model import upload_model
@@ -22,8 +23,11 @@ def evaluate_and_register(
     model_display_name: Any,
     parent_model: Any,
     last_k: Any = 0,
+    deploy: Any = False,
+    endpoint: Any = "",
 ) -> None:
-    """evaluate_checkpoints -> [metric passes the threshold] export_model -> upload_model.
+    """evaluate_checkpoints -> [metric passes the threshold] export_model -> upload_model
+    -> [deploy] deploy_model (to `endpoint`, or a new one), smoke-tested with one example.
 
     Arguments are pipeline channels (or constants); `checkpoints` is an Artifact channel.
     """
@@ -32,10 +36,19 @@ def evaluate_and_register(
     )
     with dsl.If(evaluation.outputs["passed"] == True, name="metric-passes"):  # noqa: E712
         exported = export_model(checkpoint=evaluation.outputs["best_checkpoint"])
-        upload_model(
+        uploaded = upload_model(
             project=project,
             location=location,
             display_name=model_display_name,
             model=exported.outputs["model"],
             parent_model=parent_model,
         )
+        if deploy is not False:  # a pipeline without the deploy stage compiles without it
+            with dsl.If(deploy == True, name="deploy"):  # noqa: E712
+                deploy_model(
+                    project=project,
+                    location=location,
+                    model=uploaded.outputs["vertex_model"],
+                    endpoint_name=endpoint,
+                    example_model=exported.outputs["model"],
+                )

@@ -1,7 +1,7 @@
 """The train pipeline: a distributed CustomJob, checkpoint evaluation, export if good enough.
 
 custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
-    -> [metric passes] export_model -> upload_model
+    -> [metric passes] export_model -> upload_model -> [deploy] deploy_model
 """
 
 from kfp import dsl
@@ -34,6 +34,8 @@ def train_pipeline(
     poll_interval_seconds: float = 10.0,
     model_display_name: str = "",
     parent_model: str = "",
+    deploy: bool = False,
+    endpoint: str = "",
 ):
     """Trains, picks the best checkpoint, and exports it when it passes the threshold.
 
@@ -55,6 +57,8 @@ def train_pipeline(
             vtp-<task> (the task the model was trained with).
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
+        deploy: Deploy the registered model to an endpoint and send it one example.
+        endpoint: The endpoint (resource name or ID) to deploy to; empty creates one.
     """
     job = custom_job(
         project=project,
@@ -77,4 +81,6 @@ def train_pipeline(
         model_display_name=model_display_name,
         parent_model=parent_model,
         last_k=last_k,
+        deploy=deploy,
+        endpoint=endpoint,
     )

@@ -26,12 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from google.api_core.client_options import ClientOptions
 from google.cloud import aiplatform_v1
 
 from vtp import storage
 from vtp.images import is_project_image
-from vtp.vertex.endpoint import api_endpoint, local_endpoint
+from vtp.vertex.client import vertex_client
 from vtp.vertex.lifecycle import (
     TASK_LABEL,
     Target,
@@ -39,7 +38,6 @@ from vtp.vertex.lifecycle import (
     job_digest,
     task_key,
 )
-from vtp.vertex.local_auth import local_credentials
 
 DEFAULT_ALIAS = "default"
 SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "trainer.serve")
@@ -185,15 +183,7 @@ def artifact_uri(uri: str) -> str:
 
 def model_client(target: Target) -> aiplatform_v1.ModelServiceClient:
     """A REST ModelServiceClient for the target: Vertex for its location, or the local service."""
-    if target.local:
-        url = local_endpoint()
-        return aiplatform_v1.ModelServiceClient(
-            transport="rest",
-            credentials=local_credentials(url),
-            client_options=ClientOptions(api_endpoint=url),
-        )
-    endpoint = ClientOptions(api_endpoint=api_endpoint(target.location))
-    return aiplatform_v1.ModelServiceClient(transport="rest", client_options=endpoint)
+    return vertex_client(aiplatform_v1.ModelServiceClient, target.location, local=target.local)
 
 
 def parent_model_name(target: Target, parent_model: str) -> str:

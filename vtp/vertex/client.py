@@ -1,8 +1,10 @@
-"""The one way this project makes a JobServiceClient: Vertex for a location, or the local service.
+"""The one way this project makes Vertex clients: Vertex for a location, or the local service.
 
 Both use the REST transport. Against Vertex the client finds Application Default Credentials as
 usual; against the local service it carries the service's token (`local_auth`).
 """
+
+from typing import TypeVar
 
 from google.api_core.client_options import ClientOptions
 from google.cloud import aiplatform_v1
@@ -10,16 +12,24 @@ from google.cloud import aiplatform_v1
 from vtp.vertex.endpoint import api_endpoint, local_endpoint
 from vtp.vertex.local_auth import local_credentials
 
+C = TypeVar("C")
 
-def job_client(location: str, *, local: bool = False) -> aiplatform_v1.JobServiceClient:
-    """A JobServiceClient for `location` on Vertex, or for the local service when `local`."""
+
+def vertex_client(client_class: type[C], location: str, *, local: bool = False) -> C:
+    """An aiplatform_v1 client (`ModelServiceClient`, `EndpointServiceClient`, ...) for
+    `location` on Vertex, or for the local service when `local`."""
     if local:
         url = local_endpoint()
-        return aiplatform_v1.JobServiceClient(
+        return client_class(
             transport="rest",
             credentials=local_credentials(url),
             client_options=ClientOptions(api_endpoint=url),
         )
-    return aiplatform_v1.JobServiceClient(
+    return client_class(
         transport="rest", client_options=ClientOptions(api_endpoint=api_endpoint(location))
     )
+
+
+def job_client(location: str, *, local: bool = False) -> aiplatform_v1.JobServiceClient:
+    """A JobServiceClient for `location` on Vertex, or for the local service when `local`."""
+    return vertex_client(aiplatform_v1.JobServiceClient, location, local=local)
