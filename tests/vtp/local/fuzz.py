@@ -119,7 +119,7 @@ OBJECTS = ("a.txt", "a%2Fb.txt", "..", "a%2F..%2F..%2Fetc", "%00", "x" * 2000, "
 STORAGE_QUERIES = (
     "", "?uploadType=media&name=a.txt", "?uploadType=multipart", "?uploadType=resumable",
     "?uploadType=resumable&name=..", "?upload_id=x", "?upload_id=" + "A" * 32, "?alt=media",
-    "?maxResults=-1", "?maxResults=\u0661", "?pageToken=%%%", "?delimiter=/&prefix=a",
+    "?maxResults=-1", "?maxResults=%D9%A1", "?pageToken=%%%", "?delimiter=/&prefix=a",
     "?ifGenerationMatch=x", "?uploadType=nope&name=a",
 )  # fmt: skip
 
