@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vtp import storage
-from vtp.local.pipeline_jobs import kfp_fixes
+from vtp.local.pipeline_jobs import kfp_fixes, vertex_tasks
 from vtp.run import output
 from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
@@ -48,12 +48,20 @@ def embedded_service(state_dir: Path, **overrides: Any) -> Iterator[str]:
     from vtp.local.server import running
 
     config = ServiceConfig.from_env(state_dir, port=0, gpus=tuple(detect_gpus()), **overrides)
-    keys = (LOCAL_ENDPOINT_ENV, storage.GCS_ROOT_ENV, local_auth.TOKEN_ENV)
-    saved = {key: os.environ.get(key) for key in keys}
     with running(LocalVertex(config)) as service:
-        os.environ[LOCAL_ENDPOINT_ENV] = service.url
-        os.environ[storage.GCS_ROOT_ENV] = str(config.storage_root.resolve())
-        os.environ[local_auth.TOKEN_ENV] = service.token
+        # What tasks need: the service, its storage root and token, and the client settings
+        # (start-up hook, TLS trust) that point GCPC's launchers and the SDK back at it.
+        env = {
+            **service.service.client_env,
+            LOCAL_ENDPOINT_ENV: service.url,
+            storage.GCS_ROOT_ENV: str(config.storage_root.resolve()),
+            local_auth.TOKEN_ENV: service.token,
+        }
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [env.get("PYTHONPATH"), os.environ.get("PYTHONPATH")])
+        )
+        saved = {key: os.environ.get(key) for key in env}
+        os.environ.update(env)
         _log.info("Local Vertex service at %s (state in %s)", service.url, state_dir)
         try:
             yield service.url
@@ -72,6 +80,7 @@ def run_pipeline(
     from kfp import local
 
     kfp_fixes.apply()
+    vertex_tasks.check_runnable(_spec_of(pipeline))
     output.quiet()
     started = time.monotonic()
     with embedded_service(state_dir):
@@ -94,3 +103,11 @@ def run_pipeline(
     outputs = dict(task.outputs) if task.outputs else {}
     elapsed = time.monotonic() - started
     return RunResult(name, True, elapsed, outputs, pipeline_root, storage_root)
+
+
+def _spec_of(pipeline: Any) -> dict[str, Any]:
+    """The compiled pipeline spec of a kfp pipeline object, as a dict."""
+    from google.protobuf import json_format
+
+    spec = getattr(pipeline, "pipeline_spec", None)
+    return json_format.MessageToDict(spec) if spec is not None else {}

@@ -1,4 +1,5 @@
-"""A fix for kfp.local (2.17) that local pipeline runs need (`vtp run`, local pipelineJobs).
+"""Fixes for kfp.local (2.17) that local pipeline runs need (`vtp run`, local pipelineJobs):
+this one for conditions, and Vertex's placeholders and GCPC's components (`vertex_tasks.py`).
 
 kfp.local resolves a `dsl.If` condition's task-output channels only for single-output components
 (`task-Output`); a named output (`pipelinechannel--evaluate-checkpoints-passed`) falls through to
@@ -15,8 +16,12 @@ _PREFIX = "pipelinechannel--"
 
 
 def apply() -> None:
-    """Patch kfp.local's condition evaluator once (idempotent)."""
+    """Patch kfp.local once (idempotent)."""
     from kfp.local.orchestrator.enhanced_dag_orchestrator import ConditionEvaluator
+
+    from vtp.local.pipeline_jobs import vertex_tasks
+
+    vertex_tasks.apply()
 
     original = ConditionEvaluator._resolve_pipeline_channel
     if getattr(original, "_vtp_fixed", False):

@@ -35,7 +35,7 @@ from vtp.local.base.resources import new_id, page
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.pipeline_jobs import spec as specs
-from vtp.local.pipeline_jobs import worker
+from vtp.local.pipeline_jobs import vertex_tasks, worker
 from vtp.local.pipeline_jobs.process import RunProcess
 from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
 from vtp.local.runtime.logs import read as read_log
@@ -169,6 +169,8 @@ class PipelineJobs:
             storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
             local_auth.TOKEN_ENV: self.service.token,
             SERVICE_ENV: self.service.service_id,
+            vertex_tasks.PROJECT_ENV: record.parent.split("/")[1],
+            vertex_tasks.LOCATION_ENV: record.parent.split("/")[3],
         }
         if env.get("PYTHONPATH"):  # the start-up hook first, then what the service was given
             env["PYTHONPATH"] = os.pathsep.join(

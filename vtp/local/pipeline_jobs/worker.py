@@ -28,10 +28,11 @@ def run(run_dir: Path) -> dict[str, Any]:
     """Run the requested pipeline with kfp.local; return the result."""
     from kfp import components, local
 
-    from vtp.local.pipeline_jobs import kfp_fixes
+    from vtp.local.pipeline_jobs import kfp_fixes, vertex_tasks
 
     asked = json.loads((run_dir / REQUEST).read_text())
     kfp_fixes.apply()
+    vertex_tasks.check_runnable(asked["pipelineSpec"])
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=asked["pipelineRoot"])
     pipeline = components.load_component_from_text(json.dumps(asked["pipelineSpec"]))
     (run_dir / STARTED).touch()

@@ -9,7 +9,7 @@ on PYTHONPATH, so Python imports this file at start-up (`sitecustomize`). It rea
     CLOUDSDK_AUTH_ACCESS_TOKEN_FILE
     STORAGE_EMULATOR_HOST      http://127.0.0.1:PORT, the service's Cloud Storage JSON API
 
-and, only when those are set, patches three modules as they are first imported (nothing is
+and, only when those are set, patches these modules as they are first imported (nothing is
 imported early, so start-up stays fast):
 
 - `google.cloud.aiplatform.initializer`: the SDK's default `api_endpoint` and credentials, as
@@ -19,6 +19,13 @@ imported early, so start-up stays fast):
   Manager is not served locally; there is one local project, whatever its ID).
 - `google.cloud.storage.client`: a `Client()` without credentials, which the library makes
   anonymous under STORAGE_EMULATOR_HOST, carries the token instead.
+- `google.auth`: Application Default Credentials are the service's token (and
+  $GOOGLE_CLOUD_PROJECT), so code that calls `google.auth.default()` itself (GCPC's launchers
+  do) authenticates to the service.
+- `google.api_core.client_options` and `requests.sessions`: a client or a request addressed to
+  Vertex's hosts (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to
+  the service's TLS endpoint instead: code with hard-coded Vertex endpoints (GCPC's launchers,
+  a team's own clients) reaches the service unchanged.
 
 TLS trust comes from the environment (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE). The
 file imports nothing but the standard library at start-up and does not import `vtp`: the program
@@ -30,6 +37,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -68,6 +76,52 @@ def _patch_resource_manager(module: ModuleType) -> None:
     module.get_project_id = lambda project_number, credentials=None: (
         os.environ.get("GOOGLE_CLOUD_PROJECT") or str(project_number)
     )
+
+
+_VERTEX_HOST = re.compile(r"(?:https://)?(?:[a-z0-9-]+-)?aiplatform\.googleapis\.com(?::443)?/?")
+
+
+def _local_host(endpoint: str) -> str:
+    """`endpoint` with a Vertex host replaced by the service's TLS endpoint (else unchanged)."""
+    match = _VERTEX_HOST.match(endpoint)
+    if not match:
+        return endpoint
+    scheme = "https://" if endpoint.startswith("https://") else ""
+    rest = endpoint[match.end() :]
+    slash = "/" if match.group().endswith("/") else ""
+    return f"{scheme}{os.environ['VTP_LOCAL_API_ENDPOINT']}{slash}{rest}"
+
+
+def _patch_client_options(module: ModuleType) -> None:
+    original = module.ClientOptions.__init__
+
+    @functools.wraps(original)
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        endpoint = getattr(self, "api_endpoint", None)
+        if isinstance(endpoint, str):
+            self.api_endpoint = _local_host(endpoint)
+
+    module.ClientOptions.__init__ = __init__
+
+
+def _patch_requests(module: ModuleType) -> None:
+    original = module.Session.request
+
+    @functools.wraps(original)
+    def request(self: object, method: str, url: object, *args: object, **kwargs: object):
+        if isinstance(url, str):
+            url = _local_host(url)
+        return original(self, method, url, *args, **kwargs)
+
+    module.Session.request = request
+
+
+def _patch_auth(module: ModuleType) -> None:
+    def default(scopes=None, request=None, quota_project_id=None, default_scopes=None):
+        return _credentials(), os.environ.get("GOOGLE_CLOUD_PROJECT") or None
+
+    module.default = default
 
 
 def _patch_storage(module: ModuleType) -> None:
@@ -117,6 +171,9 @@ def _install() -> None:
     patches = {
         "google.cloud.aiplatform.initializer": _patch_initializer,
         "google.cloud.aiplatform.utils.resource_manager_utils": _patch_resource_manager,
+        "google.auth": _patch_auth,
+        "google.api_core.client_options": _patch_client_options,
+        "requests.sessions": _patch_requests,
     }
     if os.environ.get("STORAGE_EMULATOR_HOST"):
         patches["google.cloud.storage.client"] = _patch_storage

@@ -1,0 +1,200 @@
+"""What kfp.local (2.17) lacks to run pipelines written for Vertex Pipelines: Vertex's runtime
+placeholders, and Google Cloud Pipeline Components (GCPC) container components.
+
+- **Placeholders.** Vertex resolves `{{$.pipeline_google_cloud_project_id}}`,
+  `{{$.pipeline_google_cloud_location}}`, `{{$.pipeline_persistent_resource_id}}`,
+  `{{$.pipeline_job_uuid}}`, ... and `{{$.json_escape[N]}}` (the task's executor input, escaped
+  to sit in a JSON string); GCPC's ops use them as defaults. kfp.local knows none and fails with
+  `list index out of range`. Here they resolve as on Vertex: project and location from
+  $VTP_LOCAL_PROJECT / $VTP_LOCAL_LOCATION (a local pipeline job's own; `vtp run`: local,
+  us-central1), no persistent resource, service account, network or key, the run's ID, now.
+  A `{{$.pipeline_...}}` placeholder not in that list fails naming it and the component.
+- **GCPC's container components.** Their image only holds GCPC, and their command runs one of
+  its launcher modules (`python3 -u -m google_cloud_pipeline_components.container.v1.<op>.
+  launcher`). kfp.local's SubprocessRunner refuses container components; these run on this
+  machine with the installed GCPC, and the start-up hook every local task gets
+  (`vtp.vertex.local_auth.client_settings`) points the clients they make at the local service.
+  Only the GCPC versions in SUPPORTED_GCPC are accepted: the launchers' internals (hard-coded
+  endpoints, `google.auth.default()`) are what the hook was checked against.
+- **Other container components** cannot run without a container engine: `check_runnable` fails
+  the run before it starts, naming each such component and its image.
+"""
+
+import functools
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+GCPC_MODULE = "google_cloud_pipeline_components.container."
+SUPPORTED_GCPC = ("2.22.",)
+"""GCPC releases whose launchers run locally (prefixes of the installed version)."""
+PROJECT_ENV, LOCATION_ENV = "VTP_LOCAL_PROJECT", "VTP_LOCAL_LOCATION"
+EXECUTOR_MODULE = "kfp.dsl.executor_main"
+
+
+def apply() -> None:
+    """Patch kfp.local once: Vertex placeholders, GCPC components on the host (idempotent)."""
+    from kfp.local import placeholder_utils, subprocess_task_handler
+
+    original = placeholder_utils.replace_placeholders
+    if getattr(original, "_vtp_fixed", False):
+        return
+    patched = functools.wraps(original)(functools.partial(_replace_placeholders, original))
+    patched._vtp_fixed = True  # type: ignore[attr-defined]
+    placeholder_utils.replace_placeholders = patched
+
+    handler = subprocess_task_handler.SubprocessTaskHandler
+    refuse = handler.validate_not_container_component
+
+    def validate(self: Any, full_command: list[str]) -> None:
+        if is_gcpc_launcher(full_command):
+            check_gcpc_version()
+            return
+        refuse(self, full_command)
+
+    handler.validate_not_container_component = validate
+
+
+def is_gcpc_launcher(command: list[str]) -> bool:
+    """True when `command` runs one of GCPC's launcher modules."""
+    return any(part.startswith(GCPC_MODULE) for part in command)
+
+
+def check_gcpc_version() -> None:
+    """RuntimeError unless the installed GCPC is one whose launchers run locally."""
+    from google_cloud_pipeline_components.version import __version__
+
+    if not __version__.startswith(SUPPORTED_GCPC):
+        raise RuntimeError(
+            f"google-cloud-pipeline-components {__version__} is installed; local runs of its "
+            f"components support {', '.join(v + 'x' for v in SUPPORTED_GCPC)} only (install "
+            "one of those, as this project's constraints do)."
+        )
+
+
+def check_runnable(spec: Mapping[str, Any]) -> None:
+    """ValueError, before anything runs, naming every container component this machine cannot
+    run: not a lightweight Python component, not GCPC's, and no container engine here."""
+    blocked = []
+    for name, executor in spec.get("deploymentSpec", {}).get("executors", {}).items():
+        container = executor.get("container")
+        if not container:
+            continue  # importers, resolvers
+        command = [*container.get("command", []), *container.get("args", [])]
+        text = " ".join(str(part) for part in command)
+        if EXECUTOR_MODULE in text:
+            continue
+        if is_gcpc_launcher([str(part) for part in command]):
+            check_gcpc_version()
+            continue
+        blocked.append(f"{name.removeprefix('exec-')} (image {container.get('image', '?')})")
+    if blocked:
+        engine = container_engine()
+        how = (
+            f"{engine} is installed, but local runs do not start containers yet"
+            if engine
+            else "no container engine (Docker or Podman) is installed here"
+        )
+        raise ValueError(
+            f"container component{'s' if len(blocked) > 1 else ''} {', '.join(blocked)} "
+            f"cannot run locally: {how}. Local runs execute lightweight Python components "
+            "(@dsl.component) and Google Cloud Pipeline Components."
+        )
+
+
+def container_engine() -> str:
+    """`docker` or `podman` when one is on PATH, else ""."""
+    return next((name for name in ("docker", "podman") if shutil.which(name)), "")
+
+
+def vertex_values(job_id: str) -> dict[str, str]:
+    """What Vertex puts in place of its runtime placeholders, for a local run `job_id`."""
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return {
+        "{{$.pipeline_google_cloud_project_id}}": os.environ.get(PROJECT_ENV) or "local",
+        "{{$.pipeline_google_cloud_location}}": os.environ.get(LOCATION_ENV) or "us-central1",
+        "{{$.pipeline_persistent_resource_id}}": "",
+        "{{$.pipeline_service_account}}": "",
+        "{{$.pipeline_network}}": "",
+        "{{$.pipeline_encryption_key_name}}": "",
+        "{{$.pipeline_job_uuid}}": job_id,
+        "{{$.pipeline_job_create_time_utc}}": now,
+        "{{$.pipeline_job_schedule_time_utc}}": now,
+    }
+
+
+def _with_escapes(values: Mapping[str, str]) -> dict[str, str]:
+    """`values` plus their `.json_escape[0]` / `[1]` forms (GCPC's `json_escape`)."""
+    found = dict(values)
+    for placeholder, value in values.items():
+        for level in (0, 1):
+            escaped = value
+            for _ in range(level + 1):
+                escaped = json.dumps(escaped)[1:-1]
+            found[placeholder.replace("}}", f".json_escape[{level}]}}}}")] = escaped
+    return found
+
+
+def _replace_placeholders(original: Any, full_command: list[str], **kwargs: Any) -> list[str]:
+    executor_input = _integral_numbers(kwargs["executor_input_dict"])
+    values = _with_escapes(vertex_values(kwargs["unique_pipeline_id"]))
+    kwargs["executor_input_dict"] = _substitute(executor_input, values)
+    full_command = [_substitute(part, values) for part in full_command]
+    resolved = original(full_command=full_command, **kwargs)
+    text = json.dumps(kwargs["executor_input_dict"])
+    escapes = {
+        "{{$.json_escape[0]}}": text,
+        "{{$.json_escape[1]}}": json.dumps(text)[1:-1],
+    }
+    resolved = [_substitute(part, escapes) for part in resolved]
+    for part in resolved:
+        if isinstance(part, str) and "{{$.pipeline_" in part:
+            start = part.index("{{$.pipeline_")
+            unknown = part[start : part.find("}}", start) + 2]
+            task = kwargs.get("task_resource_name", "?")
+            raise ValueError(
+                f"component {task}: the Vertex placeholder {unknown} has no local value "
+                "(local runs resolve project, location, persistent resource, service "
+                "account, network, encryption key, job uuid and create/schedule time)."
+            )
+    return resolved
+
+
+def _integral_numbers(executor_input: dict[str, Any]) -> dict[str, Any]:
+    """The executor input with whole numbers inside list and dict parameters as ints.
+
+    kfp.local reads struct parameters through protobuf, where every number is a double, and
+    writes them back as `100.0`; Vertex writes `100`, which is what GCPC's payloads (an int64
+    `boot_disk_size_gb`, `replica_count`) parse.
+    """
+
+    def whole(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, list):
+            return [whole(item) for item in value]
+        if isinstance(value, dict):
+            return {key: whole(item) for key, item in value.items()}
+        return value
+
+    inputs = executor_input.get("inputs", {})
+    values = inputs.get("parameterValues", {})
+    fixed = {k: whole(v) if isinstance(v, list | dict) else v for k, v in values.items()}
+    return {**executor_input, "inputs": {**inputs, "parameterValues": fixed}}
+
+
+def _substitute(value: Any, values: Mapping[str, str]) -> Any:
+    """`value` (str, list or dict, nested) with every placeholder in `values` replaced."""
+    if isinstance(value, str):
+        for placeholder, replacement in values.items():
+            if placeholder in value:
+                value = value.replace(placeholder, replacement)
+        return value
+    if isinstance(value, list):
+        return [_substitute(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: _substitute(item, values) for key, item in value.items()}
+    return value
