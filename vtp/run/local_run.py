@@ -17,7 +17,7 @@ from typing import Any
 
 from vtp import storage
 from vtp.local.pipeline_jobs import kfp_fixes, vertex_tasks
-from vtp.run import output
+from vtp.local.pipeline_jobs import task_output as output
 from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 

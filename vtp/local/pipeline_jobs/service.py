@@ -104,6 +104,10 @@ class PipelineJobs:
         spec = specs.pipeline_spec(job)
         root = specs.pipeline_root(job, spec)
         specs.check_runtime(job)
+        try:
+            vertex_tasks.check_runnable(spec)
+        except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
+            raise errors.failed_precondition(str(exc)) from None
         values = json_format.MessageToDict(job._pb.runtime_config).get("parameterValues", {})
         return spec, root, specs.run_arguments(spec, values)
 

@@ -16,14 +16,17 @@ placeholders, and Google Cloud Pipeline Components (GCPC) container components.
   (`vtp.vertex.local_auth.client_settings`) points the clients they make at the local service.
   Only the GCPC versions in SUPPORTED_GCPC are accepted: the launchers' internals (hard-coded
   endpoints, `google.auth.default()`) are what the hook was checked against.
-- **Other container components** cannot run without a container engine: `check_runnable` fails
-  the run before it starts, naming each such component and its image.
+- **Other container components** need a container engine: `check_runnable` fails the run before
+  it starts, naming each such component and its image, and whether an engine answers (running
+  them in one is not built yet).
 """
 
 import functools
 import json
 import os
+import re
 import shutil
+import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -94,9 +97,9 @@ def check_runnable(spec: Mapping[str, Any]) -> None:
     if blocked:
         engine = container_engine()
         how = (
-            f"{engine} is installed, but local runs do not start containers yet"
+            f"{engine} answers, but local runs do not start containers yet"
             if engine
-            else "no container engine (Docker or Podman) is installed here"
+            else "no container engine (Docker or Podman) is reachable here"
         )
         raise ValueError(
             f"container component{'s' if len(blocked) > 1 else ''} {', '.join(blocked)} "
@@ -106,21 +109,34 @@ def check_runnable(spec: Mapping[str, Any]) -> None:
 
 
 def container_engine() -> str:
-    """`docker` or `podman` when one is on PATH, else ""."""
-    return next((name for name in ("docker", "podman") if shutil.which(name)), "")
+    """`docker` or `podman` when its engine answers (`<engine> info`), else ""."""
+    for name in ("docker", "podman"):
+        if not shutil.which(name):
+            continue
+        try:
+            answered = subprocess.run([name, "info"], capture_output=True, timeout=15)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if answered.returncode == 0:
+            return name
+    return ""
 
 
 def vertex_values(job_id: str) -> dict[str, str]:
     """What Vertex puts in place of its runtime placeholders, for a local run `job_id`."""
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    project = os.environ.get(PROJECT_ENV) or "local"
+    location = os.environ.get(LOCATION_ENV) or "us-central1"
     return {
-        "{{$.pipeline_google_cloud_project_id}}": os.environ.get(PROJECT_ENV) or "local",
-        "{{$.pipeline_google_cloud_location}}": os.environ.get(LOCATION_ENV) or "us-central1",
+        "{{$.pipeline_google_cloud_project_id}}": project,
+        "{{$.pipeline_google_cloud_location}}": location,
         "{{$.pipeline_persistent_resource_id}}": "",
         "{{$.pipeline_service_account}}": "",
         "{{$.pipeline_network}}": "",
         "{{$.pipeline_encryption_key_name}}": "",
         "{{$.pipeline_job_uuid}}": job_id,
+        "{{$.pipeline_job_resource_name}}": f"projects/{project}/locations/{location}/"
+        f"pipelineJobs/{job_id}",
         "{{$.pipeline_job_create_time_utc}}": now,
         "{{$.pipeline_job_schedule_time_utc}}": now,
     }
@@ -142,25 +158,43 @@ def _replace_placeholders(original: Any, full_command: list[str], **kwargs: Any)
     executor_input = _integral_numbers(kwargs["executor_input_dict"])
     values = _with_escapes(vertex_values(kwargs["unique_pipeline_id"]))
     kwargs["executor_input_dict"] = _substitute(executor_input, values)
-    full_command = [_substitute(part, values) for part in full_command]
+    # kfp.local refuses `{{$.json_escape[N]}}`: hide it from kfp.local, put the value in after.
+    hidden = {
+        f"{{{{$.json_escape[{level}]}}}}": f"\x00vtp-json-escape-{level}\x00" for level in (0, 1)
+    }
+    full_command = [_substitute(_substitute(part, values), hidden) for part in full_command]
+    _refuse_unknown(full_command, kwargs.get("task_resource_name", "?"))
     resolved = original(full_command=full_command, **kwargs)
     text = json.dumps(kwargs["executor_input_dict"])
-    escapes = {
-        "{{$.json_escape[0]}}": text,
-        "{{$.json_escape[1]}}": json.dumps(text)[1:-1],
-    }
+    escapes = {"{{$.json_escape[0]}}": text, "{{$.json_escape[1]}}": json.dumps(text)[1:-1]}
+    escapes.update({hidden[key]: value for key, value in escapes.items()})
     resolved = [_substitute(part, escapes) for part in resolved]
-    for part in resolved:
-        if isinstance(part, str) and "{{$.pipeline_" in part:
-            start = part.index("{{$.pipeline_")
-            unknown = part[start : part.find("}}", start) + 2]
-            task = kwargs.get("task_resource_name", "?")
+    _refuse_unknown(resolved, kwargs.get("task_resource_name", "?"))
+    return resolved
+
+
+KFP_LOCAL_RESOLVES = frozenset(
+    {"{{$.pipeline_job_name}}", "{{$.pipeline_task_name}}", "{{$.pipeline_task_uuid}}",
+     "{{$.pipeline_root}}"}
+)  # fmt: skip
+"""Pipeline placeholders kfp.local resolves itself."""
+_PIPELINE_PLACEHOLDER = re.compile(r"\{\{\$\.pipeline_[A-Za-z0-9_]*(?:\.json_escape\[\d\])?\}\}")
+
+
+def _refuse_unknown(parts: list[Any], task: str) -> None:
+    """ValueError naming the first `{{$.pipeline_...}}` placeholder left in `parts` that
+    neither Vertex's list here nor kfp.local resolves."""
+    for part in parts:
+        if not isinstance(part, str):
+            continue
+        for unknown in _PIPELINE_PLACEHOLDER.findall(part):
+            if unknown in KFP_LOCAL_RESOLVES:
+                continue
             raise ValueError(
                 f"component {task}: the Vertex placeholder {unknown} has no local value "
                 "(local runs resolve project, location, persistent resource, service "
                 "account, network, encryption key, job uuid and create/schedule time)."
             )
-    return resolved
 
 
 def _integral_numbers(executor_input: dict[str, Any]) -> dict[str, Any]:

@@ -28,10 +28,11 @@ def run(run_dir: Path) -> dict[str, Any]:
     """Run the requested pipeline with kfp.local; return the result."""
     from kfp import components, local
 
-    from vtp.local.pipeline_jobs import kfp_fixes, vertex_tasks
+    from vtp.local.pipeline_jobs import kfp_fixes, task_output, vertex_tasks
 
     asked = json.loads((run_dir / REQUEST).read_text())
     kfp_fixes.apply()
+    task_output.quiet()
     vertex_tasks.check_runnable(asked["pipelineSpec"])
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=asked["pipelineRoot"])
     pipeline = components.load_component_from_text(json.dumps(asked["pipelineSpec"]))
@@ -39,7 +40,9 @@ def run(run_dir: Path) -> dict[str, Any]:
     try:
         pipeline(**asked["arguments"])
     except Exception as exc:  # kfp.local reports a failed task as RuntimeError
-        return {"succeeded": False, "error": str(exc) or type(exc).__name__}
+        # kfp.local names the task that failed; the cause is in what that task printed last.
+        summary = task_output.plain(str(exc)) or type(exc).__name__
+        return {"succeeded": False, "error": "\n".join([summary, *task_output.failure_tail()])}
     return {"succeeded": True, "error": ""}
 
 

@@ -22,6 +22,8 @@ imported early, so start-up stays fast):
 - `google.auth`: Application Default Credentials are the service's token (and
   $GOOGLE_CLOUD_PROJECT), so code that calls `google.auth.default()` itself (GCPC's launchers
   do) authenticates to the service.
+- GCPC's launchers (`..._remote_runner`): they poll every 20 s, which costs nothing locally;
+  they poll every second here.
 - `google.api_core.client_options` and `requests.sessions`: a client or a request addressed to
   Vertex's hosts (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to
   the service's TLS endpoint instead: code with hard-coded Vertex endpoints (GCPC's launchers,
@@ -124,6 +126,11 @@ def _patch_auth(module: ModuleType) -> None:
     module.default = default
 
 
+def _patch_polling(module: ModuleType) -> None:
+    if hasattr(module, "_POLLING_INTERVAL_IN_SECONDS"):
+        module._POLLING_INTERVAL_IN_SECONDS = 1
+
+
 def _patch_storage(module: ModuleType) -> None:
     original = module.Client.__init__
 
@@ -175,6 +182,9 @@ def _install() -> None:
         "google.api_core.client_options": _patch_client_options,
         "requests.sessions": _patch_requests,
     }
+    launchers = "google_cloud_pipeline_components.container.v1.gcp_launcher."
+    for runner in ("job_remote_runner", "lro_remote_runner", "pipeline_remote_runner"):
+        patches[launchers + runner] = _patch_polling
     if os.environ.get("STORAGE_EMULATOR_HOST"):
         patches["google.cloud.storage.client"] = _patch_storage
     sys.meta_path.insert(0, _PatchAfterImport(patches))

@@ -1,4 +1,5 @@
-"""What `vtp run` prints: each task's own log lines, without kfp.local's bookkeeping.
+"""What a local pipeline run prints (`vtp run`, a local pipeline job's log): each task's own log
+lines, without kfp.local's bookkeeping, and the cause of a failure.
 
 kfp's executor logs the whole executor input (a JSON dump of every input and output path) at
 the start of each task, and kfp.local warns on every task that the project image is not a plain

@@ -1,0 +1,73 @@
+"""Vertex's runtime placeholders under kfp.local, and which components can run here (pure)."""
+
+import json
+
+import pytest
+
+from vtp.local.pipeline_jobs import vertex_tasks
+
+
+def resolve(command: list[str], parameters: dict | None = None) -> list[str]:
+    """kfp.local's placeholder resolution, patched, on a minimal executor input."""
+    from kfp.local import placeholder_utils
+
+    vertex_tasks.apply()
+    executor_input = {
+        "inputs": {"parameterValues": parameters or {}},
+        "outputs": {"outputFile": "/o"},
+    }
+    return placeholder_utils.replace_placeholders(
+        full_command=command,
+        executor_input_dict=executor_input,
+        pipeline_resource_name="p-1",
+        task_resource_name="train",
+        pipeline_root="/root",
+        unique_pipeline_id="1234",
+    )
+
+
+def test_project_location_and_empty_vertex_settings_resolve(monkeypatch):
+    monkeypatch.setenv(vertex_tasks.PROJECT_ENV, "team")
+    command = [
+        "--project", "{{$.pipeline_google_cloud_project_id}}",
+        "--resource", "x{{$.pipeline_persistent_resource_id}}y",
+        "--job", "jobs/{{$.pipeline_job_uuid}}",
+        "--region", "{{$.inputs.parameters['location']}}",
+    ]  # fmt: skip
+    parameters = {"location": "{{$.pipeline_google_cloud_location}}"}
+    assert resolve(command, parameters) == [
+        "--project", "team", "--resource", "xy", "--job", "jobs/1234", "--region", "us-central1",
+    ]  # fmt: skip
+
+
+def test_json_escape_embeds_the_executor_input_in_a_json_string():
+    payload = '{"args": ["--executor_input", "{{$.json_escape[1]}}"]}'
+    (resolved,) = resolve([payload], {"disk": [{"size": 100.0}]})
+    inner = json.loads(json.loads(resolved)["args"][1])
+    assert inner["inputs"]["parameterValues"]["disk"] == [{"size": 100}]  # whole, as Vertex
+
+
+def test_an_unknown_vertex_placeholder_names_itself_and_the_component():
+    with pytest.raises(ValueError, match=r"component train: .*\{\{\$\.pipeline_nope\}\}"):
+        resolve(["{{$.pipeline_nope}}"])
+
+
+def test_gcpc_launchers_and_lightweight_components_are_runnable_others_are_not():
+    spec = {
+        "deploymentSpec": {
+            "executors": {
+                "exec-gcpc": {"container": {"image": "gcr.io/ml-pipeline/gcpc", "command": [
+                    "python3", "-u", "-m",
+                    "google_cloud_pipeline_components.container.v1.custom_job.launcher"]}},
+                "exec-light": {"container": {"image": "python:3.11", "command": [
+                    "sh", "-c", "python3 -m kfp.dsl.executor_main"]}},
+                "exec-importer": {"importer": {}},
+            }
+        }
+    }  # fmt: skip
+    vertex_tasks.check_runnable(spec)
+    spec["deploymentSpec"]["executors"]["exec-shout"] = {
+        "container": {"image": "alpine:3", "command": ["echo"]}
+    }
+    with pytest.raises(ValueError, match=r"container component shout \(image alpine:3\)"):
+        vertex_tasks.check_runnable(spec)
