@@ -91,6 +91,7 @@ def test_a_failed_task_fails_the_run_with_the_task_named(local_service, client, 
     assert done.state == PipelineState.PIPELINE_STATE_FAILED
     assert done.error.code == 9
     assert "add" in done.error.message
+    assert "RuntimeError: asked to fail" in done.error.message  # the cause, not just the task
     assert not marker(local_service, "failed").exists()
 
 
