@@ -34,7 +34,7 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
 from vtp.local.runtime.cluster import container_environment
-from vtp.local.runtime.launch import host_command, is_project_image
+from vtp.local.runtime.launch import container_command
 from vtp.local.runtime.process import SERVICE_ENV, signal_group, spawn
 from vtp.storage import GCS_ROOT_ENV
 
@@ -64,18 +64,13 @@ def plan_serving(
             f"Model {model.name} has no containerSpec: the local service serves custom-container "
             "models only (upload it with a serving container image)."
         )
-    command = list(spec.command)
-    if not command and is_project_image(spec.image_uri, project_images):
-        command = list(SERVE_COMMAND)
-    if not command:
-        raise errors.failed_precondition(
-            f"Model {model.name}: image {spec.image_uri!r} is not this project's image and its "
-            "containerSpec has no command; the local service runs serving containers as host "
-            "processes, so it needs containerSpec.command (or --project-image)."
-        )
+    argv = container_command(
+        f"Model {model.name} containerSpec", spec.image_uri, spec.command, spec.args,
+        SERVE_COMMAND, project_images,
+    )  # fmt: skip
     default = f"/v1/endpoints/{endpoint_id}/deployedModels/{deployed_id}"
     return ServingPlan(
-        argv=host_command(command + list(spec.args)),
+        argv=argv,
         env=tuple((e.name, e.value) for e in spec.env),
         health_route=spec.health_route or default,
         predict_route=spec.predict_route or f"{default}:predict",

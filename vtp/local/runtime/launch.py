@@ -16,6 +16,7 @@ In every command, a leading `python`/`python3` is the service's interpreter (`sy
 """
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from google.cloud import aiplatform_v1
@@ -152,17 +153,33 @@ def _container(
 ) -> tuple[str, ...]:
     if not spec.image_uri:
         raise errors.invalid_argument(f"{where}.containerSpec.imageUri is required.")
-    command = list(spec.command)
-    if not command and is_project_image(spec.image_uri, project_images):
-        command = list(TRAINER_COMMAND)
-    if not command:
+    return container_command(
+        f"{where}.containerSpec", spec.image_uri, spec.command, spec.args, TRAINER_COMMAND,
+        project_images,
+    )  # fmt: skip
+
+
+def container_command(
+    where: str,
+    image_uri: str,
+    command: Sequence[str],
+    args: Sequence[str],
+    project_command: Sequence[str],
+    project_images: tuple[str, ...],
+) -> tuple[str, ...]:
+    """The host command of a container: its own `command` + `args`, or `project_command` for
+    this project's image; FAILED_PRECONDITION (naming `where`) for another image without one."""
+    chosen = list(command)
+    if not chosen and is_project_image(image_uri, project_images):
+        chosen = list(project_command)
+    if not chosen:
         raise errors.failed_precondition(
-            f"{where}.containerSpec: image {spec.image_uri!r} is not this project's image and "
-            "no command is given; the local service runs containers as host processes, so it "
-            "needs containerSpec.command (or add the image with --project-image / "
-            "VTP_PROJECT_IMAGE if it is built from this project)."
+            f"{where}: image {image_uri!r} is not this project's image and no command is given; "
+            "the local service runs containers as host processes, so it needs "
+            "containerSpec.command (or add the image with --project-image / VTP_PROJECT_IMAGE "
+            "if it is built from this project)."
         )
-    return host_command(command + list(spec.args))
+    return host_command(chosen + list(args))
 
 
 def _python_package(
