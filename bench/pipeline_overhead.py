@@ -1,13 +1,18 @@
 """Benchmark: what running the train pipeline costs beyond the training job it runs.
 
 Runs `vtp run train` in-process (embedded local service + kfp.local), then reads the job's
-create and end times back from the service. Prints one JSON line:
+create and end times back from the service. For reference, in the same run, a trivial 4-task
+pipeline (each task returns at once) under plain kfp.local (a fresh interpreter per task, no
+service) and under `vtp run`. Prints one JSON line:
 
-    pipeline_wall_s     wall time of the whole pipeline run
-    jobs_s              sum over its Vertex jobs of (end_time - create_time)
-    overhead_s          pipeline_wall_s - jobs_s: tasks, polling, evaluation, export
-    tasks               pipeline tasks that ran
-    overhead_per_task_s overhead_s / tasks
+    pipeline_wall_s        wall time of the whole train pipeline run
+    jobs_s                 sum over its Vertex jobs of (end_time - create_time)
+    overhead_s             pipeline_wall_s - jobs_s: tasks, polling, evaluation, export
+    tasks                  pipeline tasks that ran
+    overhead_per_task_s    overhead_s / tasks
+    wall_over_jobs         pipeline_wall_s / jobs_s
+    kfp_local_per_task_s   trivial pipeline, plain kfp.local: wall / 4
+    vtp_run_trivial_per_task_s  the same pipeline under vtp run (service start included): wall / 4
 
     python bench/pipeline_overhead.py [--trainer-arg=--epochs=5 ...]
 """
@@ -15,8 +20,12 @@ create and end times back from the service. Prints one JSON line:
 import argparse
 import json
 import tempfile
+import time
 from pathlib import Path
 
+from kfp import dsl, local
+
+from pipelines import catalog
 from vtp.run.local_run import embedded_service, run_pipeline
 from vtp.run.summary import latest_run, task_outputs
 from vtp.vertex.client import job_client
@@ -30,17 +39,39 @@ def job_seconds(state_dir: Path) -> list[float]:
         return [(job.end_time - job.create_time).total_seconds() for job in jobs]
 
 
+@dsl.component(base_image="python:3.11")
+def step(x: int) -> int:
+    return x + 1
+
+
+@dsl.pipeline(name="trivial")
+def trivial(x: int = 0):
+    step(x=step(x=step(x=step(x=x).output).output).output)
+
+
+def kfp_local_seconds(root: Path) -> float:
+    """Wall time of the trivial pipeline under plain kfp.local."""
+    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(root))
+    started = time.monotonic()
+    trivial()
+    return time.monotonic() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trainer-arg", action="append", default=[], dest="trainer_args")
     options = parser.parse_args()
+    entry = catalog.entry("train")
+    arguments = {**entry.local_params, "trainer_args": options.trainer_args}
     with tempfile.TemporaryDirectory() as scratch:
-        state_dir = Path(scratch)
-        result = run_pipeline("train", {"trainer_args": options.trainer_args}, state_dir)
+        state_dir = Path(scratch) / "train"
+        result = run_pipeline("train", entry.load(), arguments, state_dir)
         if not result.succeeded:
             raise SystemExit(f"the pipeline failed: {result.error}")
         tasks = len(task_outputs(latest_run(result.pipeline_root)))
         jobs = job_seconds(state_dir)
+        reference = kfp_local_seconds(Path(scratch) / "kfp-local")
+        ours = run_pipeline("trivial", trivial, {}, Path(scratch) / "trivial")
     overhead = result.seconds - sum(jobs)
     figures = {
         "pipeline": "train",
@@ -49,6 +80,9 @@ def main() -> None:
         "overhead_s": round(overhead, 2),
         "tasks": tasks,
         "overhead_per_task_s": round(overhead / tasks, 2),
+        "wall_over_jobs": round(result.seconds / sum(jobs), 2),
+        "kfp_local_per_task_s": round(reference / 4, 2),
+        "vtp_run_trivial_per_task_s": round(ours.seconds / 4, 2),
     }
     print(json.dumps(figures))
 
