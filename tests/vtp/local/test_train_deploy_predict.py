@@ -181,6 +181,17 @@ def test_deploy_errors_name_what_is_wrong(local_service):
     assert empty.status_code == 400 and "no deployed model" in empty.json()["error"]["message"]
     unknown = session.get(f"{base}/endpoints/404", timeout=30)
     assert unknown.status_code == 404
+    renamed = session.patch(
+        f"{local_service.url}/v1/{endpoint}?updateMask=displayName",
+        json={"displayName": "renamed", "description": "not in the mask"},
+        timeout=30,
+    )
+    assert renamed.status_code == 200 and renamed.json()["displayName"] == "renamed"
+    assert "description" not in renamed.json()
+    refused = session.patch(
+        f"{local_service.url}/v1/{endpoint}?updateMask=deployedModels", json={}, timeout=30
+    )
+    assert refused.status_code == 400 and "deployed_models" in refused.json()["error"]["message"]
     pipeline = session.post(
         f"{base}/trainingPipelines",
         json={

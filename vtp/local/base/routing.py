@@ -105,6 +105,16 @@ def parse_message(message_type: type[M], body: bytes) -> M:
         raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
 
 
+def mask_fields(mask: str) -> list[str]:
+    """The paths of an `updateMask` (`displayName,labels` or `display_name,labels`) as proto
+    field names (`display_name`, `labels`)."""
+    return [
+        re.sub(r"(?<!^)(?=[A-Z])", "_", path.strip()).lower()
+        for path in mask.split(",")
+        if path.strip()
+    ]
+
+
 def non_negative(name: str, value: object) -> int:
     """`value` (text of ASCII digits, or an int) as an int >= 0; INVALID_ARGUMENT naming `name`."""
     if isinstance(value, bool) or not isinstance(value, int | str):

@@ -16,7 +16,6 @@ As on Vertex:
 import json
 import os
 import random
-import re
 import threading
 from datetime import UTC, datetime
 
@@ -26,7 +25,7 @@ from google.cloud.aiplatform_v1 import DeployedModel, Endpoint
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
-from vtp.local.base.routing import parse_message
+from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.store import Record, ResourceStore, name_matches
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.endpoints.serving import (
@@ -98,9 +97,7 @@ class Endpoints:
     def update(self, name: str, body: bytes, mask: str) -> Endpoint:
         """Apply the fields of `body` that `mask` names (all updatable ones when empty)."""
         change = parse_message(Endpoint, body)
-        fields = [_snake(f) for f in mask.split(",") if f.strip()] or [
-            f for f in UPDATABLE if f in change
-        ]
+        fields = mask_fields(mask) or [f for f in UPDATABLE if f in change]
         for field in fields:
             if field not in UPDATABLE:
                 raise errors.invalid_argument(
@@ -402,10 +399,6 @@ def _deployed(deployed: DeployedModel) -> dict:
 
 def _json(endpoint: Endpoint) -> str:
     return Endpoint.to_json(endpoint, indent=None)
-
-
-def _snake(field: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", field.strip()).lower()
 
 
 def _now() -> str:

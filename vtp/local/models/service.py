@@ -10,7 +10,6 @@ stays readable at its name.
 """
 
 import json
-import re
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from google.cloud.aiplatform_v1 import Model
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.resources import new_id, page
-from vtp.local.base.routing import parse_message
+from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.models.store import ModelStore
 from vtp.local.models.upload import (
@@ -106,7 +105,7 @@ class ModelRegistry:
         belong to the model (every version), version_description and version_aliases to the
         version `name` means."""
         change = parse_message(Model, body)
-        fields = [_snake(f) for f in mask.split(",") if f.strip()]
+        fields = mask_fields(mask)
         if not fields:
             raise errors.invalid_argument("updateMask is required: name the fields to update.")
         for field in fields:
@@ -277,10 +276,6 @@ def _version(model: Model, name: str, version_id: str, aliases: list[str], now: 
         for field, value in CONTAINER_MODEL_DEFAULTS.items():
             setattr(version, field, value)
     return version
-
-
-def _snake(field: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", field.strip()).lower()
 
 
 def _check_aliases_free(versions: list[Model], aliases: list[str]) -> None:
