@@ -135,8 +135,6 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        if self.command == "HEAD":
-            return
         if reply.file is None:
             self.wfile.write(reply.body)
             return
