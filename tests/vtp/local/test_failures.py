@@ -187,7 +187,15 @@ def test_cancel_kills_a_replica_that_ignores_sigterm_after_the_grace_period(
 
 def test_replicas_get_vertex_environment(client, local_service, tmp_path):
     pools = (
-        scripted_pool(tmp_path, "--wait-starts", "workerpool3-0=1", TEAM="ml"),
+        # The primary's end ends the job: it waits until the replicas read here have started.
+        scripted_pool(
+            tmp_path,
+            "--wait-starts",
+            "workerpool3-0=1",
+            "--wait-starts",
+            "workerpool1-1=1",
+            TEAM="ml",
+        ),
         scripted_pool(tmp_path, replicas=2),
         {},
         scripted_pool(tmp_path),
