@@ -6,6 +6,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import proto
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
@@ -42,14 +43,20 @@ def parse_job_name(name: str) -> JobName:
     return JobName(match["p"], match["l"], match["id"])
 
 
-def job_json(job: aiplatform_v1.CustomJob, enum_ints: bool = False) -> str:
-    """A CustomJob as the REST API returns it: camelCase, defaults left out."""
-    return aiplatform_v1.CustomJob.to_json(
-        job,
+def rest_json(message: proto.Message, enum_ints: bool = False) -> str:
+    """A resource as the REST API returns it: camelCase, defaults left out, enums as names (or
+    integers when the request asked for `$alt=json;enum-encoding=int`)."""
+    return type(message).to_json(
+        message,
         use_integers_for_enums=enum_ints,
         always_print_fields_with_no_presence=False,
         indent=None,
     )
+
+
+def job_json(job: aiplatform_v1.CustomJob, enum_ints: bool = False) -> str:
+    """A CustomJob as the REST API returns it."""
+    return rest_json(job, enum_ints)
 
 
 def page(items: list, page_size: int, page_token: str, default_size: int) -> tuple[list, str]:

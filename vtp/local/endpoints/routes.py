@@ -20,6 +20,7 @@ import json
 from google.cloud.aiplatform_v1 import Endpoint
 
 from vtp.local.base import errors
+from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import (
     OPERATIONS_PARENT,
     Request,
@@ -95,7 +96,7 @@ def _predict(endpoints: Endpoints, request: Request, raw: bool) -> str:
 
 
 def _json(endpoint: Endpoint) -> str:
-    return Endpoint.to_json(endpoint, indent=None, always_print_fields_with_no_presence=False)
+    return rest_json(endpoint)
 
 
 def _dumps(operation: dict) -> str:

@@ -14,7 +14,7 @@ from google.cloud import aiplatform_v1
 
 from vtp import storage
 from vtp.local.base import errors
-from vtp.local.base.resources import done_operation, new_id
+from vtp.local.base.resources import done_operation, new_id, rest_json
 from vtp.local.base.routing import parse_message
 
 MAX_DISPLAY_NAME = 128
@@ -111,12 +111,7 @@ def upload_operation(version: aiplatform_v1.Model, problem: str = "") -> dict:
 
 def model_json(model: aiplatform_v1.Model, enum_ints: bool = False) -> str:
     """A Model as the REST API returns it: camelCase, defaults left out."""
-    return aiplatform_v1.Model.to_json(
-        model,
-        use_integers_for_enums=enum_ints,
-        always_print_fields_with_no_presence=False,
-        indent=None,
-    )
+    return rest_json(model, enum_ints)
 
 
 def model_dict(model: aiplatform_v1.Model) -> dict:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
+from vtp.local.base.resources import rest_json
+
 State = aiplatform_v1.PipelineState
 _OUTPUT_ONLY = (
     *("name", "state", "create_time", "start_time", "end_time", "update_time", "job_detail"),
@@ -30,12 +32,7 @@ def task_jobs(run_root: Path) -> list[str]:
 
 def job_json(job: aiplatform_v1.PipelineJob, enum_ints: bool = False) -> str:
     """A PipelineJob as the REST API returns it: camelCase, defaults left out."""
-    return aiplatform_v1.PipelineJob.to_json(
-        job,
-        use_integers_for_enums=enum_ints,
-        always_print_fields_with_no_presence=False,
-        indent=None,
-    )
+    return rest_json(job, enum_ints)
 
 
 def created_job(

@@ -23,7 +23,7 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
-from vtp.local.base.resources import new_id, page
+from vtp.local.base.resources import new_id, page, rest_json
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import LocalVertex
@@ -267,9 +267,4 @@ def parse(body: bytes) -> Schedule:
 
 def schedule_json(schedule: Schedule, enum_ints: bool = False) -> str:
     """A Schedule as the REST API returns it: camelCase, defaults left out."""
-    return Schedule.to_json(
-        schedule,
-        use_integers_for_enums=enum_ints,
-        always_print_fields_with_no_presence=False,
-        indent=None,
-    )
+    return rest_json(schedule, enum_ints)

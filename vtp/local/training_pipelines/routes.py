@@ -14,6 +14,7 @@ import json
 
 from google.cloud.aiplatform_v1 import TrainingPipeline
 
+from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import Request, Router, collection, list_page, resource
 from vtp.local.training_pipelines.service import TrainingPipelines
 
@@ -49,12 +50,7 @@ def _cancel(pipelines: TrainingPipelines, request: Request) -> str:
 
 
 def _json(pipeline: TrainingPipeline, enum_ints: bool) -> str:
-    return TrainingPipeline.to_json(
-        pipeline,
-        indent=None,
-        use_integers_for_enums=enum_ints,
-        always_print_fields_with_no_presence=False,
-    )
+    return rest_json(pipeline, enum_ints)
 
 
 def _name(request: Request) -> str:

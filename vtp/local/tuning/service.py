@@ -18,7 +18,7 @@ from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
-from vtp.local.base.resources import new_id, page
+from vtp.local.base.resources import new_id, page, rest_json
 from vtp.local.base.routing import parse_message
 from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.tuning.run import TERMINAL, StudyRun
@@ -146,12 +146,7 @@ class Tuner:
 
 def job_json(job: HyperparameterTuningJob, enum_ints: bool = False) -> str:
     """A HyperparameterTuningJob as the REST API returns it: camelCase, defaults left out."""
-    return HyperparameterTuningJob.to_json(
-        job,
-        use_integers_for_enums=enum_ints,
-        always_print_fields_with_no_presence=False,
-        indent=None,
-    )
+    return rest_json(job, enum_ints)
 
 
 def _parse(body: bytes) -> HyperparameterTuningJob:
