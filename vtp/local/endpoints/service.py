@@ -235,9 +235,9 @@ class Endpoints:
             server = self._servers.pop(request.deployed_model_id, None)
         if server:
             server.stop(self.service.config.grace_period)
-        operation = self._operation(name, "UndeployModelOperationMetadata", done=False)
-        self._finish(operation, response={"@type": _TYPE + "UndeployModelResponse"})
-        return self.service.get_operation(operation["name"])
+        return self._operation(
+            name, "UndeployModelOperationMetadata", "UndeployModelResponse", "{}"
+        )
 
     # -- predicting ------------------------------------------------------------------------
 
@@ -247,7 +247,10 @@ class Endpoints:
         PredictResponse."""
         endpoint = self.get(name)
         if not raw:
-            request = json.loads(body or b"{}") if body else {}
+            try:
+                request = json.loads(body or b"{}")
+            except (ValueError, RecursionError) as exc:
+                raise errors.invalid_argument(f"Invalid JSON payload received. {exc}") from None
             if not isinstance(request, dict) or not isinstance(request.get("instances"), list):
                 raise errors.invalid_argument("instances: a list of prediction inputs is required.")
         deployed = _choose(endpoint)
