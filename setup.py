@@ -22,5 +22,6 @@ setup(
         "pipelines.compiled": ["*.yaml", "components/*.yaml"],
         # The start-up hook is a folder put on PYTHONPATH, not a package (vtp/vertex/local_auth.py).
         "vtp.vertex": ["startup/sitecustomize.py"],
+        "trainer.tasks": ["*.json"],
     },
 )

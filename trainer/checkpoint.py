@@ -35,11 +35,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from trainer.snapshot import Copies, Deferred, Staging
 from vtp import storage
 
 log = logging.getLogger("trainer")
 
 _PREFIX, _DATA, _MANIFEST = "step_", ".pt", ".json"
+_CHUNK = 8 << 20
 
 
 class CorruptCheckpoint(Exception):
@@ -176,11 +178,15 @@ def atomic_write(path: Path, data: bytes | memoryview, sync_directory: bool = Tr
     `sync_directory=False` leaves the rename's durability to a later write in the same
     directory that syncs it (a checkpoint's manifest does, for its data file).
     """
+    atomic_fill(path, lambda temporary: temporary.write_bytes(data), sync_directory)
+
+
+def atomic_fill(path: Path, fill: Callable[[Path], object], sync_directory: bool = True) -> None:
+    """`atomic_write` of whatever `fill(temporary_path)` writes there."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as file:
-        file.write(data)
-        file.flush()
+    fill(temporary)
+    with open(temporary, "rb+") as file:
         os.fsync(file.fileno())
     os.replace(temporary, path)
     if sync_directory:
@@ -198,12 +204,15 @@ def _sync_directory(directory: Path) -> None:
 
 
 class Checkpointer:
-    """Saves training states: serialised on the caller's thread (which copies them, so training
-    may go on), hashed and written on a background thread, at most one write in flight. Only an
-    enabled Checkpointer (the main process) writes anything.
+    """Saves training states in the background, at most one write in flight. Only an enabled
+    Checkpointer (the main process) writes anything.
 
-    Serialising in the background would pause training longer: pickling holds the GIL, and the
-    training thread would wait for it in 5 ms switch intervals. Hashing and file I/O release it.
+    `save` stages the state (`trainer.snapshot`): what may change before the next optimizer
+    step is copied at once, the rest (`deferred`: parameters, optimizer moments) on the
+    checkpoint thread, which then serialises, hashes and writes. The training loop calls
+    `before_update()` before each optimizer step; it returns at once unless that copy is still
+    running. Serialising on the thread costs the training thread little: the tensors' bytes are
+    most of it, and copying and hashing them release the GIL.
     """
 
     def __init__(self, directory: Path, keep: int, enabled: bool) -> None:
@@ -213,19 +222,30 @@ class Checkpointer:
         self.last_step: int | None = None
         self._executor = ThreadPoolExecutor(1, "checkpoint") if enabled else None
         self._pending: Future[None] | None = None
+        self._copies: Copies | None = None
+        self._staging = Staging()
         if enabled:  # temporaries of a writer that was killed mid-write
             for leftover in directory.glob(f".{_PREFIX}*.tmp"):
                 leftover.unlink(missing_ok=True)
 
-    def save(self, state: dict[str, Any], step: int, epoch: int) -> None:
-        """Snapshot `state` now and write it as the checkpoint of `step` in the background."""
+    def save(
+        self, state: dict[str, Any], step: int, epoch: int, deferred: Deferred = lambda _: False
+    ) -> None:
+        """Snapshot `state` as the checkpoint of `step` and write it in the background; the
+        tensors `deferred` accepts must not change before `before_update()` returns."""
         self.last_step = step
         if self._executor is None:
             return
-        self.wait()
-        buffer = io.BytesIO()
-        torch.save(state, buffer)
-        self._pending = self._executor.submit(self._write, buffer.getbuffer(), step, epoch)
+        self.wait()  # the previous write is done with the buffers
+        snapshot, self._copies = self._staging.stage(state, deferred)
+        self._pending = self._executor.submit(self._copy_and_write, snapshot, step, epoch)
+
+    def before_update(self) -> None:
+        """Wait until the deferred tensors of the last `save` are copied (call before changing
+        them: before the optimizer step)."""
+        if self._copies is not None:
+            self._copies.done.wait()
+            self._copies = None
 
     def wait(self) -> None:
         """Block until the write in flight is on disk; re-raise its error if it failed."""
@@ -239,18 +259,23 @@ class Checkpointer:
         if self._executor is not None:
             self._executor.shutdown()
 
-    def _write(self, data: memoryview, step: int, epoch: int) -> None:
+    def _copy_and_write(self, snapshot: dict[str, Any], step: int, epoch: int) -> None:
+        assert self._copies is not None
+        self._copies.run()
         path = checkpoint_path(self.directory, step)
+        written: dict[str, Any] = {}
+
+        def fill(temporary: Path) -> None:
+            # Saved to a path, torch's C++ writer holds no GIL while it writes the tensors;
+            # into a BytesIO, every write would (a quarter second per 300 MB of the training
+            # thread's time).
+            torch.save(snapshot, temporary)
+            written.update(_digest(temporary))
+
         # One directory sync, after the manifest: if a crash keeps the manifest but loses the
         # data file's rename, loading finds the mismatch and falls back to the previous one.
-        atomic_write(path, data, sync_directory=False)
-        manifest = {
-            "step": step,
-            "epoch": epoch,
-            "bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "created": time.time(),
-        }
+        atomic_fill(path, fill, sync_directory=False)
+        manifest = {"step": step, "epoch": epoch, **written, "created": time.time()}
         atomic_write(path.with_suffix(_MANIFEST), json.dumps(manifest, indent=1).encode())
         self._prune(step)
         log.info("saved checkpoint %s", path)
@@ -265,6 +290,17 @@ class Checkpointer:
             path = checkpoint_path(self.directory, step)
             path.with_suffix(_MANIFEST).unlink(missing_ok=True)  # uncommit first
             path.unlink(missing_ok=True)
+
+
+def _digest(path: Path) -> dict[str, Any]:
+    """A manifest's `bytes` and `sha256` of the file at `path` (read back from the page cache;
+    hashing releases the GIL)."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as file:
+        while chunk := file.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"bytes": size, "sha256": digest.hexdigest()}
 
 
 def _step_of(manifest: Path) -> int:

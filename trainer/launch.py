@@ -141,7 +141,7 @@ def _stop(children: list[Any]) -> None:
 
 def _child(config: Config, placement: Placement, parent_pid: int) -> None:
     _die_with_parent(parent_pid)
-    if not torch.cuda.is_available():
+    if not torch.cuda.is_available() and "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(cpu_threads_per_process(placement.nproc_per_node))
     sys.exit(run_process(config, placement))
 

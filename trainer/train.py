@@ -92,8 +92,18 @@ class Training:
         )
 
     def save(self) -> None:
-        """Checkpoint the current step (in the background)."""
-        self.checkpointer.save(self.state().to_dict(), self.step, self.step // self.steps_per_epoch)
+        """Checkpoint the current step (in the background). Parameters and optimizer moments
+        change only at the optimizer step, so their copy may run until the loop's next
+        `before_update()`."""
+        updated = [*self.net.parameters()]
+        updated += [v for s in self.optimizer.state.values() for v in s.values()]
+        at_update = {t.data_ptr() for t in updated if isinstance(t, torch.Tensor)}
+        self.checkpointer.save(
+            self.state().to_dict(),
+            self.step,
+            self.step // self.steps_per_epoch,
+            deferred=lambda tensor: tensor.data_ptr() in at_update,
+        )
 
     def evaluate(self) -> dict[str, Any]:
         """Evaluate `net` on the evaluation set now, and report it."""
@@ -218,6 +228,7 @@ def loop(t: Training) -> Ending:
             loss.backward()
             if config.max_grad_norm:
                 nn.utils.clip_grad_norm_(t.net.parameters(), config.max_grad_norm)
+            t.checkpointer.before_update()  # a checkpoint's copy of the weights is complete
             t.optimizer.step()
             t.scheduler.step()
             t.optimizer.zero_grad(set_to_none=True)

@@ -72,18 +72,21 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from vtp.local.pipeline_jobs import fork_tasks
     from vtp.run import sources
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize
 
-    try:
-        source = sources.load(args.pipeline)
-    except sources.SourceError as exc:
-        raise UsageError(str(exc)) from None
-    pipeline = source.pipeline
-    arguments = run_params(pipeline, source.name, args.param, source.local_params)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    result = run_pipeline(args.pipeline, pipeline, arguments, args.state_dir.resolve())
+    # Tasks fork from a server that imports kfp, the SDK and torch while the file loads.
+    with fork_tasks.serving():
+        try:
+            source = sources.load(args.pipeline)
+        except sources.SourceError as exc:
+            raise UsageError(str(exc)) from None
+        pipeline = source.pipeline
+        arguments = run_params(pipeline, source.name, args.param, source.local_params)
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+        result = run_pipeline(args.pipeline, pipeline, arguments, args.state_dir.resolve())
     print(summarize(result))
     return 0 if result.succeeded else 1
 

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainer import checkpoint
-from trainer.evaluate import evaluate_checkpoint
-
 _log = logging.getLogger(__name__)
 
 HIGHER_IS_BETTER = {"accuracy": True, "loss": False}
@@ -33,6 +30,10 @@ class Evaluation:
 
 def evaluate_directory(directory_uri: str, last_k: int = 0) -> list[Evaluation]:
     """Evaluate the newest `last_k` checkpoints (all when 0) under a directory or gs:// URI."""
+    # torch comes in with these: imported here, so `vtp run`'s parameter check stays quick.
+    from trainer import checkpoint
+    from trainer.evaluate import evaluate_checkpoint
+
     infos = checkpoint.list_checkpoints(directory_uri)
     if last_k > 0:
         infos = infos[:last_k]

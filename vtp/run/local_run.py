@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vtp import storage
-from vtp.local.pipeline_jobs import kfp_fixes, vertex_tasks
+from vtp.local.pipeline_jobs import fork_tasks, kfp_fixes, vertex_tasks
 from vtp.local.pipeline_jobs import task_output as output
 from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
@@ -83,7 +83,8 @@ def run_pipeline(
     vertex_tasks.check_runnable(_spec_of(pipeline))
     output.quiet()
     started = time.monotonic()
-    with embedded_service(state_dir):
+    # The fork server imports while the service starts: both are ready by the first task.
+    with fork_tasks.serving(), embedded_service(state_dir):
         # Under the storage root, so every artifact also has a gs:// URI (the Model Registry
         # takes artifact URIs only in Cloud Storage), as under a gs:// pipeline root on Vertex.
         pipeline_root = storage.local_path(LOCAL_PIPELINE_ROOT)

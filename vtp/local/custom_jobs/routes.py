@@ -11,6 +11,8 @@ Local extensions (not part of Vertex):
     POST   .../customJobs/{id}:preempt  {"replica": "workerpool1-0", "gracePeriod": "5s"} -> {}
     GET    .../customJobs/{id}:logs?replica=R&offset=N&maxBytes=M
            -> {"name", "jobState", "entries": [{"replica", "offset", "nextOffset", "text"}]}
+    GET    .../customJobs/{id}:wait?state=JOB_STATE_RUNNING&timeout=10s
+           -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s)
 
 (and the same under /v1beta1/). `-` stands for any project or location in a job's name (job IDs
 are unique). Responses write enums as names, or as integers when the request asks for
@@ -34,6 +36,7 @@ from vtp.local.base.routing import (
 )
 from vtp.local.custom_jobs.service import MAX_LOG_BYTES, LocalVertex
 
+MAX_WAIT_SECONDS = 60
 _JOBS = collection("customJobs")
 _JOB = resource("customJobs", "job")
 
@@ -47,6 +50,7 @@ def add_routes(router: Router, service: LocalVertex) -> None:
     router.add("POST", _JOB + ":cancel", lambda r: _cancel(service, r))
     router.add("POST", _JOB + ":preempt", lambda r: _preempt(service, r))
     router.add("GET", _JOB + ":logs", lambda r: _logs(service, r))
+    router.add("GET", _JOB + ":wait", lambda r: _wait(service, r))
 
 
 def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
@@ -79,7 +83,9 @@ def _preempt(service: LocalVertex, request: Request) -> str:
     replica = body.get("replica")
     if not isinstance(replica, str) or not replica:
         raise errors.invalid_argument('preempt: "replica" is required, e.g. "workerpool1-0".')
-    service.preempt_replica(_name(request), replica, _seconds(body.get("gracePeriod")))
+    grace = body.get("gracePeriod")
+    seconds = None if grace is None else _seconds("preempt", "gracePeriod", grace)
+    service.preempt_replica(_name(request), replica, seconds)
     return "{}"
 
 
@@ -91,18 +97,27 @@ def _logs(service: LocalVertex, request: Request) -> str:
     return json.dumps(logs)
 
 
+def _wait(service: LocalVertex, request: Request) -> str:
+    seen = request.arg("state")
+    if seen not in aiplatform_v1.JobState.__members__:
+        raise errors.invalid_argument(f'wait: "state" must be a JobState name, got {seen!r}.')
+    timeout = _seconds("wait", "timeout", request.arg("timeout", "10s"))
+    if not 0 <= timeout <= MAX_WAIT_SECONDS:
+        raise errors.invalid_argument(f'wait: "timeout" must be 0s to {MAX_WAIT_SECONDS}s.')
+    job = service.watch_custom_job(_name(request), aiplatform_v1.JobState[seen], timeout)
+    return job_json(job, request.enum_ints)
+
+
 def _name(request: Request) -> str:
     return f"{request.params['parent']}/customJobs/{request.params['job']}"
 
 
-def _seconds(value: object) -> float | None:
-    if value is None:
-        return None
+def _seconds(method: str, field: str, value: object) -> float:
     duration = duration_pb2.Duration()
     try:
         duration.FromJsonString(str(value))
     except ValueError as exc:
         raise errors.invalid_argument(
-            f'preempt: "gracePeriod" must be a duration such as "5s", got {value!r}.'
+            f'{method}: "{field}" must be a duration such as "5s", got {value!r}.'
         ) from exc
     return duration.ToTimedelta().total_seconds()

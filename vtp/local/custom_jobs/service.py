@@ -270,6 +270,18 @@ class LocalVertex:
                 self._changed.wait(left)
         return job
 
+    def watch_custom_job(self, name: str, seen: State, timeout: float) -> aiplatform_v1.CustomJob:
+        """The job as soon as its state is no longer `seen`, or as it is after `timeout` seconds:
+        the local `:wait` long poll, so a waiting task hears of a change without polling."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while (job := self.get_custom_job(name)).state == seen:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
+        return job
+
     # -- JobBook: what JobRun threads report --------------------------------------------------
 
     def set_state(self, job_id: str, state: State) -> None:

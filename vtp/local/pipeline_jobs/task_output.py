@@ -11,11 +11,12 @@ when stdout is not a terminal.
 
 import os
 import re
-import subprocess
 import sys
 import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
+
+from vtp.local.pipeline_jobs import fork_tasks
 
 _DUMP_START = "Got executor_input:"
 _NOISE = ("Looking for component `", "Loading KFP component ", "Wrote executor output file")
@@ -53,20 +54,13 @@ def failure_tail() -> list[str]:
 
 
 def run_task_process(full_command: list[str], env_vars: dict[str, str] | None = None) -> int:
-    """kfp.local's `run_local_subprocess`, printing the task's lines through `readable`."""
-    env = {**os.environ, **env_vars} if env_vars else None
-    with subprocess.Popen(
-        full_command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-        env=env,
-    ) as process:
+    """kfp.local's `run_local_subprocess`, printing the task's lines through `readable`; the
+    task is forked from a warm process when it can be (`fork_tasks`)."""
+    with fork_tasks.task_process(full_command, {**os.environ, **(env_vars or {})}) as process:
         tail: deque[str] = deque(maxlen=TAIL_LINES)
         frames = os.environ.get(DEBUG_ENV, "") not in ("", "0")
         in_traceback = False
-        for line in readable(iter(process.stdout.readline, "")):
+        for line in readable(process.lines):
             # The cause is in the lines, not in the frames: a traceback shows its last line
             # only (all of it with --debug).
             if line.startswith("Traceback (most recent call last)"):

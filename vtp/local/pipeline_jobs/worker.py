@@ -28,7 +28,7 @@ def run(run_dir: Path) -> dict[str, Any]:
     """Run the requested pipeline with kfp.local; return the result."""
     from kfp import components, local
 
-    from vtp.local.pipeline_jobs import kfp_fixes, task_output, vertex_tasks
+    from vtp.local.pipeline_jobs import fork_tasks, kfp_fixes, task_output, vertex_tasks
 
     asked = json.loads((run_dir / REQUEST).read_text())
     kfp_fixes.apply()
@@ -38,7 +38,8 @@ def run(run_dir: Path) -> dict[str, Any]:
     pipeline = components.load_component_from_text(json.dumps(asked["pipelineSpec"]))
     (run_dir / STARTED).touch()
     try:
-        pipeline(**asked["arguments"])
+        with fork_tasks.serving():
+            pipeline(**asked["arguments"])
     except Exception as exc:  # kfp.local reports a failed task as RuntimeError
         # kfp.local names the task that failed; the cause is in what that task printed last.
         summary = task_output.plain(str(exc)) or type(exc).__name__

@@ -23,7 +23,11 @@ SERVICE_ENV = "VTP_LOCAL_SERVICE_ID"
 def spawn(
     argv: Sequence[str], env: Mapping[str, str], cwd: Path, log_path: Path
 ) -> subprocess.Popen:
-    """Start `argv` in a new session with stdout and stderr appended to `log_path`."""
+    """Start `argv` in a process group of its own, stdout and stderr appended to `log_path`.
+
+    A group, not a session: the process stays in the service's session, so it shares the
+    service's scheduler autogroup (Linux) and low-priority work there, such as the pipeline
+    fork server's imports, yields to it instead of taking an equal share of the CPU."""
     cwd.mkdir(parents=True, exist_ok=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
@@ -34,7 +38,7 @@ def spawn(
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,
         )
 
 

@@ -226,6 +226,9 @@ class JobRun(threading.Thread):
             GCS_ROOT_ENV: str(self._config.storage_root),
             "PYTHONUNBUFFERED": "1",
             "CUDA_VISIBLE_DEVICES": ",".join(self.gpus.get(replica.name, ())),
+            # On Vertex each replica has its machine's cores; here the job's replicas share this
+            # one's. Without a share each would start a thread per core and they would thrash.
+            "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // sum(self._plan.pool_sizes()))),
         }
         base = container_environment(
             os.environ, str(Path(sys.executable).parent), self._config.pass_env

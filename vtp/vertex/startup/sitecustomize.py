@@ -172,7 +172,12 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _install() -> None:
+def install() -> None:
+    """Patch what is imported already, and every other module on the list as it is imported.
+
+    At start-up nothing is imported yet; a task forked from a warm process (the local fork
+    server) calls this once it has taken the task's environment.
+    """
     if not (os.environ.get("VTP_LOCAL_API_ENDPOINT") and _token()):
         return
     patches = {
@@ -187,6 +192,8 @@ def _install() -> None:
         patches[launchers + runner] = _patch_polling
     if os.environ.get("STORAGE_EMULATOR_HOST"):
         patches["google.cloud.storage.client"] = _patch_storage
+    for name in [n for n in patches if n in sys.modules]:
+        patches.pop(name)(sys.modules[name])
     sys.meta_path.insert(0, _PatchAfterImport(patches))
 
 
@@ -200,5 +207,6 @@ def _chain() -> None:
         spec.loader.exec_module(module)
 
 
-_install()
-_chain()
+if __name__ == "sitecustomize":
+    install()
+    _chain()

@@ -1,0 +1,153 @@
+"""Checkpoints at realistic scale: a model of tens of millions of parameters, saved every few
+seconds of training, against the same loop without checkpoints and against
+`torch.distributed.checkpoint.async_save` on the same model, in one run.
+
+The model is an MLP of 2048-wide layers (about 29M parameters; with AdamW's two moments each
+checkpoint holds about 350 MB). Each variant trains for `--seconds`; checkpoints come every
+`--every` seconds' worth of steps (the step count is fixed from the first, bare round so every
+variant saves at the same steps):
+
+    bare          the loop alone
+    trainer       trainer.checkpoint.Checkpointer: what `python -m trainer` does (stage the
+                  state, copy the weights while the next step runs, write, hash, fsync)
+    async_save    torch.distributed.checkpoint.async_save of the same state dict, waiting for
+                  the previous save to finish before starting the next (as its docs advise)
+
+Training runs on `--threads` intra-op threads (default: one core fewer than the machine has),
+leaving a core to the checkpoint thread as a GPU host leaves its CPU cores: with every core
+training, whatever writes a checkpoint in the background (this trainer or async_save) takes its
+CPU time from training, and the comparison measures the machine's page-cache bandwidth.
+Rounds alternate the variants, each round starting with the next; each figure is the best of
+its rounds, which filters out noise from other work on the machine. Prints one JSON line.
+Goals: trainer_over_bare >= 0.98, trainer_over_async_save >= 1.0.
+
+    python bench/checkpoint_scale.py [--seconds 12] [--every 4] [--rounds 5]
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+import torch.nn.functional as F
+from torch import nn
+
+from trainer.checkpoint import Checkpointer, list_checkpoints
+
+WIDTH, LAYERS, BATCH = 2048, 7, 64
+
+
+def build() -> tuple[nn.Module, torch.optim.Optimizer]:
+    torch.manual_seed(0)
+    layers: list[nn.Module] = []
+    for _ in range(LAYERS - 1):
+        layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
+    model = nn.Sequential(*layers, nn.Linear(WIDTH, 10))
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+
+def step(model: nn.Module, optimizer: torch.optim.Optimizer, before_update: Callable) -> None:
+    inputs = torch.randn(BATCH, WIDTH)
+    targets = torch.randint(0, 10, (BATCH,))
+    F.cross_entropy(model(inputs), targets).backward()
+    before_update()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+
+
+def state_of(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict:
+    return {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+
+
+class Bench:
+    """One model, optimizer and checkpointer for every variant and round, as one training run
+    has: fresh ones per run would make each run's memory layout (and its speed) differ."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.model, self.optimizer = build()
+        step(self.model, self.optimizer, lambda: None)  # the optimizer state exists from here
+        self.checkpointer = Checkpointer(folder / "trainer", keep=2, enabled=True)
+        self.steps = 0
+
+    def run(self, variant: str, seconds: float, every_steps: int) -> float:
+        """Steps per second over `seconds` of training with `variant`'s checkpoints."""
+        model, optimizer, checkpointer = self.model, self.optimizer, self.checkpointer
+        updated = [*model.parameters()] + [v for s in optimizer.state.values() for v in s.values()]
+        at_update = {t.data_ptr() for t in updated if isinstance(t, torch.Tensor)}
+        pending, steps = None, 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            step(model, optimizer, checkpointer.before_update)
+            steps += 1
+            if variant == "bare" or steps % every_steps:
+                continue
+            self.steps += 1
+            if variant == "trainer":
+                deferred = lambda t: t.data_ptr() in at_update  # noqa: E731
+                checkpointer.save(state_of(model, optimizer), self.steps, 0, deferred)
+            else:
+                if pending is not None:
+                    pending.result()
+                path = self.folder / "dcp" / f"step_{self.steps}"
+                pending = dcp.async_save(state_of(model, optimizer), checkpoint_id=str(path))
+        elapsed = time.perf_counter() - started
+        checkpointer.wait()
+        if pending is not None:
+            pending.result()
+        return steps / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=12.0)
+    parser.add_argument("--every", type=float, default=4.0, help="seconds between checkpoints")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    options = parser.parse_args()
+    torch.set_num_threads(options.threads)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29531")
+    dist.init_process_group("gloo", rank=0, world_size=1)  # async_save's collectives
+    best = {"bare": 0.0, "trainer": 0.0, "async_save": 0.0}
+    every_steps = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        bench = Bench(Path(scratch))
+        params = sum(p.numel() for p in bench.model.parameters())
+        order = list(best)
+        for round_ in range(options.rounds):
+            # Each round starts with another variant, so no variant always runs first or last.
+            for variant in order[round_ % 3 :] + order[: round_ % 3]:
+                if variant != "bare" and not every_steps:
+                    every_steps = max(1, round(best["bare"] * options.every))
+                rate = bench.run(variant, options.seconds, every_steps)
+                best[variant] = max(best[variant], rate)
+        bench.checkpointer.close()
+        assert list_checkpoints(Path(scratch) / "trainer"), "the trainer wrote no checkpoint"
+    dist.destroy_process_group()
+    figures = {
+        "params_m": round(params / 1e6, 1),
+        "checkpoint_mb": round(params * 3 * 4 / 2**20),
+        "every_steps": every_steps,
+        "every_s": options.every,
+        "threads": torch.get_num_threads(),
+        "bare_steps_per_s": round(best["bare"], 2),
+        "trainer_steps_per_s": round(best["trainer"], 2),
+        "async_save_steps_per_s": round(best["async_save"], 2),
+        "trainer_over_bare": round(best["trainer"] / best["bare"], 3),
+        "async_save_over_bare": round(best["async_save"] / best["bare"], 3),
+        "trainer_over_async_save": round(best["trainer"] / best["async_save"], 3),
+        "rounds": options.rounds,
+        "seconds_per_run": options.seconds,
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

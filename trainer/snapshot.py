@@ -1,0 +1,123 @@
+"""Snapshots of a training state that training can run past while they are taken.
+
+A checkpoint must hold the state of one step, but copying a model of tens of millions of
+parameters and its optimizer state (several hundred MB) on the training thread stalls training
+for as long as the copy takes. Most of that state only changes at the optimizer step: the
+parameters and the optimizer's moments. `Staging.stage` copies everything else at once (buffers
+such as batch-norm statistics change in the forward pass; RNG states, scheduler values) and
+leaves the rest to `Copies.run` on the checkpoint thread, which overlaps the next step's data
+loading, forward and backward passes. The training loop calls the checkpointer's
+`before_update()` before its optimizer step, which waits only if the copy has not finished.
+
+Buffers are allocated once and reused while the state's layout stays the same; on a GPU they are
+pinned and device tensors are copied at once (a device-to-host copy is quick and must be ordered
+against the training stream).
+"""
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+Deferred = Callable[[torch.Tensor], bool]
+"""True for a tensor that changes only at the optimizer step, so its copy may wait until then."""
+
+
+@dataclass
+class Copies:
+    """The tensor copies a staged snapshot still needs, and the event they set once made."""
+
+    pairs: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        """Copy each source into its buffer, on one core and without the GIL.
+
+        Not with `Tensor.copy_`: from a second thread, torch runs a large copy as a parallel
+        region with a team of its own, on top of the training thread's, and the two teams'
+        spinning threads then thrash the cores. numpy copies contiguous bytes with one thread.
+        """
+        try:
+            for buffer, source in self.pairs:
+                if source.is_contiguous():
+                    np.copyto(_bytes(buffer), _bytes(source))
+                else:
+                    buffer.copy_(source)
+        finally:
+            self.done.set()
+
+
+def _bytes(tensor: torch.Tensor) -> np.ndarray:
+    """A contiguous CPU tensor's memory as a numpy byte array (any dtype, bfloat16 too)."""
+    return tensor.reshape(-1).view(torch.uint8).numpy()
+
+
+class Staging:
+    """Reusable host buffers for the tensors of a state, and the copies into them."""
+
+    def __init__(self) -> None:
+        self._layout: list[tuple[torch.Size, torch.dtype]] = []
+        self._buffers: list[torch.Tensor] = []
+
+    def stage(self, state: Any, deferred: Deferred) -> tuple[Any, Copies]:
+        """`state` with each tensor replaced by its buffer, and the copies deferred to later.
+
+        Everything `deferred` refuses is copied before this returns. The buffers are reused by
+        the next call: the snapshot must be written before then.
+        """
+        tensors: list[torch.Tensor] = []
+        skeleton = _replace(state, tensors)
+        self._allocate(tensors)
+        copies, on_device = Copies(), False
+        for buffer, tensor in zip(self._buffers, tensors, strict=True):
+            if tensor.device.type == "cpu" and deferred(tensor):
+                copies.pairs.append((buffer, tensor.detach()))
+            else:
+                on_device |= tensor.device.type != "cpu"
+                buffer.copy_(tensor.detach(), non_blocking=True)
+        if on_device:
+            torch.cuda.synchronize()
+        if not copies.pairs:
+            copies.done.set()
+        return _fill(skeleton, iter(self._buffers)), copies
+
+    def _allocate(self, tensors: list[torch.Tensor]) -> None:
+        layout = [(t.shape, t.dtype) for t in tensors]
+        if layout == self._layout:
+            return
+        pin = torch.cuda.is_available()
+        self._buffers = [torch.zeros(s, dtype=d, device="cpu", pin_memory=pin) for s, d in layout]
+        self._layout = layout
+
+
+class _Slot:
+    """Where the n-th tensor goes back in the skeleton."""
+
+    __slots__ = ()
+
+
+_SLOT = _Slot()
+
+
+def _replace(value: Any, tensors: list[torch.Tensor]) -> Any:
+    if isinstance(value, torch.Tensor):
+        tensors.append(value)
+        return _SLOT
+    if isinstance(value, dict):
+        return type(value)((k, _replace(v, tensors)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return type(value)(_replace(v, tensors) for v in value)
+    return value
+
+
+def _fill(value: Any, buffers: Any) -> Any:
+    if value is _SLOT:
+        return next(buffers)
+    if isinstance(value, dict):
+        return type(value)((k, _fill(v, buffers)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return type(value)(_fill(v, buffers) for v in value)
+    return value

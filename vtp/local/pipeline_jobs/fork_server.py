@@ -1,0 +1,292 @@
+"""A fork server for local pipeline tasks: `python -m vtp.local.pipeline_jobs.fork_server FD`.
+
+A local task used to be a fresh interpreter that spent one to three seconds importing kfp, the
+aiplatform types and torch before running a component body of a few milliseconds. This server
+imports them once and forks one child per task; each child is still its own process with its own
+environment, working directory, argv, stdout and exit status, and runs `python -m MODULE ARGS`
+exactly as the fresh interpreter would (`runpy`), so kfp's executor contract is unchanged.
+
+Imports come in stages, and each stage lives in its own process: the server inherits a socket
+that already listens (FD), so a client can connect at once; it imports the first stage (what a
+task that submits a Vertex job needs) and forks a zygote for the next stage (torch, the full
+SDK), and so on. Until a later zygote reports ready, tasks fork from
+the deepest one that is, so the first task never waits for torch. Requests travel down the chain
+as file descriptors (SCM_RIGHTS); nothing is copied.
+
+The wire protocol, per connection (client in `fork_tasks.py`):
+
+    client -> 1 byte with SCM_RIGHTS [stdout fd]   where the task writes (stdout and stderr)
+    client -> 8-byte length, JSON {"module", "argv", "env", "cwd"}
+    server -> 4-byte exit status, once the task ends (none if it was killed by a signal)
+
+Every process of the server ignores SIGCHLD so children are reaped by the kernel, and SIGINT
+(Ctrl-C reaches the tasks; the client stops the server); each task child restores Python's own
+signal dispositions first. SIGTERM ends a stage and the stages below it; a stage also ends when
+the one above it closes its end, and the server when its client has gone, so nothing outlives
+the run but a task that is still running.
+"""
+
+import atexit
+import contextlib
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import runpy
+import select
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+
+from vtp.vertex.local_auth import STARTUP_HOOK_DIR
+
+_log = logging.getLogger("vtp.fork_server")
+
+STAGES: tuple[tuple[str, ...], ...] = (
+    # What every lightweight task needs: kfp's executor.
+    ("kfp.dsl.executor", "kfp.dsl.kfp_config", "kfp.dsl.utils"),
+    # What a job-submitting task needs: the aiplatform_v1 types and clients.
+    (
+        "google.cloud.aiplatform_v1",
+        "vtp.launchers.custom_job",
+        "vtp.launchers.tuning",
+    ),
+    # What evaluation, export and model upload need: torch, the trainer, GCPC's artifact types.
+    (
+        "torch",
+        "torch.export._trace",
+        "trainer.evaluate",
+        "trainer.export",
+        "vtp.launchers.evaluation",
+        "vtp.launchers.upload_model",
+        "vtp.launchers.deploy_model",
+        "google_cloud_pipeline_components.types.artifact_types",
+    ),
+    # What components that use the SDK itself (GCPC's launchers, a team's own) import.
+    ("google.cloud.aiplatform",),
+)
+FOREGROUND_STAGES = 2
+"""Stages after these import at low priority: jobs may be running by then, and take precedence."""
+PRELOAD_ENV = "VTP_TASK_PRELOAD"
+"""Comma-separated modules a pipeline's own tasks import, added to the last stage."""
+HOOK_FILE = STARTUP_HOOK_DIR / "sitecustomize.py"
+_READY = b"R"
+_STATUS = struct.Struct("!i")
+_LENGTH = struct.Struct("!Q")
+
+
+def stages() -> list[tuple[str, ...]]:
+    """The import stages, with the modules named in $VTP_TASK_PRELOAD added to the last."""
+    extra = tuple(m.strip() for m in os.environ.get(PRELOAD_ENV, "").split(",") if m.strip())
+    return [*STAGES[:-1], STAGES[-1] + extra]
+
+
+def main(argv: Sequence[str]) -> int:
+    """Serve task requests on the listening socket inherited as fd `argv[0]` until the client
+    ends this process or exits itself."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the tasks; the client stops us
+    listener = socket.socket(fileno=int(argv[0]))
+    _serve(listener, stages(), upstream=None, depth=0)
+    return 0
+
+
+def _serve(
+    source: socket.socket,
+    remaining: list[tuple[str, ...]],
+    upstream: socket.socket | None,
+    depth: int,
+) -> None:
+    """Import this stage, start the next, then hand each request on or fork a task for it."""
+    _preload(remaining[0], background=depth >= FOREGROUND_STAGES)
+    if upstream is not None:
+        upstream.sendall(_READY)
+    zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
+    zygote_ready = False
+    client = os.getppid()
+    while True:
+        readable, _, _ = select.select([source, *([zygote] if zygote else [])], [], [], 1.0)
+        if upstream is None and os.getppid() != client:  # the client died without stopping us
+            return
+        if zygote in readable:
+            zygote_ready = zygote.recv(1) == _READY
+            if not zygote_ready:  # the zygote died: fork from here from now on
+                zygote.close()
+                zygote = None
+        if source in readable:
+            connection = _next_request(source, upstream)
+            if connection is None:  # the stage above ended
+                return
+            if zygote is not None and zygote_ready:
+                socket.send_fds(zygote, [b"T"], [connection.fileno()])
+                connection.close()
+            else:
+                _fork_task(connection, (source, zygote))
+
+
+def _preload(modules: Sequence[str], background: bool) -> None:
+    """Import `modules`; in the background, from a thread of the lowest priority, so running
+    jobs lose no CPU to it, while this process's main thread (which forks the tasks) keeps its
+    normal priority. The thread has ended before anything is forked."""
+    if background:
+        thread = threading.Thread(target=_import_all, args=(modules, True), name="preload")
+        thread.start()
+        thread.join()
+    else:
+        _import_all(modules, False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def _import_all(modules: Sequence[str], nice: bool) -> None:
+    if nice:
+        with contextlib.suppress(OSError, AttributeError):  # Linux sets priorities per thread
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # not installed, or broken: the task imports it itself
+            _log.debug("fork server: not preloading %s: %s", name, exc)
+
+
+def _start_zygote(
+    source: socket.socket, remaining: list[tuple[str, ...]], depth: int
+) -> socket.socket:
+    """Fork the next stage's process; return this end of the pair requests go down.
+
+    SIGTERM to a stage ends the stages below it too (they may be busy importing, so they would
+    only notice the closed pair later)."""
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        source.close()
+        signal.signal(signal.SIGTERM, _exit_on_term(None))
+        try:
+            _serve(theirs, remaining, upstream=theirs, depth=depth)
+        finally:
+            os._exit(0)
+    signal.signal(signal.SIGTERM, _exit_on_term(pid))
+    theirs.close()
+    return ours
+
+
+def _exit_on_term(zygote: int | None) -> Callable[[int, object], None]:
+    def handler(signum: int, _frame: object) -> None:
+        if zygote is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(zygote, signal.SIGTERM)
+        os._exit(0)
+
+    return handler
+
+
+def _next_request(source: socket.socket, upstream: socket.socket | None) -> socket.socket | None:
+    """Accept a client, or take one handed down from the stage above (None when it ended)."""
+    if upstream is None:
+        connection, _ = source.accept()
+        return connection
+    _, fds, _, _ = socket.recv_fds(source, 1, 1)
+    return socket.socket(fileno=fds[0]) if fds else None
+
+
+def _fork_task(connection: socket.socket, inherited: Sequence[socket.socket | None]) -> None:
+    if os.fork() != 0:
+        connection.close()
+        return
+    code = 1
+    try:
+        for sock in inherited:
+            if sock is not None:
+                sock.close()
+        code = _run_task(connection)
+    finally:
+        try:
+            connection.sendall(_STATUS.pack(code))
+        finally:
+            os._exit(code)
+
+
+def _run_task(connection: socket.socket) -> int:
+    """In the task child: become the requested `python -m MODULE ARGV` and run it."""
+    _, fds, _, _ = socket.recv_fds(connection, 1, 1)
+    request = json.loads(_read_exactly(connection, _LENGTH.unpack(_read_exactly(connection, 8))[0]))
+    for signum, disposition in (
+        (signal.SIGCHLD, signal.SIG_DFL),
+        (signal.SIGTERM, signal.SIG_DFL),
+        (signal.SIGINT, signal.default_int_handler),
+    ):
+        signal.signal(signum, disposition)
+    os.dup2(fds[0], 1)
+    os.dup2(fds[0], 2)
+    os.close(fds[0])
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.stderr.reconfigure(line_buffering=True)
+    os.chdir(request["cwd"])
+    _take_environment(request["env"])
+    sys.argv = [request["module"], *request["argv"]]
+    sys.modules.pop(request["module"], None)  # run as __main__, not as the module preloaded
+    code = 0
+    try:
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = _exit_status(exc.code)
+    except BaseException:  # what an uncaught exception does to `python -m`: print it, exit 1
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+def _take_environment(env: dict[str, str]) -> None:
+    """The task's environment, its PYTHONPATH on sys.path and, if it asks, the start-up hook.
+
+    Modules preloaded before the fork read the server's environment when they were imported;
+    everything the task imports or calls afterwards reads the task's.
+    """
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # TMPDIR may differ
+    entries = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for entry in reversed(entries):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    if str(HOOK_FILE.parent) in entries:
+        spec = importlib.util.spec_from_file_location("_vtp_startup_hook", HOOK_FILE)
+        hook = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(hook)
+        hook.install()
+    if "numpy" in sys.modules:  # a fresh interpreter seeds numpy's global generator afresh
+        sys.modules["numpy"].random.seed()
+
+
+def _exit_status(code: object) -> int:
+    """What `sys.exit(code)` makes the process's exit status."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _read_exactly(connection: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = connection.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the client went away mid-request")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

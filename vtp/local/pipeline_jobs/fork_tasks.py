@@ -1,0 +1,187 @@
+"""Local pipeline tasks forked from a warm process (`fork_server.py`) instead of started cold.
+
+kfp.local's SubprocessRunner runs each task as `sh -ec SCRIPT SOURCE ARGS...`: the script writes
+the component's source to a temporary file and starts `python3 -m kfp.dsl.executor_main` on it.
+`task_process` (which `task_output` runs each task through) starts it so that, while a
+`TaskServer` is `serving`, a task of that exact form (or a `python3 [-u] -m MODULE ARGS...`
+launcher, as GCPC's container components have) does the same steps in a child forked from the
+server: the source is written here, the child runs the module with the task's argv,
+environment and working directory, and its output streams back line by line as before. Anything
+else runs as kfp.local would run it, in a fresh interpreter, and the task's log says so and why:
+
+- the script installs packages (`packages_to_install`) or differs in any other way;
+- the command names another Python than this one;
+- no server is serving, or $VTP_TASK_FORK is `0`.
+"""
+
+import contextlib
+import itertools
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TextIO
+
+from vtp.local.pipeline_jobs.task_commands import Plan, plan
+from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
+
+FORK_ENV = "VTP_TASK_FORK"
+"""`0` runs every task in a fresh interpreter."""
+_STATUS = struct.Struct("!i")
+_LENGTH = struct.Struct("!Q")
+_active: "TaskServer | None" = None
+
+
+class TaskServer:
+    """The fork server process of one pipeline run, and the client side of its socket."""
+
+    def __init__(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="vtp-tasks-")
+        self.socket_path = str(Path(self._folder.name) / "fork.sock")
+        self._process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """Start importing now. The socket listens before the server runs, so a task can
+        connect at once; it is forked as soon as the first stage is imported."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+            listener.bind(self.socket_path)
+            listener.listen(64)
+            fd = str(listener.fileno())
+            argv = [sys.executable, "-m", "vtp.local.pipeline_jobs.fork_server", fd]
+            with open(Path(self._folder.name) / "server.log", "wb") as log:
+                self._process = subprocess.Popen(
+                    argv,
+                    env=_server_env(os.environ),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    pass_fds=[listener.fileno()],
+                )
+
+    def stop(self) -> None:
+        """End the server and its zygotes; tasks still running finish on their own."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait()
+        self._folder.cleanup()
+
+    def fork(self, task: Plan, env: Mapping[str, str]) -> "ForkedTask":
+        """Fork a child for `task` with environment `env`.
+
+        Raises ConnectionRefusedError when the server is gone (nothing of the task ran then)."""
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(self.socket_path)
+            read_end, write_end = os.pipe()
+            socket.send_fds(connection, [b"T"], [write_end])
+            os.close(write_end)
+            request = {"module": task.module, "argv": task.argv, "cwd": os.getcwd()}
+            body = json.dumps({**request, "env": {**env, **task.env}}).encode()
+            connection.sendall(_LENGTH.pack(len(body)) + body)
+        except BaseException:
+            connection.close()
+            raise
+        return ForkedTask(connection, open(read_end, errors="replace"))
+
+
+class ForkedTask:
+    """A task running in a forked child: its output lines, then its exit status."""
+
+    def __init__(self, connection: socket.socket, output: TextIO) -> None:
+        self._connection, self.lines = connection, output
+
+    def wait(self) -> int:
+        """The child's exit status (128 + 9 when it was killed and sent none)."""
+        data = b""
+        while len(data) < _STATUS.size:
+            chunk = self._connection.recv(_STATUS.size - len(data))
+            if not chunk:
+                print("[vtp] the task's process ended without an exit status (killed)")
+                return 128 + signal.SIGKILL
+            data += chunk
+        return _STATUS.unpack(data)[0]
+
+    def close(self) -> None:
+        """Release the pipe and the connection."""
+        self.lines.close()
+        self._connection.close()
+
+
+class FreshTask:
+    """A task in a fresh interpreter, as kfp.local starts it."""
+
+    def __init__(self, full_command: list[str], env: Mapping[str, str], notice: str) -> None:
+        self._process = subprocess.Popen(
+            full_command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            env=dict(env),
+        )
+        self.lines = itertools.chain([notice] if notice else [], self._process.stdout)
+
+    def wait(self) -> int:
+        """The process's exit status."""
+        return self._process.wait()
+
+    def close(self) -> None:
+        """Release the pipe (after `wait`)."""
+        self._process.stdout.close()
+
+
+@contextlib.contextmanager
+def task_process(
+    full_command: list[str], env: Mapping[str, str]
+) -> Iterator["ForkedTask | FreshTask"]:
+    """Start a kfp.local task: forked from the active server when it can be, else fresh."""
+    server = _active
+    how = plan(full_command) if server is not None else None
+    task: ForkedTask | FreshTask | None = None
+    if isinstance(how, Plan):
+        try:
+            task = server.fork(how, env)
+        except ConnectionRefusedError:
+            how = "the fork server is gone"
+    if task is None:
+        notice = f"[vtp] this task runs in a fresh interpreter: {how}\n" if how else ""
+        task = FreshTask(full_command, env, notice)
+    try:
+        yield task
+    finally:
+        task.close()
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[TaskServer | None]:
+    """A fork server for the tasks kfp.local runs in this process while inside (unless off)."""
+    global _active
+    if _active is not None:  # already serving (`vtp run` starts it before loading the file)
+        yield _active
+        return
+    if os.environ.get(FORK_ENV, "1") == "0" or not hasattr(socket, "send_fds"):
+        yield None
+        return
+    server = TaskServer()
+    server.start()
+    _active = server
+    try:
+        yield server
+    finally:
+        _active = None
+        server.stop()
+
+
+def _server_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment the server imports under: without the start-up hook, which each task
+    applies with its own settings once forked."""
+    hook = str(STARTUP_HOOK_DIR)
+    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
+    server = {k: v for k, v in env.items() if k not in (API_ENDPOINT_ENV, "PYTHONPATH")}
+    return {**server, **({"PYTHONPATH": os.pathsep.join(path)} if path else {})}
