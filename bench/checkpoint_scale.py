@@ -112,12 +112,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29531")
-    dist.init_process_group("gloo", rank=0, world_size=1)  # async_save's collectives
     best = {"bare": 0.0, "trainer": 0.0, "async_save": 0.0}
     every_steps = 0
     with tempfile.TemporaryDirectory() as scratch:
+        # async_save's collectives need a process group: one of one, through a file (no port).
+        rendezvous = f"file://{scratch}/rendezvous"
+        dist.init_process_group("gloo", init_method=rendezvous, rank=0, world_size=1)
         bench = Bench(Path(scratch))
         params = sum(p.numel() for p in bench.model.parameters())
         order = list(best)
@@ -130,7 +130,7 @@ def main() -> None:
                 best[variant] = max(best[variant], rate)
         bench.checkpointer.close()
         assert list_checkpoints(Path(scratch) / "trainer"), "the trainer wrote no checkpoint"
-    dist.destroy_process_group()
+        dist.destroy_process_group()
     figures = {
         "params_m": round(params / 1e6, 1),
         "checkpoint_mb": round(params * 3 * 4 / 2**20),
