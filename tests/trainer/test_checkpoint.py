@@ -123,3 +123,31 @@ def test_a_checkpoint_that_is_not_a_training_state_is_refused(tmp_path):
     with pytest.raises(CorruptCheckpoint, match="not a training state"):
         read_state(checkpoint_path(tmp_path, 10))
     assert latest_state(tmp_path) is None
+
+
+def test_a_checkpoint_holds_the_state_of_its_step_however_training_goes_on(tmp_path):
+    # The weights may be copied while the next step runs, up to before_update(); everything
+    # else (here a batch-norm-like buffer) is copied before save() returns.
+    weights, buffer = torch.arange(1_000_000.0), torch.zeros(3)
+    checkpointer = Checkpointer(tmp_path, keep=3, enabled=True)
+    for step in (1, 2):
+        state = {"model": {"weight": weights, "running_mean": buffer}, "step": step}
+        checkpointer.save(state, step, 0, deferred=lambda t: t is weights)
+        buffer += 1  # the next forward pass
+        checkpointer.before_update()
+        weights += 1  # the next optimizer step
+    checkpointer.close()
+    for step in (1, 2):
+        saved = load_checkpoint(checkpoint_path(tmp_path, step))
+        assert saved["model"]["weight"][:3].tolist() == [step - 1, step, step + 1]
+        assert saved["model"]["running_mean"].tolist() == [step - 1] * 3
+        assert saved["step"] == step
+
+
+def test_a_failed_background_copy_or_write_surfaces_at_the_next_save(tmp_path):
+    checkpointer = Checkpointer(tmp_path / "file-not-dir", keep=1, enabled=True)
+    (tmp_path / "file-not-dir").write_text("in the way")
+    checkpointer.save({"w": torch.ones(2)}, 1, 0, deferred=lambda _: True)
+    checkpointer.before_update()  # the copy ran; the write fails after it
+    with pytest.raises(OSError):
+        checkpointer.save({"w": torch.ones(2)}, 2, 0)

@@ -1,6 +1,7 @@
 """The REST routes by hand: error shapes, paging and filters, operations, logs, preemption."""
 
 import json
+import os
 
 import pytest
 import requests
@@ -197,3 +198,32 @@ def test_an_api_the_service_lacks_is_unimplemented_naming_what_it_serves(http):
     assert (status, code) == (501, "UNIMPLEMENTED")
     assert "not supported by the local Vertex service" in message
     assert "customJobs" in message and "pipelineJobs" in message
+
+
+def test_wait_answers_when_the_state_changes_or_at_its_timeout(http, local_service, tmp_path):
+    release = tmp_path / "release"
+    pool = scripted_pool(tmp_path, "--wait-file", str(release))
+    name = http("POST", JOBS, data=body(custom_job(pool, pool))).json()["name"]
+    wait_until(lambda: starts(tmp_path, "workerpool0-0") and starts(tmp_path, "workerpool1-0"))
+    wait_until(lambda: http("GET", f"/v1/{name}").json()["state"] == "JOB_STATE_RUNNING")
+    still = http("GET", f"/v1/{name}:wait", params={"state": "JOB_STATE_RUNNING", "timeout": "0s"})
+    assert still.json()["state"] == "JOB_STATE_RUNNING"
+    release.touch()
+    changed = http("GET", f"/v1/{name}:wait", params={"state": "JOB_STATE_RUNNING"})
+    assert changed.json()["state"] == "JOB_STATE_SUCCEEDED"
+    # Each replica is told its share of this machine's cores, as its own machine would have.
+    env = json.loads((tmp_path / "workerpool1-0.env.json").read_text())
+    assert env["OMP_NUM_THREADS"] == str(max(1, (os.cpu_count() or 1) // 2))
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"state": "RUNNING"}, '"state"'),
+        ({"state": "JOB_STATE_RUNNING", "timeout": "soon"}, '"timeout"'),
+        ({"state": "JOB_STATE_RUNNING", "timeout": "61s"}, '"timeout"'),
+    ],
+)
+def test_wait_refuses_bad_arguments_naming_them(http, finished, params, field):
+    status, code, message = error(http("GET", f"/v1/{finished[0].name}:wait", params=params))
+    assert (status, code) == (400, "INVALID_ARGUMENT") and field in message

@@ -1,0 +1,88 @@
+"""Which kfp.local task commands a forked child can run, and why the others need a fresh
+interpreter: commands as kfp 2.17 compiles them, read back."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from kfp import dsl
+
+from vtp.local.pipeline_jobs.task_commands import Plan, plan
+
+
+def _full_command(component: object, python: str = sys.executable) -> list[str]:
+    """The command kfp.local runs for `component`, with `python3` replaced as it does."""
+    container = component.component_spec.implementation.container
+    command = [*container.command, "--executor_input", "{}", "--function_to_execute", "add"]
+    user_code = command.index(next(c for c in command if c.startswith("\nimport kfp")))
+    return [c if i == user_code else c.replace("python3", python) for i, c in enumerate(command)]
+
+
+def add(x: int) -> int:
+    return x + 1
+
+
+def test_a_plain_component_runs_the_executor_on_its_source():
+    component = dsl.component(add, base_image="python:3.11", install_kfp_package=False)
+    found = plan(_full_command(component))
+    assert isinstance(found, Plan)
+    assert found.module == "kfp.dsl.executor_main"
+    assert found.env == {"_KFP_RUNTIME": "true"}
+    program = Path(found.argv[found.argv.index("--component_module_path") + 1])
+    assert "def add(x: int) -> int:" in program.read_text()
+    assert found.argv[-4:] == ["--executor_input", "{}", "--function_to_execute", "add"]
+
+
+def test_installs_this_environment_already_meets_are_skipped():
+    # The default component reinstalls kfp==<this version>; pyyaml and numpy are installed.
+    component = dsl.component(
+        add, base_image="python:3.11", packages_to_install=["pyyaml>=5", "numpy"],
+        pip_index_urls=["https://pypi.org/simple"],
+    )  # fmt: skip
+    assert isinstance(plan(_full_command(component)), Plan)
+
+
+@pytest.mark.parametrize(
+    ("packages", "reason"),
+    [
+        (["surely-not-installed-pkg==1.0"], "installs surely-not-installed-pkg==1.0"),
+        (["numpy<1"], "installs numpy<1"),
+        (["git+https://example.com/x.git"], "installs git+https://example.com/x.git"),
+    ],
+)
+def test_installs_that_would_change_the_environment_need_a_fresh_interpreter(packages, reason):
+    component = dsl.component(add, base_image="python:3.11", packages_to_install=packages)
+    found = plan(_full_command(component))
+    assert isinstance(found, str)
+    assert reason in found
+
+
+def test_another_python_needs_a_fresh_interpreter():
+    component = dsl.component(add, base_image="python:3.11", install_kfp_package=False)
+    found = plan(_full_command(component, python="/opt/other/bin/python3.12"))
+    assert found == "it asks for another Python (/opt/other/bin/python3.12)"
+
+
+def test_a_module_launcher_runs_as_python_dash_m():
+    command = [sys.executable, "-u", "-m", "google_cloud_pipeline_components.container.v1.x",
+               "--type", "CustomJob"]  # fmt: skip
+    assert plan(command) == Plan(
+        "google_cloud_pipeline_components.container.v1.x",
+        ["--type", "CustomJob"],
+        {"PYTHONUNBUFFERED": "1"},
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sh", "-c", "echo hi"],
+        ["sh", "-ec", "rm -rf /tmp/x; python3 -m kfp.dsl.executor_main", "src"],
+        [sys.executable, "-c", "print(1)"],
+        [sys.executable, "-X", "dev", "-m", "mod"],
+        ["/bin/echo", "hello"],
+        [],
+    ],
+)
+def test_anything_else_needs_a_fresh_interpreter(command):
+    assert isinstance(plan(command), str)
