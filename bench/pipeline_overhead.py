@@ -1,16 +1,21 @@
 """Benchmark: what running the train pipeline costs beyond the training job it runs.
 
-Runs `vtp run train` in-process (embedded local service + kfp.local), then reads the job's
-create and end times back from the service. For reference, in the same run, a trivial 4-task
-pipeline (each task returns at once) under plain kfp.local (a fresh interpreter per task, no
-service) and under `vtp run`. Prints one JSON line:
+Runs the train pipeline in-process (`run_pipeline`: fork server, embedded local service,
+kfp.local), then reads the job's create and end times back from the service; then `vtp run
+train` itself, as a command, from start to exit. For reference, in the same run: the train
+pipeline with every task in a fresh interpreter (VTP_TASK_FORK=0, as before the fork server),
+and a trivial 4-task pipeline (each task returns at once) under plain kfp.local (a fresh
+interpreter per task, no service) and under `vtp run`. Prints one JSON line:
 
-    pipeline_wall_s        wall time of the whole train pipeline run
+    pipeline_wall_s        wall time of the whole train pipeline run (service start included)
     jobs_s                 sum over its Vertex jobs of (end_time - create_time)
-    overhead_s             pipeline_wall_s - jobs_s: tasks, polling, evaluation, export
+    overhead_s             pipeline_wall_s - jobs_s: service start, tasks, evaluation, export
     tasks                  pipeline tasks that ran
     overhead_per_task_s    overhead_s / tasks
     wall_over_jobs         pipeline_wall_s / jobs_s
+    vtp_run_wall_s         `vtp run train` from start to exit (interpreter, CLI and file load too)
+    vtp_run_wall_over_jobs vtp_run_wall_s / that run's jobs_s
+    fresh_pipeline_wall_s, fresh_jobs_s   the in-process run with VTP_TASK_FORK=0
     kfp_local_per_task_s   trivial pipeline, plain kfp.local: wall / 4
     vtp_run_trivial_per_task_s  the same pipeline under vtp run (service start included): wall / 4
 
@@ -19,6 +24,9 @@ service) and under `vtp run`. Prints one JSON line:
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -57,30 +65,52 @@ def kfp_local_seconds(root: Path) -> float:
     return time.monotonic() - started
 
 
+def train(state_dir: Path, trainer_args: list[str]) -> tuple[float, float, int]:
+    """The train pipeline in-process: wall seconds, jobs' seconds, tasks."""
+    entry = catalog.entry("train")
+    arguments = {**entry.local_params, "trainer_args": trainer_args}
+    result = run_pipeline("train", entry.load(), arguments, state_dir)
+    if not result.succeeded:
+        raise SystemExit(f"the pipeline failed: {result.error}")
+    tasks = len(task_outputs(latest_run(result.pipeline_root)))
+    return result.seconds, sum(job_seconds(state_dir)), tasks
+
+
+def vtp_run_seconds(state_dir: Path, trainer_args: list[str]) -> float:
+    """`vtp run train` as a user runs it, from start to exit."""
+    params = [f"--param=trainer_args={json.dumps(trainer_args)}"] if trainer_args else []
+    argv = [sys.executable, "-m", "vtp", "run", "train", "--state-dir", str(state_dir), *params]
+    started = time.monotonic()
+    subprocess.run(argv, check=True, capture_output=True)
+    return time.monotonic() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trainer-arg", action="append", default=[], dest="trainer_args")
     options = parser.parse_args()
-    entry = catalog.entry("train")
-    arguments = {**entry.local_params, "trainer_args": options.trainer_args}
     with tempfile.TemporaryDirectory() as scratch:
-        state_dir = Path(scratch) / "train"
-        result = run_pipeline("train", entry.load(), arguments, state_dir)
-        if not result.succeeded:
-            raise SystemExit(f"the pipeline failed: {result.error}")
-        tasks = len(task_outputs(latest_run(result.pipeline_root)))
-        jobs = job_seconds(state_dir)
+        wall, jobs, tasks = train(Path(scratch) / "train", options.trainer_args)
+        command_wall = vtp_run_seconds(Path(scratch) / "command", options.trainer_args)
+        command_jobs = sum(job_seconds(Path(scratch) / "command"))
+        os.environ["VTP_TASK_FORK"] = "0"
+        fresh_wall, fresh_jobs, _ = train(Path(scratch) / "fresh", options.trainer_args)
+        del os.environ["VTP_TASK_FORK"]
         reference = kfp_local_seconds(Path(scratch) / "kfp-local")
         ours = run_pipeline("trivial", trivial, {}, Path(scratch) / "trivial")
-    overhead = result.seconds - sum(jobs)
+    overhead = wall - jobs
     figures = {
         "pipeline": "train",
-        "pipeline_wall_s": round(result.seconds, 2),
-        "jobs_s": round(sum(jobs), 2),
+        "pipeline_wall_s": round(wall, 2),
+        "jobs_s": round(jobs, 2),
         "overhead_s": round(overhead, 2),
         "tasks": tasks,
         "overhead_per_task_s": round(overhead / tasks, 2),
-        "wall_over_jobs": round(result.seconds / sum(jobs), 2),
+        "wall_over_jobs": round(wall / jobs, 2),
+        "vtp_run_wall_s": round(command_wall, 2),
+        "vtp_run_wall_over_jobs": round(command_wall / command_jobs, 2),
+        "fresh_pipeline_wall_s": round(fresh_wall, 2),
+        "fresh_jobs_s": round(fresh_jobs, 2),
         "kfp_local_per_task_s": round(reference / 4, 2),
         "vtp_run_trivial_per_task_s": round(ours.seconds / 4, 2),
     }

@@ -35,6 +35,7 @@ import logging
 import os
 import runpy
 import select
+import shlex
 import signal
 import socket
 import struct
@@ -42,6 +43,8 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+
+import setproctitle
 
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
@@ -103,6 +106,9 @@ def _serve(
     depth: int,
 ) -> None:
     """Import this stage, start the next, then hand each request on or fork a task for it."""
+    # Named for `ps`; this first call also claims the memory that tasks' titles reuse (it
+    # must come before any task changes the environment).
+    setproctitle.setproctitle(f"vtp fork server: stage {depth + 1} of {depth + len(remaining)}")
     _preload(remaining[0], background=depth >= FOREGROUND_STAGES)
     if upstream is not None:
         upstream.sendall(_READY)
@@ -230,6 +236,8 @@ def _run_task(connection: socket.socket) -> int:
     os.chdir(request["cwd"])
     _take_environment(request["env"])
     sys.argv = [request["module"], *request["argv"]]
+    # What `ps` would show for the fresh interpreter (the command line, cut to fit).
+    setproctitle.setproctitle(shlex.join([sys.executable, "-m", *sys.argv]))
     sys.modules.pop(request["module"], None)  # run as __main__, not as the module preloaded
     code = 0
     try:

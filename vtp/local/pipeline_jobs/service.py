@@ -38,6 +38,7 @@ from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs import vertex_tasks, worker
 from vtp.local.pipeline_jobs.process import RunProcess
 from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
+from vtp.local.pipeline_jobs.task_details import task_details
 from vtp.local.runtime.logs import read as read_log
 from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
 from vtp.vertex import local_auth
@@ -112,8 +113,16 @@ class PipelineJobs:
         return spec, root, specs.run_arguments(spec, values)
 
     def get(self, name: str) -> aiplatform_v1.PipelineJob:
-        """The job named `name`; raise NOT_FOUND."""
-        return self._record(name).resource
+        """The job named `name`, its tasks so far in `jobDetail.taskDetails`; raise NOT_FOUND."""
+        record = self._record(name)
+        job = aiplatform_v1.PipelineJob(record.resource)
+        run_dir = self._run_dir(record.id)
+        try:
+            root = Path(json.loads((run_dir / worker.REQUEST).read_text())["pipelineRoot"])
+        except (OSError, ValueError, KeyError):
+            return job
+        job.job_detail.task_details = task_details(run_dir / "run.log", root)
+        return job
 
     def list(
         self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
