@@ -24,10 +24,16 @@ IMAGE = "python:3.11-slim"  # any image: kfp.local runs lightweight components i
 
 
 @dsl.component(base_image=IMAGE)
-def add(a: int, b: int, sleep_seconds: float, fail: bool) -> int:
-    """a + b, after sleeping `sleep_seconds`; raises when `fail`."""
+def add(a: int, b: int, sleep_seconds: float, fail: bool, started_uri: str = "") -> int:
+    """a + b, after sleeping `sleep_seconds`; raises when `fail`. Touches `started_uri` (a gs://
+    URI) first when given, so a test knows the task runs."""
     import time
 
+    if started_uri:
+        from vtp import storage
+
+        storage.local_path(started_uri).parent.mkdir(parents=True, exist_ok=True)
+        storage.local_path(started_uri).touch()
     time.sleep(sleep_seconds)
     if fail:
         raise RuntimeError("asked to fail")
@@ -52,7 +58,9 @@ def tiny_pipeline(
     marker_uri: str, a: int = 1, b: int = 2, sleep_seconds: float = 0.0, fail: bool = False
 ):
     """Adds a and b, then records the sum at marker_uri."""
-    total = add(a=a, b=b, sleep_seconds=sleep_seconds, fail=fail)
+    total = add(
+        a=a, b=b, sleep_seconds=sleep_seconds, fail=fail, started_uri=f"{marker_uri}.started"
+    )
     record(marker_uri=marker_uri, value=total.output)
 
 

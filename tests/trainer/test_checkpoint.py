@@ -132,7 +132,7 @@ def test_a_checkpoint_holds_the_state_of_its_step_however_training_goes_on(tmp_p
     checkpointer = Checkpointer(tmp_path, keep=3, enabled=True)
     for step in (1, 2):
         state = {"model": {"weight": weights, "running_mean": buffer}, "step": step}
-        checkpointer.save(state, step, 0, deferred=lambda t: t is weights)
+        checkpointer.save(state, step, 0, deferred=lambda t, w=weights: t is w)
         buffer += 1  # the next forward pass
         checkpointer.before_update()
         weights += 1  # the next optimizer step

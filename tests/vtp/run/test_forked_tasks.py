@@ -83,7 +83,7 @@ def test_tasks_fork_from_a_warm_process_and_keep_their_own_state(tmp_path: Path)
 
 
 def test_with_forking_off_every_task_is_a_fresh_interpreter(tmp_path: Path) -> None:
-    vtp_pid, output, first, second = _run_forked(tmp_path, VTP_TASK_FORK="0")
+    _, _, first, second = _run_forked(tmp_path, VTP_TASK_FORK="0")
     assert first["team_tag"] == "set-on-the-task" and second["team_tag"] == ""
     assert first["sdk_endpoint"] == first["local_endpoint"]
     assert first["ppid"] != second["ppid"]  # each under a shell of its own

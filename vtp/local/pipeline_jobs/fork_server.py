@@ -24,6 +24,10 @@ Every process of the server ignores SIGCHLD so children are reaped by the kernel
 signal dispositions first. SIGTERM ends a stage and the stages below it; a stage also ends when
 the one above it closes its end, and the server when its client has gone, so nothing outlives
 the run but a task that is still running.
+
+Process titles stay as they are: rewriting them (setproctitle) would overwrite the memory that
+/proc/PID/environ shows, where the service finds the processes a run left behind by their token.
+A forked task therefore shows in `ps` as the server; its working directory is the run's.
 """
 
 import atexit
@@ -35,7 +39,6 @@ import logging
 import os
 import runpy
 import select
-import shlex
 import signal
 import socket
 import struct
@@ -43,8 +46,6 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-
-import setproctitle
 
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
@@ -106,9 +107,6 @@ def _serve(
     depth: int,
 ) -> None:
     """Import this stage, start the next, then hand each request on or fork a task for it."""
-    # Named for `ps`; this first call also claims the memory that tasks' titles reuse (it
-    # must come before any task changes the environment).
-    setproctitle.setproctitle(f"vtp fork server: stage {depth + 1} of {depth + len(remaining)}")
     _preload(remaining[0], background=depth >= FOREGROUND_STAGES)
     if upstream is not None:
         upstream.sendall(_READY)
@@ -236,8 +234,6 @@ def _run_task(connection: socket.socket) -> int:
     os.chdir(request["cwd"])
     _take_environment(request["env"])
     sys.argv = [request["module"], *request["argv"]]
-    # What `ps` would show for the fresh interpreter (the command line, cut to fit).
-    setproctitle.setproctitle(shlex.join([sys.executable, "-m", *sys.argv]))
     sys.modules.pop(request["module"], None)  # run as __main__, not as the module preloaded
     code = 0
     try:

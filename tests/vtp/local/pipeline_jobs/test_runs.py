@@ -5,6 +5,7 @@ writes what it computed, and the service URL it was handed, into the service's s
 """
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -215,9 +216,11 @@ def start_sleeping_run(service: LocalService, tiny_yaml: Path, name: str) -> tup
     job = tiny_job(tiny_yaml, root, marker_uri=f"gs://vtp-test/m/{name}", sleep_seconds=120)
     created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
     wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
-    task_outputs = str(service.gcs_root / "vtp-test" / f"{name}-root")
-    wait_until(lambda: processes_mentioning(task_outputs), 30, "the task to start")
-    return created.name, task_outputs
+    started = service.gcs_root / "vtp-test" / "m" / f"{name}.started"
+    wait_until(started.exists, 30, "the task to start")
+    # Every process of the run (worker, fork server, the task forked from it) works in the
+    # run's directory; a task in a fresh interpreter also names its outputs in its command line.
+    return created.name, str(service.state_dir / "pipelines" / created.name.rsplit("/", 1)[1])
 
 
 def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path, tiny_yaml):
@@ -246,11 +249,13 @@ def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path,
 
 
 def processes_mentioning(text: str) -> list[int]:
-    """Pids of live processes whose command line contains `text`."""
+    """Pids of live processes whose command line or working directory contains `text`."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and text in (entry / "cmdline").read_text():
+            if entry.name.isdigit() and (
+                text in (entry / "cmdline").read_text() or text in os.readlink(entry / "cwd")
+            ):
                 found.append(int(entry.name))
         except OSError:
             continue
