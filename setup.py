@@ -23,5 +23,6 @@ setup(
         # The start-up hook is a folder put on PYTHONPATH, not a package (vtp/vertex/local_auth.py).
         "vtp.vertex": ["startup/sitecustomize.py"],
         "trainer.tasks": ["*.json"],
+        "vtp.local.console": ["static/*", "static/vendor/*"],
     },
 )

@@ -133,6 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
     import logging
 
     from vtp.local.base.config import ServiceConfig
+    from vtp.local.console import console_url
     from vtp.local.custom_jobs.service import LocalVertex, StateDirInUse
     from vtp.local.runtime.capacity import detect_gpus
     from vtp.local.server import running
@@ -169,7 +170,8 @@ def _serve(args: argparse.Namespace) -> int:
             f"aiplatform SDK endpoint (gRPC and REST over TLS, CA in {config.state_dir / 'tls'}): "
             f"api_endpoint={service.api_endpoint!r}\n"
             f"Bearer token in {config.state_dir / 'token'}: vtp commands find it themselves; "
-            "`vtp local env` prints what gcloud and Python clients need.",
+            "`vtp local env` prints what gcloud and Python clients need.\n"
+            f"Console: {console_url(service.url, service.token)}",
             flush=True,
         )
         stop.wait()

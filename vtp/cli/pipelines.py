@@ -6,8 +6,10 @@ vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
 """
 
 import argparse
+import contextlib
 import logging
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         default=Path(DEFAULT_RUN_DIR),
         help=f"local service state, storage and pipeline outputs (default {DEFAULT_RUN_DIR})",
+    )
+    run.add_argument(
+        "--open",
+        action="store_true",
+        help="open the local console in a browser; it stays up after the run until Ctrl-C",
     )
     run.set_defaults(func=_run)
     comp = subparsers.add_parser("compile", help="compile the pipelines to compiled/*.yaml")
@@ -86,9 +93,23 @@ def _run(args: argparse.Namespace) -> int:
         pipeline = source.pipeline
         arguments = run_params(pipeline, source.name, args.param, source.local_params)
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-        result = run_pipeline(args.pipeline, pipeline, arguments, args.state_dir.resolve())
+        result = run_pipeline(
+            args.pipeline,
+            pipeline,
+            arguments,
+            args.state_dir.resolve(),
+            open_console=args.open,
+            after=_linger if args.open else lambda: None,
+        )
     print(summarize(result))
     return 0 if result.succeeded else 1
+
+
+def _linger() -> None:
+    """Keep the console up after the run until Ctrl-C."""
+    print("The run has ended; the console stays up until Ctrl-C.", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()
 
 
 def _compile(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
+from vtp.local import console
 from vtp.local.base import errors
 from vtp.local.base.guard import REQUEST_TIMEOUT_SECONDS, Guard
 from vtp.local.base.routing import OPERATIONS_PARENT, Request, Router, list_page, operation_routes
@@ -85,6 +86,11 @@ class _Handler(BaseHTTPRequestHandler):
             length = self.server.guard.check(self.command, self.path, self.headers, media)
             if media:
                 self._storage(length)
+                return
+            if console.is_console_path(self.path):
+                self.close_connection = self.close_connection or bool(length)
+                root = self.server.service.config.storage_root
+                self._send(console.serve(self.path, self.command, self.server.guard.session, root))
                 return
             body = self.rfile.read(length) if length else b""
             if len(body) < length:  # the client stopped sending: nobody to answer

@@ -10,12 +10,14 @@ import contextlib
 import logging
 import os
 import time
+import webbrowser
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vtp import storage
+from vtp.local.console import console_url
 from vtp.local.pipeline_jobs import fork_tasks, kfp_fixes, vertex_tasks
 from vtp.local.pipeline_jobs import task_output as output
 from vtp.vertex import local_auth
@@ -63,6 +65,7 @@ def embedded_service(state_dir: Path, **overrides: Any) -> Iterator[str]:
         saved = {key: os.environ.get(key) for key in env}
         os.environ.update(env)
         _log.info("Local Vertex service at %s (state in %s)", service.url, state_dir)
+        _log.info("Console: %s", console_url(service.url, service.token))
         try:
             yield service.url
         finally:
@@ -74,9 +77,17 @@ def embedded_service(state_dir: Path, **overrides: Any) -> Iterator[str]:
 
 
 def run_pipeline(
-    name: str, pipeline: Callable[..., Any], arguments: Mapping[str, Any], state_dir: Path
+    name: str,
+    pipeline: Callable[..., Any],
+    arguments: Mapping[str, Any],
+    state_dir: Path,
+    open_console: bool = False,
+    after: Callable[[], None] = lambda: None,
 ) -> RunResult:
-    """Run `pipeline` (called `name`) with kfp.local against an embedded service in `state_dir`."""
+    """Run `pipeline` (called `name`) with kfp.local against an embedded service in `state_dir`.
+
+    `open_console` opens the console in a browser once the service is up; `after()` runs once
+    the pipeline has ended, while the service (and its console) still serve."""
     from kfp import local
 
     kfp_fixes.apply()
@@ -84,7 +95,9 @@ def run_pipeline(
     output.quiet()
     started = time.monotonic()
     # The fork server imports while the service starts: both are ready by the first task.
-    with fork_tasks.serving(), embedded_service(state_dir):
+    with fork_tasks.serving(), embedded_service(state_dir) as url:
+        if open_console:
+            webbrowser.open(console_url(url, os.environ[local_auth.TOKEN_ENV]))
         # Under the storage root, so every artifact also has a gs:// URI (the Model Registry
         # takes artifact URIs only in Cloud Storage), as under a gs:// pipeline root on Vertex.
         pipeline_root = storage.local_path(LOCAL_PIPELINE_ROOT)
@@ -96,13 +109,15 @@ def run_pipeline(
         except RuntimeError as exc:  # kfp.local's report of a failed task
             elapsed = time.monotonic() - started
             error = "\n".join([output.plain(str(exc)), *output.failure_tail()])
+            after()
             return RunResult(name, False, elapsed, {}, pipeline_root, storage_root, error)
         finally:
             # kfp.local indents task output by swapping builtins.print; ParallelFor threads can
             # leave a swapped one installed.
             builtins.print = original_print
+        elapsed = time.monotonic() - started
+        after()
     outputs = dict(task.outputs) if task.outputs else {}
-    elapsed = time.monotonic() - started
     return RunResult(name, True, elapsed, outputs, pipeline_root, storage_root)
 
 

@@ -4,7 +4,11 @@ The service runs commands from job specs by design, so only the user who started
 (the model is Jupyter's server):
 
 - Every request but `GET /healthz` carries `Authorization: Bearer <token>`, the token the service
-  wrote to `<state-dir>/token` (mode 0600) at start (`vtp.vertex.local_auth`).
+  wrote to `<state-dir>/token` (mode 0600) at start (`vtp.vertex.local_auth`), or the console's
+  session cookie. The console's URL carries the token once (`/console/?token=...`, as Jupyter's
+  does); the service answers it with the cookie (HttpOnly, SameSite=Strict, derived from the
+  token) and a redirect to the same page without it. A request the cookie authenticates that
+  changes anything must carry the service's own `Origin` (no cross-site request can).
 - `Host` must be the service's own loopback name and port: a page whose DNS name was rebound to
   127.0.0.1 sends its own name, and is refused.
 - A request that carries `Origin` (a browser's) must come from the service's own origin.
@@ -13,9 +17,12 @@ The service runs commands from job specs by design, so only the user who started
   MAX_BODY_BYTES, and chunked bodies are refused, so no reader waits on a length it cannot trust.
 """
 
+import hashlib
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs, urlsplit
 
 from vtp.local.base import errors
 
@@ -29,6 +36,8 @@ REQUEST_TIMEOUT_SECONDS = 30.0
 """A connection that sends nothing for this long is closed."""
 
 OPEN_PATHS = frozenset({"/healthz"})
+CONSOLE_PREFIX = "/console/"
+SESSION_COOKIE = "vtp_console"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -47,7 +56,8 @@ class Guard:
         self._check_host(headers.get("Host", ""))
         self._check_origin(headers.get("Origin"))
         length = body_length(headers, MAX_MEDIA_BYTES if media else MAX_BODY_BYTES)
-        if path.split("?", 1)[0] not in OPEN_PATHS:
+        signed_in = path.split("?", 1)[0] in OPEN_PATHS or self._signs_in(path)
+        if not (signed_in or self._has_session(headers, method)):
             self._check_token(headers.get("Authorization", ""))
         if length and method in ("POST", "PUT", "PATCH") and not media:
             media = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
@@ -82,6 +92,35 @@ class Guard:
                 errors.PERMISSION_DENIED,
                 f"Origin {origin!r} may not use this service (cross-site requests are refused).",
             )
+
+    @property
+    def session(self) -> str:
+        """The console's session cookie value: derived from the token, useless without it."""
+        return hmac.new(self.token.encode(), b"vtp-console-session", hashlib.sha256).hexdigest()
+
+    def _signs_in(self, path: str) -> bool:
+        """A console page whose query carries the token (the URL `vtp` prints)."""
+        url = urlsplit(path)
+        if not url.path.startswith(CONSOLE_PREFIX):
+            return False
+        presented = parse_qs(url.query).get("token", [""])[0]
+        return hmac.compare_digest(presented.encode(), self.token.encode())
+
+    def _has_session(self, headers: Mapping[str, str], method: str) -> bool:
+        cookies = SimpleCookie()
+        try:
+            cookies.load(headers.get("Cookie", ""))
+        except CookieError:
+            return False
+        cookie = cookies.get(SESSION_COOKIE)
+        if cookie is None or not hmac.compare_digest(cookie.value.encode(), self.session.encode()):
+            return False
+        if method not in ("GET", "HEAD") and headers.get("Origin") is None:
+            raise errors.ApiError(
+                errors.PERMISSION_DENIED,
+                "A request with the console's cookie that changes anything must carry Origin.",
+            )
+        return True
 
     def _check_token(self, authorization: str) -> None:
         scheme, _, presented = authorization.partition(" ")

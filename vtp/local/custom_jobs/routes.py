@@ -11,6 +11,8 @@ Local extensions (not part of Vertex):
     POST   .../customJobs/{id}:preempt  {"replica": "workerpool1-0", "gracePeriod": "5s"} -> {}
     GET    .../customJobs/{id}:logs?replica=R&offset=N&maxBytes=M
            -> {"name", "jobState", "entries": [{"replica", "offset", "nextOffset", "text"}]}
+    GET    .../customJobs/{id}:replicas
+           -> {"name", "jobState", "replicas": [{"replica", "state", "starts", "exitStatus"}]}
     GET    .../customJobs/{id}:wait?state=JOB_STATE_RUNNING&timeout=10s
            -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s)
 
@@ -51,6 +53,7 @@ def add_routes(router: Router, service: LocalVertex) -> None:
     router.add("POST", _JOB + ":preempt", lambda r: _preempt(service, r))
     router.add("GET", _JOB + ":logs", lambda r: _logs(service, r))
     router.add("GET", _JOB + ":wait", lambda r: _wait(service, r))
+    router.add("GET", _JOB + ":replicas", lambda r: json.dumps(service.replica_states(_name(r))))
 
 
 def parse_job(body: bytes) -> aiplatform_v1.CustomJob:

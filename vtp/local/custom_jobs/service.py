@@ -237,6 +237,28 @@ class LocalVertex:
         ]
         return {"name": record.job.name, "jobState": record.job.state.name, "entries": entries}
 
+    def replica_states(self, name: str) -> dict:
+        """Each replica's state as its log tells it: RUNNING, EXITED (with its last exit status),
+        or PENDING before its first start; and how often it was started."""
+        record = self._record(name)
+        live = {p.replica for p in self.store.processes() if p.job_id == record.id}
+        replicas = []
+        for replica in self._replica_names(record):
+            path = self._job_dir(record) / "logs" / f"{replica}.log"
+            starts, exit_status = 0, None
+            lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+            for line in (n for n in lines if n.startswith("[vtp local] ")):
+                if line.startswith(f"[vtp local] starting {replica}:"):
+                    starts += 1
+                elif line.startswith(f"[vtp local] {replica} exited with status "):
+                    exit_status = int(line.rsplit(" ", 1)[1])
+            state = "RUNNING" if replica in live else "EXITED" if starts else "PENDING"
+            entry = {"replica": replica, "state": state, "starts": starts}
+            if exit_status is not None:
+                entry["exitStatus"] = exit_status
+            replicas.append(entry)
+        return {"name": record.job.name, "jobState": record.job.state.name, "replicas": replicas}
+
     def list_log_entries(
         self,
         resource_names: list[str],

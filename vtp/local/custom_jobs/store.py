@@ -13,6 +13,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp.local.base.sqlite import Database
+from vtp.local.base.store import name_matches
 from vtp.local.runtime.records import ProcessRecord, Runtime
 
 _SCHEMA = """
@@ -86,13 +87,15 @@ class Store:
         return _load(*rows[0]) if rows else None
 
     def jobs(self, parent: str | None = None) -> Iterator[JobRecord]:
-        """Jobs in creation order, under `parent` when given."""
-        query = "SELECT resource, runtime FROM jobs"
+        """Jobs in creation order, under `parent` when given (`-` matches any project or
+        location, as in `projects/-/locations/-`)."""
+        query = "SELECT parent, resource, runtime FROM jobs"
         args: tuple = ()
-        if parent is not None:
+        if parent is not None and "-" not in parent.split("/"):
             query, args = query + " WHERE parent = ?", (parent,)
-        for resource, runtime in self._db.read(query + " ORDER BY seq", args):
-            yield _load(resource, runtime)
+        for row_parent, resource, runtime in self._db.read(query + " ORDER BY seq", args):
+            if parent is None or name_matches(parent, row_parent):
+                yield _load(resource, runtime)
 
     def add_process(self, process: ProcessRecord) -> None:
         """Remember a replica process group before anything else can go wrong."""

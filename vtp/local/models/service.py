@@ -174,7 +174,7 @@ class ModelRegistry:
         self, parent: str, filter: str = "", order_by: str = "", size: int = 0, token: str = ""
     ) -> Page:
         """One page of the models under `parent` (each as its default version), and the token."""
-        defaults = [self.get(f"{parent}/models/{i}") for i in self.store.model_ids(parent)]
+        defaults = [self.get(name) for name in self.store.model_names(parent)]
         return _select(defaults, filter, order_by, size, token)
 
     def list_versions(

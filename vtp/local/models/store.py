@@ -9,6 +9,7 @@ from pathlib import Path
 from google.cloud.aiplatform_v1 import Model
 
 from vtp.local.base.sqlite import Database
+from vtp.local.base.store import name_matches
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_versions (
@@ -59,14 +60,14 @@ class ModelStore:
         )
         return [_load(row[0]) for row in rows]
 
-    def model_ids(self, parent: str) -> list[str]:
-        """The IDs of the models under `parent`, in order of creation."""
+    def model_names(self, parent: str) -> list[str]:
+        """The names of the models under `parent` (`-` matches any project or location), in
+        order of creation."""
         rows = self._db.read(
-            "SELECT model_id FROM model_versions WHERE parent = ? "
-            "GROUP BY model_id ORDER BY MIN(seq)",
-            (parent,),
+            "SELECT parent, model_id FROM model_versions "
+            "GROUP BY parent, model_id ORDER BY MIN(seq)"
         )
-        return [row[0] for row in rows]
+        return [f"{p}/models/{i}" for p, i in rows if name_matches(parent, p)]
 
     def delete_version(self, name: str, version_id: str) -> None:
         """Remove one version of a model."""

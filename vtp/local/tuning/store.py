@@ -12,6 +12,7 @@ from pathlib import Path
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
 from vtp.local.base.sqlite import Database
+from vtp.local.base.store import name_matches
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tuning_jobs (
@@ -75,12 +76,14 @@ class TuningStore:
         return _load(*rows[0]) if rows else None
 
     def jobs(self, parent: str | None = None) -> Iterator[TuningRecord]:
-        """Jobs in creation order, under `parent` when given."""
-        query, args = "SELECT resource, seed FROM tuning_jobs", ()
-        if parent is not None:
+        """Jobs in creation order, under `parent` when given (`-` matches any project or
+        location)."""
+        query, args = "SELECT parent, resource, seed FROM tuning_jobs", ()
+        if parent is not None and "-" not in parent.split("/"):
             query, args = query + " WHERE parent = ?", (parent,)
-        for resource, seed in self._db.read(query + " ORDER BY seq", args):
-            yield _load(resource, seed)
+        for row_parent, resource, seed in self._db.read(query + " ORDER BY seq", args):
+            if parent is None or name_matches(parent, row_parent):
+                yield _load(resource, seed)
 
 
 def _dump(job: HyperparameterTuningJob) -> str:

@@ -1,0 +1,152 @@
+"""The console in a real headless Chromium (Debian's `chromium`, driven by Playwright) against a
+local service holding a finished pipeline run, a running job and a finished tuning job: every
+page loads without console errors, the DAG shows each task and its state, the trials chart has
+one point per trial, a running job's log grows on the page, and Cancel on the page cancels.
+
+Skipped only where no Chromium is installed (`.ci/run` installs it)."""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.fixtures import LocalService, wait_for_state, wait_until
+from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job
+from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+from tests.vtp.local.conftest import custom_job
+from tests.vtp.local.tuning.test_service_tuning import X, tuning_job
+from tests.vtp.local.tuning.test_service_tuning import run as run_study
+from vtp.local.console import console_url
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("no Chromium on this machine (apt install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+TICKER = (
+    "import itertools, sys, time\n"
+    "for i in itertools.count():\n"
+    "    print(f'tick {i}', flush=True)\n"
+    "    time.sleep(0.2)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path):
+    """A service with a finished pipeline run, a finished tuning job and a running job."""
+    folder = tmp_path_factory.mktemp("console")
+    service = LocalService(folder / "state").start()
+    pipelines = pipeline_client(service.url)
+    pipeline_run = pipelines.create_pipeline_job(
+        parent=service.parent,
+        pipeline_job=tiny_job(tiny_yaml, "gs://console/root", marker_uri="gs://console/marker"),
+    )
+    study = run_study(service, tuning_job(folder, [X], "--steps", "3", max_trials=3), timeout=180)
+    wait_until(
+        lambda: (
+            pipelines.get_pipeline_job(name=pipeline_run.name).state.name
+            == "PIPELINE_STATE_SUCCEEDED"
+        ),
+        180,
+        "the pipeline run",
+    )
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "replicaCount": "1",
+        "containerSpec": {"imageUri": "python:3.11", "command": [sys.executable, "-c", TICKER]},
+    }
+    job = service.client().create_custom_job(parent=service.parent, custom_job=custom_job(pool))
+    service.names = {"run": pipeline_run.name, "study": study.name, "job": job.name}
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, service):
+    """A signed-in page that fails the test on any console error or uncaught exception."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(console_url(service.url, service.token))
+    assert page.url.endswith("/console/"), "the token leaves the address once signed in"
+    yield page
+    context.close()
+    assert errors == []
+
+
+def _id(name: str) -> str:
+    return name.rsplit("/", 1)[1]
+
+
+def test_the_run_shows_as_a_graph_of_its_tasks_with_their_states(page, service):
+    page.wait_for_selector(f"a[href='#/runs/{_id(service.names['run'])}']").click()
+    page.wait_for_selector("svg.dag g.node")
+    nodes = page.eval_on_selector_all(
+        "svg.dag g.node", "nodes => nodes.map(n => [n.dataset.task, n.dataset.state])"
+    )
+    assert sorted(nodes) == [["add", "SUCCEEDED"], ["record", "SUCCEEDED"]]
+    page.click("svg.dag g.node[data-task='add']")
+    panel = page.wait_for_selector("#task-panel")
+    assert "Output parameters" in panel.inner_text()  # add's sum
+
+
+def test_the_trials_chart_has_one_point_per_trial_and_marks_the_best(page, service):
+    page.click("nav a[data-page='tuning']")
+    page.wait_for_selector(f"a[href='#/tuning/{_id(service.names['study'])}']").click()
+    chart = page.wait_for_selector("#trials-chart[data-points]")
+    trials = page.eval_on_selector_all("tr[data-trial]", "rows => rows.length")
+    assert trials == 3 and chart.get_attribute("data-points") == "3"
+    assert page.eval_on_selector_all("tr.best", "rows => rows.length") == 1
+    assert page.query_selector("#trials-chart canvas") is not None
+
+
+def test_a_running_jobs_log_follows_and_cancel_on_the_page_cancels_it(page, service):
+    name = service.names["job"]
+    page.click("nav a[data-page='jobs']")
+    page.wait_for_selector(f"a[href='#/jobs/{_id(name)}']").click()
+    # (Polled from here: the console's Content-Security-Policy forbids the string evaluation
+    # that wait_for_function would use.)
+    wait_until(lambda: "tick 1" in page.inner_text("#log"), 60, "the job's first lines")
+    first = page.inner_text("#log")
+    # The page refreshes by itself: the log grows while the job runs.
+    wait_until(lambda: len(page.inner_text("#log")) > len(first), 60, "more log lines")
+    assert "RUNNING" in page.inner_text("main table:nth-of-type(2)")
+    page.click("#cancel")
+    ended = wait_for_state(service.client(), name)
+    assert ended.state.name == "JOB_STATE_CANCELLED"
+
+
+def test_models_and_endpoints_load(page):
+    page.click("nav a[data-page='models']")
+    page.wait_for_selector("text=Endpoints")
+
+
+def test_without_the_token_or_cookie_nothing_is_served(service):
+    for path in ("/console/", "/console/app.js", "/console/settings.json"):
+        assert requests.get(service.url + path, timeout=10).status_code == 401
+    wrong = requests.get(service.url + "/console/?token=wrong", timeout=10)
+    assert wrong.status_code == 401
+
+
+def test_the_cookie_alone_cannot_change_anything_cross_site(service):
+    signed_in = requests.Session()
+    signed_in.get(console_url(service.url, service.token), timeout=10)
+    assert signed_in.get(service.url + "/console/settings.json", timeout=10).ok
+    cancel = f"{service.url}/v1/{service.names['run']}:cancel"
+    refused = signed_in.post(cancel, json={}, timeout=10)  # no Origin: not from a page of ours
+    assert refused.status_code == 403
+    evil = signed_in.post(cancel, json={}, headers={"Origin": "http://evil.example"}, timeout=10)
+    assert evil.status_code == 403
