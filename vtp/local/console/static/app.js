@@ -63,7 +63,7 @@ function table(headers, rows) {
 
 function page(title, ...children) {
   const main = document.getElementById("page");
-  main.replaceChildren(el("h1", {}, title), ...children);
+  main.replaceChildren(el("h1", {}, title), ...children.filter((child) => child));
 }
 
 // -- pipeline runs -------------------------------------------------------------------------
@@ -84,20 +84,58 @@ async function runPage(id) {
   const run = await get(`/v1/${found.name}`);
   const details = {};
   for (const task of (run.jobDetail && run.jobDetail.taskDetails) || []) details[task.taskName] = task;
-  const tasks = (((run.pipelineSpec || {}).root || {}).dag || {}).tasks || {};
+  const spec = run.pipelineSpec || {};
+  const tasks = flatten(((spec.root || {}).dag || {}).tasks || {}, spec.components || {}, []);
   const selected = decodeURIComponent((location.hash.split("?task=")[1] || ""));
   page(`${run.displayName || id}`,
     el("p", {}, badge(run.state), " ", duration(run), " ", el("span", { class: "muted" }, run.name)),
     run.error && run.error.message ? el("p", { class: "error" }, run.error.message) : null,
     dagView(tasks, details, id),
-    selected && tasks[selected] ? taskPanel(selected, tasks[selected], details[selected]) : null);
+    selected && tasks[selected] ? taskPanel(selected, tasks[selected], details[selected],
+      (run.runtimeConfig || {}).parameterValues || {}) : null);
+}
+
+// Tasks of sub-DAGs (conditions, loops) drawn in place of the sub-DAG: an inner task with no
+// inner upstream task depends on what the sub-DAG depended on.
+function flatten(tasks, components, inherited) {
+  const flat = {};
+  for (const [name, task] of Object.entries(tasks)) {
+    const upstream = [...(task.dependentTasks || []), ...inherited];
+    const inner = ((components[(task.componentRef || {}).name] || {}).dag || {}).tasks;
+    if (!inner) {
+      flat[name] = { ...task, dependentTasks: upstream };
+      continue;
+    }
+    const expanded = flatten(inner, components, upstream);
+    for (const [innerName, innerTask] of Object.entries(expanded)) {
+      const own = (inner[innerName] || {}).dependentTasks || [];
+      const placed = { ...innerTask, within: innerTask.within || name };
+      flat[innerName] = own.length ? { ...placed, dependentTasks: own } : placed;
+    }
+  }
+  // Edges to a sub-DAG name point at its last inner tasks instead.
+  for (const task of Object.values(flat)) {
+    task.dependentTasks = task.dependentTasks.flatMap((name) => (flat[name] ? [name] : lastTasks(name, tasks, components)));
+  }
+  return flat;
+}
+
+function lastTasks(name, tasks, components) {
+  const task = tasks[name];
+  const inner = task && ((components[(task.componentRef || {}).name] || {}).dag || {}).tasks;
+  if (!inner) return [];
+  const upstreamOfSome = new Set(Object.values(inner).flatMap((t) => t.dependentTasks || []));
+  return Object.keys(inner).filter((n) => !upstreamOfSome.has(n));
 }
 
 function dagView(tasks, details, runId) {
   const graph = new dagre.graphlib.Graph();
   graph.setGraph({ rankdir: "LR", nodesep: 24, ranksep: 48, marginx: 12, marginy: 12 });
   graph.setDefaultEdgeLabel(() => ({}));
-  for (const name of Object.keys(tasks)) graph.setNode(name, { width: 170, height: 40 });
+  // A task inside a condition that was skipped is skipped too.
+  const stateOf = (name) => (details[name] || details[tasks[name].within] || {}).state || "PENDING";
+  const label = (name) => `${name} · ${stateOf(name).toLowerCase()}`;
+  for (const name of Object.keys(tasks)) graph.setNode(name, { width: Math.max(150, 7.4 * label(name).length + 24), height: 40 });
   for (const [name, task] of Object.entries(tasks)) {
     for (const upstream of task.dependentTasks || []) if (tasks[upstream]) graph.setEdge(upstream, name);
   }
@@ -120,27 +158,27 @@ function dagView(tasks, details, runId) {
     CANCELLED: "#80868b" };
   for (const name of graph.nodes()) {
     const box = graph.node(name);
-    const state = (details[name] && details[name].state) || "PENDING";
+    const state = stateOf(name);
     const group = make("g", { class: "node", "data-task": name, "data-state": state });
     group.append(make("rect", { x: box.x - box.width / 2, y: box.y - box.height / 2, width: box.width,
       height: box.height, rx: 6, fill: colours[state] || "#f9ab00" }));
-    const label = make("text", { x: box.x, y: box.y + 4, "text-anchor": "middle" });
-    label.textContent = `${name} · ${state.toLowerCase()}`;
-    group.append(label);
+    const text = make("text", { x: box.x, y: box.y + 4, "text-anchor": "middle" });
+    text.textContent = label(name);
+    group.append(text);
     group.addEventListener("click", () => { location.hash = `#/runs/${runId}?task=${encodeURIComponent(name)}`; });
     svg.append(group);
   }
   return svg;
 }
 
-function taskPanel(name, task, detail) {
+function taskPanel(name, task, detail, pipelineValues) {
   const panel = el("div", { class: "panel", id: "task-panel" }, el("h2", {}, `Task ${name}`));
   panel.append(el("p", {}, badge((detail && detail.state) || "PENDING"), " component ",
     el("code", {}, (task.componentRef || {}).name || "")));
   const inputs = Object.entries(((task.inputs || {}).parameters) || {}).map(([key, value]) => [key,
     value.runtimeValue ? JSON.stringify(value.runtimeValue.constant) :
       value.taskOutputParameter ? `from ${value.taskOutputParameter.producerTask}` :
-        value.componentInputParameter ? `pipeline parameter ${value.componentInputParameter}` : ""]);
+        value.componentInputParameter ? `${JSON.stringify(pipelineValues[value.componentInputParameter] ?? null)} (pipeline parameter ${value.componentInputParameter})` : ""]);
   if (inputs.length) panel.append(el("h2", {}, "Parameters"), table(["Name", "Value"], inputs));
   const outputs = detail && detail.execution && detail.execution.metadata;
   const parameters = Object.entries(outputs || {}).map(([key, value]) => [key.replace(/^output:/, ""),
