@@ -137,12 +137,11 @@ def main() -> None:
         "every_steps": every_steps,
         "every_s": options.every,
         "threads": torch.get_num_threads(),
-        "bare_steps_per_s": round(best["bare"], 2),
-        "trainer_steps_per_s": round(best["trainer"], 2),
-        "async_save_steps_per_s": round(best["async_save"], 2),
-        "trainer_over_bare": round(best["trainer"] / best["bare"], 3),
-        "async_save_over_bare": round(best["async_save"] / best["bare"], 3),
-        "trainer_over_async_save": round(best["trainer"] / best["async_save"], 3),
+        **{f"{variant}_steps_per_s": round(rate, 2) for variant, rate in best.items()},
+        **{
+            f"{mine}_over_{theirs}": round(best[mine] / best[theirs], 3)
+            for mine, theirs in (("trainer", "bare"), ("async_save", "bare"), ("trainer", "async_save"))
+        },
         "rounds": options.rounds,
         "seconds_per_run": options.seconds,
     }
