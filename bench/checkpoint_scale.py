@@ -41,6 +41,7 @@ from torch import nn
 from trainer.checkpoint import Checkpointer, list_checkpoints
 
 WIDTH, LAYERS, BATCH = 2048, 7, 64
+PAIRS = (("trainer", "bare"), ("async_save", "bare"), ("trainer", "async_save"))
 
 
 def build() -> tuple[nn.Module, torch.optim.Optimizer]:
@@ -138,10 +139,7 @@ def main() -> None:
         "every_s": options.every,
         "threads": torch.get_num_threads(),
         **{f"{variant}_steps_per_s": round(rate, 2) for variant, rate in best.items()},
-        **{
-            f"{mine}_over_{theirs}": round(best[mine] / best[theirs], 3)
-            for mine, theirs in (("trainer", "bare"), ("async_save", "bare"), ("trainer", "async_save"))
-        },
+        **{f"{mine}_over_{theirs}": round(best[mine] / best[theirs], 3) for mine, theirs in PAIRS},
         "rounds": options.rounds,
         "seconds_per_run": options.seconds,
     }
