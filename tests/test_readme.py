@@ -11,7 +11,10 @@ import pytest
 from tests.fixtures import readme_block, shell_commands
 
 REPO = Path(__file__).resolve().parents[1]
-MAPPED = re.compile(r"^([\w./-]+\.(?:py|toml|txt|md)|Dockerfile|\.ci/run)\s", re.MULTILINE)
+MAPPED = re.compile(
+    r"^([\w./-]+\.(?:py|toml|txt|md|json|js|css|html)|[\w./-]+/LICENSE\.\w+|Dockerfile|\.ci/run)\s",
+    re.MULTILINE,
+)
 
 
 def file_map() -> str:
@@ -21,7 +24,8 @@ def file_map() -> str:
 
 
 def tracked_sources() -> set[str]:
-    """Files that need a line: everything but tests, compiled YAML and package markers."""
+    """Files that need a line: everything but tests, compiled YAML, package markers and the
+    pictures under docs/."""
     files = subprocess.run(
         ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
@@ -31,6 +35,7 @@ def tracked_sources() -> set[str]:
         if not f.startswith(("tests/", "compiled/"))
         and not f.endswith("__init__.py")
         and f != ".gitignore"
+        and not f.endswith(".png")
     }
 
 
