@@ -17,16 +17,18 @@ Training runs on `--threads` intra-op threads (default: one core fewer than the 
 leaving a core to the checkpoint thread as a GPU host leaves its CPU cores: with every core
 training, whatever writes a checkpoint in the background (this trainer or async_save) takes its
 CPU time from training, and the comparison measures the machine's page-cache bandwidth.
-Rounds alternate the variants, each round starting with the next; each figure is the best of
-its rounds, which filters out noise from other work on the machine. Prints one JSON line.
+Rounds alternate the variants, each round starting with the next. The `_steps_per_s` figures
+are each variant's best round; the ratios are the median over rounds of the ratio within a
+round, so slow drift in the machine's speed (a shared VM's) cancels out. Prints one JSON line.
 Goals: trainer_over_bare >= 0.98, trainer_over_async_save >= 1.0.
 
-    python bench/checkpoint_scale.py [--seconds 12] [--every 4] [--rounds 5]
+    python bench/checkpoint_scale.py [--seconds 10] [--every 4] [--rounds 7]
 """
 
 import argparse
 import json
 import os
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -107,9 +109,9 @@ class Bench:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=12.0)
+    parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--every", type=float, default=4.0, help="seconds between checkpoints")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
@@ -121,14 +123,17 @@ def main() -> None:
         dist.init_process_group("gloo", init_method=rendezvous, rank=0, world_size=1)
         bench = Bench(Path(scratch))
         params = sum(p.numel() for p in bench.model.parameters())
-        order = list(best)
+        order, ratios = list(best), {pair: [] for pair in PAIRS}
         for round_ in range(options.rounds):
             # Each round starts with another variant, so no variant always runs first or last.
+            rates = {}
             for variant in order[round_ % 3 :] + order[: round_ % 3]:
                 if variant != "bare" and not every_steps:
-                    every_steps = max(1, round(best["bare"] * options.every))
-                rate = bench.run(variant, options.seconds, every_steps)
-                best[variant] = max(best[variant], rate)
+                    every_steps = max(1, round(bench.run("bare", 3.0, 1) * options.every))
+                rates[variant] = bench.run(variant, options.seconds, every_steps)
+                best[variant] = max(best[variant], rates[variant])
+            for mine, theirs in PAIRS:
+                ratios[(mine, theirs)].append(rates[mine] / rates[theirs])
         bench.checkpointer.close()
         assert list_checkpoints(Path(scratch) / "trainer"), "the trainer wrote no checkpoint"
         dist.destroy_process_group()
@@ -139,7 +144,10 @@ def main() -> None:
         "every_s": options.every,
         "threads": torch.get_num_threads(),
         **{f"{variant}_steps_per_s": round(rate, 2) for variant, rate in best.items()},
-        **{f"{mine}_over_{theirs}": round(best[mine] / best[theirs], 3) for mine, theirs in PAIRS},
+        **{
+            f"{mine}_over_{theirs}": round(statistics.median(ratios[(mine, theirs)]), 3)
+            for mine, theirs in PAIRS
+        },
         "rounds": options.rounds,
         "seconds_per_run": options.seconds,
     }
