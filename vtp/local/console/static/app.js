@@ -333,8 +333,10 @@ async function studyPage(id) {
       el("td", {}, (trial.parameters || []).map((p) => `${p.parameterId}=${JSON.stringify(p.value)}`).join(", ")),
       el("td", {}, badge(trial.state)), el("td", {}, value === null ? "" : value.toFixed(4)),
       el("td", {}, (trial.measurements || []).length ? String(trial.measurements.length) : ""),
-      el("td", {}, trial.infeasibleReason ? trial.infeasibleReason : (trial.state === "STOPPING" || trial.earlyStopped) ? "stopped early" : ""));
+      el("td", {}, trial.infeasibleReason ? trial.infeasibleReason :
+        trial.state === "STOPPING" ? "stopping early" : stoppedEarly.get(trial.customJob) ? "stopped early" : ""));
   });
+  await findStoppedEarly(trials);
   const chart = el("div", { id: "trials-chart" });
   const curves = el("div", { id: "curves-chart" });
   page(`${job.displayName} (${id})`,
@@ -344,6 +346,18 @@ async function studyPage(id) {
     el("h2", {}, "Final metric by trial"), chart, el("h2", {}, "Intermediate measurements"), curves);
   drawTrials(chart, trials, final, best);
   drawCurves(curves, trials, metric.metricId);
+}
+
+// A trial the stopping rule ended has its final measurement, and its CustomJob was cancelled:
+// a trial's state does not say so by itself. Ended trials do not change, so each is read once.
+const stoppedEarly = new Map();
+
+async function findStoppedEarly(trials) {
+  const ended = trials.filter((t) => t.state === "SUCCEEDED" && t.customJob && !stoppedEarly.has(t.customJob));
+  await Promise.all(ended.map(async (trial) => {
+    const job = await get(`/v1/${trial.customJob}`);
+    stoppedEarly.set(trial.customJob, job.state === "JOB_STATE_CANCELLED");
+  }));
 }
 
 function drawTrials(target, trials, final, best) {
