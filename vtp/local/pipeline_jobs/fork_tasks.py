@@ -9,7 +9,9 @@ server: the source is written here, the child runs the module with the task's ar
 environment and working directory, and its output streams back line by line as before. Anything
 else runs as kfp.local would run it, in a fresh interpreter, and the task's log says so and why:
 
-- the script installs packages (`packages_to_install`) or differs in any other way;
+- it installs packages this environment lacks (`packages_to_install`; kfp's own reinstall of
+  this kfp, and packages already met, change nothing and are skipped), or its script differs
+  from kfp's in any other way (`task_commands.py`);
 - the command names another Python than this one;
 - no server is serving, or $VTP_TASK_FORK is `0`.
 """
