@@ -16,8 +16,8 @@ from tests.fixtures import LocalService, wait_for_state, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 from tests.vtp.local.conftest import custom_job
-from tests.vtp.local.tuning.test_service_tuning import X, tuning_job
 from tests.vtp.local.tuning.test_service_tuning import run as run_study
+from tests.vtp.local.tuning.test_service_tuning import tuning_job
 from vtp.local.console import console_url
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,13 @@ def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path):
         parent=service.parent,
         pipeline_job=tiny_job(tiny_yaml, "gs://console/root", marker_uri="gs://console/marker"),
     )
-    study = run_study(service, tuning_job(folder, [X], "--steps", "3", max_trials=3), timeout=180)
+    # Four grid trials; the median rule stops the one that lags (x=1.9) early.
+    xs = {"parameterId": "x", "discreteValueSpec": {"values": [0.25, 0.3, 0.35, 1.9]}}
+    study_job = tuning_job(
+        folder, [xs], "--steps=20", "--sleep=0.5", "--slow-above=1", max_trials=4,
+        algorithm="GRID_SEARCH", study={"medianAutomatedStoppingSpec": {}},
+    )  # fmt: skip
+    study = run_study(service, study_job, timeout=180)
     wait_until(
         lambda: (
             pipelines.get_pipeline_job(name=pipeline_run.name).state.name
@@ -103,13 +109,19 @@ def test_the_run_shows_as_a_graph_of_its_tasks_with_their_states(page, service):
     assert "Output parameters" in panel.inner_text()  # add's sum
 
 
-def test_the_trials_chart_has_one_point_per_trial_and_marks_the_best(page, service):
+def test_the_trials_chart_has_one_point_per_trial_and_marks_the_best_and_the_stopped(
+    page, service
+):
     page.click("nav a[data-page='tuning']")
     page.wait_for_selector(f"a[href='#/tuning/{_id(service.names['study'])}']").click()
     chart = page.wait_for_selector("#trials-chart[data-points]")
     trials = page.eval_on_selector_all("tr[data-trial]", "rows => rows.length")
-    assert trials == 3 and chart.get_attribute("data-points") == "3"
+    assert trials == 4 and chart.get_attribute("data-points") == "4"
     assert page.eval_on_selector_all("tr.best", "rows => rows.length") == 1
+    stopped = page.eval_on_selector_all(
+        "tr[data-trial]", "rows => rows.filter(r => r.innerText.includes('stopped early')).length"
+    )
+    assert stopped == 1, page.inner_text("main")
     assert page.query_selector("#trials-chart canvas") is not None
 
 

@@ -326,6 +326,7 @@ async function studyPage(id) {
     const value = final(trial);
     if (value !== null && (best === null || sign * value > sign * final(best))) best = trial;
   }
+  await findStoppedEarly(trials);
   const rows = trials.map((trial) => {
     const value = final(trial);
     return el("tr", { class: trial === best ? "best" : "", "data-trial": trial.id },
@@ -336,7 +337,6 @@ async function studyPage(id) {
       el("td", {}, trial.infeasibleReason ? trial.infeasibleReason :
         trial.state === "STOPPING" ? "stopping early" : stoppedEarly.get(trial.customJob) ? "stopped early" : ""));
   });
-  await findStoppedEarly(trials);
   const chart = el("div", { id: "trials-chart" });
   const curves = el("div", { id: "curves-chart" });
   page(`${job.displayName} (${id})`,
