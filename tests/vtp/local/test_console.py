@@ -39,35 +39,37 @@ def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path):
     """A service with a finished pipeline run, a finished tuning job and a running job."""
     folder = tmp_path_factory.mktemp("console")
     service = LocalService(folder / "state").start()
-    pipelines = pipeline_client(service.url)
-    pipeline_run = pipelines.create_pipeline_job(
-        parent=service.parent,
-        pipeline_job=tiny_job(tiny_yaml, "gs://console/root", marker_uri="gs://console/marker"),
-    )
-    # Four grid trials; the median rule stops the one that lags (x=1.9) early.
-    xs = {"parameterId": "x", "discreteValueSpec": {"values": [0.25, 0.3, 0.35, 1.9]}}
-    study_job = tuning_job(
-        folder, [xs], "--steps=20", "--sleep=0.5", "--slow-above=1", max_trials=4,
-        algorithm="GRID_SEARCH", study={"medianAutomatedStoppingSpec": {}},
-    )  # fmt: skip
-    study = run_study(service, study_job, timeout=180)
-    wait_until(
-        lambda: (
-            pipelines.get_pipeline_job(name=pipeline_run.name).state.name
-            == "PIPELINE_STATE_SUCCEEDED"
-        ),
-        180,
-        "the pipeline run",
-    )
-    pool = {
-        "machineSpec": {"machineType": "n1-standard-4"},
-        "replicaCount": "1",
-        "containerSpec": {"imageUri": "python:3.11", "command": [sys.executable, "-c", TICKER]},
-    }
-    job = service.client().create_custom_job(parent=service.parent, custom_job=custom_job(pool))
-    service.names = {"run": pipeline_run.name, "study": study.name, "job": job.name}
-    yield service
-    service.stop()
+    try:
+        pipelines = pipeline_client(service.url)
+        pipeline_run = pipelines.create_pipeline_job(
+            parent=service.parent,
+            pipeline_job=tiny_job(tiny_yaml, "gs://console/root", marker_uri="gs://console/marker"),
+        )
+        # Four grid trials; the median rule stops the one that lags (x=1.9) early.
+        xs = {"parameterId": "x", "discreteValueSpec": {"values": [0.25, 0.3, 0.35, 1.9]}}
+        study_job = tuning_job(
+            folder, [xs], "--steps=20", "--sleep=0.5", "--slow-above=1", max_trials=4,
+            algorithm="GRID_SEARCH", study={"medianAutomatedStoppingSpec": {}},
+        )  # fmt: skip
+        study = run_study(service, study_job, timeout=180)
+        wait_until(
+            lambda: (
+                pipelines.get_pipeline_job(name=pipeline_run.name).state.name
+                == "PIPELINE_STATE_SUCCEEDED"
+            ),
+            180,
+            "the pipeline run",
+        )
+        pool = {
+            "machineSpec": {"machineType": "n1-standard-4"},
+            "replicaCount": "1",
+            "containerSpec": {"imageUri": "python:3.11", "command": [sys.executable, "-c", TICKER]},
+        }
+        job = service.client().create_custom_job(parent=service.parent, custom_job=custom_job(pool))
+        service.names = {"run": pipeline_run.name, "study": study.name, "job": job.name}
+        yield service
+    finally:
+        service.stop()
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +111,7 @@ def test_the_run_shows_as_a_graph_of_its_tasks_with_their_states(page, service):
     assert "Output parameters" in panel.inner_text()  # add's sum
 
 
-def test_the_trials_chart_has_one_point_per_trial_and_marks_the_best_and_the_stopped(
-    page, service
-):
+def test_the_trials_chart_has_one_point_per_trial_and_marks_the_best_and_the_stopped(page, service):
     page.click("nav a[data-page='tuning']")
     page.wait_for_selector(f"a[href='#/tuning/{_id(service.names['study'])}']").click()
     chart = page.wait_for_selector("#trials-chart[data-points]")
