@@ -363,7 +363,8 @@ def local_watch(kind: JobKind, target: Target, name: str) -> Callable[[Any], Any
         return None
     from vtp.vertex.local_auth import local_session
 
-    session, url = local_session(local_endpoint()), f"{local_endpoint()}/v1/{name}:wait"
+    service = local_endpoint()
+    session, url = local_session(service), f"{service}/v1/{name}:wait"
 
     def watch(job: Any) -> Any:
         params = {"state": job.state.name, "timeout": f"{WATCH_SECONDS}s"}

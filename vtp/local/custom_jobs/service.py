@@ -238,24 +238,18 @@ class LocalVertex:
         return {"name": record.job.name, "jobState": record.job.state.name, "entries": entries}
 
     def replica_states(self, name: str) -> dict:
-        """Each replica's state as its log tells it: RUNNING, EXITED (with its last exit status),
-        or PENDING before its first start; and how often it was started."""
+        """Each replica's state: RUNNING, EXITED (with its last exit status) or PENDING before
+        its first start; and how often it was started."""
         record = self._record(name)
         live = {p.replica for p in self.store.processes() if p.job_id == record.id}
+        starts, exits = record.runtime.replica_starts, record.runtime.exit_statuses
         replicas = []
         for replica in self._replica_names(record):
-            path = self._job_dir(record) / "logs" / f"{replica}.log"
-            starts, exit_status = 0, None
-            lines = path.read_text(errors="replace").splitlines() if path.exists() else []
-            for line in (n for n in lines if n.startswith("[vtp local] ")):
-                if line.startswith(f"[vtp local] starting {replica}:"):
-                    starts += 1
-                elif line.startswith(f"[vtp local] {replica} exited with status "):
-                    exit_status = int(line.rsplit(" ", 1)[1])
-            state = "RUNNING" if replica in live else "EXITED" if starts else "PENDING"
-            entry = {"replica": replica, "state": state, "starts": starts}
-            if exit_status is not None:
-                entry["exitStatus"] = exit_status
+            started = starts.get(replica, 0)
+            state = "RUNNING" if replica in live else "EXITED" if started else "PENDING"
+            entry = {"replica": replica, "state": state, "starts": started}
+            if replica in exits:
+                entry["exitStatus"] = exits[replica]
             replicas.append(entry)
         return {"name": record.job.name, "jobState": record.job.state.name, "replicas": replicas}
 
@@ -322,12 +316,22 @@ class LocalVertex:
             self.store.update_job(record)
 
     def add_process(self, process: ProcessRecord) -> None:
-        """Record a replica process group before anything else can go wrong."""
+        """Record a replica process group before anything else can go wrong, and count it."""
         self.store.add_process(process)
+        with self._changed:
+            record = self.store.get_job(process.job_id)
+            starts = record.runtime.replica_starts
+            starts[process.replica] = starts.get(process.replica, 0) + 1
+            self.store.update_job(record)
 
-    def remove_process(self, job_id: str, replica: str) -> None:
-        """Forget a reaped replica process group."""
+    def remove_process(self, job_id: str, replica: str, exit_status: int | None) -> None:
+        """Forget a reaped replica process group; keep how it exited."""
         self.store.remove_process(job_id, replica)
+        if exit_status is not None:
+            with self._changed:
+                record = self.store.get_job(job_id)
+                record.runtime.exit_statuses[replica] = exit_status
+                self.store.update_job(record)
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
         """A JobRun ended: free its resources and record the outcome."""

@@ -22,6 +22,10 @@ class Runtime:
     """Attempts restarted because the service itself stopped while the job ran."""
     started_at: float = 0.0
     """Wall-clock time the job first left the queue; `scheduling.timeout` counts from here."""
+    replica_starts: dict[str, int] = field(default_factory=dict)
+    """How often each replica's process was started (all attempts)."""
+    exit_statuses: dict[str, int] = field(default_factory=dict)
+    """Each ended replica's last exit status, as a container reports it (128 + N: signal N)."""
 
 
 @dataclass(frozen=True)

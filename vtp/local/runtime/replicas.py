@@ -22,6 +22,7 @@ from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.logs import index_lines
 from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
 from vtp.local.runtime.records import ProcessRecord
+from vtp.local.runtime.rules import exit_status
 
 _log = logging.getLogger(__name__)
 CANNOT_START = 127
@@ -32,7 +33,7 @@ class ProcessBook(Protocol):
     """Where live replica processes are recorded (the service's SQLite store)."""
 
     def add_process(self, process: ProcessRecord) -> None: ...
-    def remove_process(self, job_id: str, replica: str) -> None: ...
+    def remove_process(self, job_id: str, replica: str, exit_status: int | None) -> None: ...
 
 
 @dataclass
@@ -134,7 +135,10 @@ class ReplicaSet:
         """Forget an ended replica's process, killing anything it left behind."""
         kill_leftovers(replica.proc.pid, replica.token)
         index_lines(self.log_path(replica.name), final=True)
-        self._book.remove_process(self.job_id, replica.name)
+        code = replica.proc.returncode
+        self._book.remove_process(
+            self.job_id, replica.name, None if code is None else exit_status(code)
+        )
         replica.proc = None
 
     def index_logs(self) -> None:

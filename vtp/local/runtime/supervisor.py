@@ -202,7 +202,6 @@ class JobRun(threading.Thread):
             code = replica.proc.poll()
             if code is None or (hold and code != 0 and not replica.preempted):
                 continue
-            self._set.note(replica, f"{replica.name} exited with status {rules.exit_status(code)}")
             self._set.reap(replica)
             exits.append(
                 rules.ReplicaExit(replica.name, rules.exit_status(code), replica.preempted)
