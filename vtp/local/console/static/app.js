@@ -78,10 +78,7 @@ async function runsPage() {
 }
 
 async function runPage(id) {
-  const { pipelineJobs = [] } = await get(`/v1/${ALL}/pipelineJobs`);
-  const found = pipelineJobs.find((run) => idOf(run.name) === id);
-  if (!found) return page(`Pipeline run ${id}`, el("p", { class: "error" }, "No such run."));
-  const run = await get(`/v1/${found.name}`);
+  const run = await get(`/v1/${ALL}/pipelineJobs/${id}`);  // "-" matches any project/location
   const details = {};
   for (const task of (run.jobDetail && run.jobDetail.taskDetails) || []) details[task.taskName] = task;
   const spec = run.pipelineSpec || {};
@@ -243,10 +240,8 @@ async function jobsPage() {
 const logState = { job: "", replica: "", offset: 0, text: "" };
 
 async function jobPage(id) {
-  const { customJobs = [] } = await get(`/v1/${ALL}/customJobs`);
-  let name = (customJobs.find((job) => idOf(job.name) === id) || {}).name;
-  if (!name) name = `projects/local/locations/us-central1/customJobs/${id}`;  // a tuning trial
-  const job = await get(`/v1/${name}`);
+  const job = await get(`/v1/${ALL}/customJobs/${id}`);  // a tuning trial's too (unlisted)
+  const name = job.name;
   const { replicas } = await get(`/v1/${name}:replicas`);
   if (logState.job !== id) Object.assign(logState, { job: id, replica: replicas[0].replica, offset: 0, text: "" });
   const ended = ["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"].includes(job.state);
@@ -310,10 +305,7 @@ async function tuningPage() {
 }
 
 async function studyPage(id) {
-  const { hyperparameterTuningJobs = [] } = await get(`/v1/${ALL}/hyperparameterTuningJobs`);
-  const found = hyperparameterTuningJobs.find((job) => idOf(job.name) === id);
-  if (!found) return page(`Tuning job ${id}`, el("p", { class: "error" }, "No such job."));
-  const job = await get(`/v1/${found.name}`);
+  const job = await get(`/v1/${ALL}/hyperparameterTuningJobs/${id}`);
   const metric = ((job.studySpec || {}).metrics || [{}])[0];
   const sign = metric.goal === "MINIMIZE" ? -1 : 1;
   const trials = job.trials || [];
@@ -434,6 +426,8 @@ async function render() {
     shown = hash;
     document.getElementById("status").textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
+    // A page that never loaded (an unknown ID) says why; a shown one keeps its last state.
+    if (shown !== hash) page("Cannot show this page", el("p", { class: "error" }, error.message));
     document.getElementById("status").textContent = `could not refresh: ${error.message}`;
   } finally {
     rendering = false;
