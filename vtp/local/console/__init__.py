@@ -10,6 +10,7 @@ import mimetypes
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from vtp.local.base import errors
 from vtp.local.base.guard import CONSOLE_PREFIX, SESSION_COOKIE
 from vtp.local.storage.routes import Reply
 
@@ -42,7 +43,10 @@ def serve(path: str, method: str, session: str, storage_root: Path) -> Reply:
     where gs:// lives on this machine, so they show each artifact's local path."""
     url = urlsplit(path)
     if method != "GET":
-        return Reply.of(_error(405, "The console's pages are read with GET."), 405)
+        refused = errors.ApiError(
+            errors.INVALID_ARGUMENT, "The console's pages are read with GET.", http_status=405
+        )
+        return _refusal(refused)
     if url.path == f"{CONSOLE_PREFIX}settings.json":
         return Reply.of({"storageRoot": str(storage_root.resolve())}, **_SECURITY)
     if "token" in parse_qs(url.query) or url.path == CONSOLE_PREFIX.rstrip("/"):
@@ -52,11 +56,11 @@ def serve(path: str, method: str, session: str, storage_root: Path) -> Reply:
     relative = url.path[len(CONSOLE_PREFIX) :] or "index.html"
     file = (STATIC / relative).resolve()
     if not file.is_relative_to(STATIC) or not file.is_file():
-        return Reply.of(_error(404, f"No console page {url.path!r}."), 404)
+        return _refusal(errors.not_found(f"No console page {url.path!r}."))
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "text/plain"
     return Reply(body=file.read_bytes(), content_type=kind, headers=dict(_SECURITY))
 
 
-def _error(code: int, message: str) -> dict:
-    status = {404: "NOT_FOUND", 405: "INVALID_ARGUMENT"}[code]
-    return {"error": {"code": code, "message": message, "status": status}}
+def _refusal(error: errors.ApiError) -> Reply:
+    """An error in Google's JSON shape, as the API answers it."""
+    return Reply(status=error.http_status, body=error.to_json().encode())
