@@ -238,7 +238,9 @@ class Checkpointer:
             return
         self.wait()  # the previous write is done with the buffers
         snapshot, self._copies = self._staging.stage(state, deferred)
-        self._pending = self._executor.submit(self._copy_and_write, snapshot, step, epoch)
+        self._pending = self._executor.submit(
+            self._copy_and_write, snapshot, self._copies, step, epoch
+        )
 
     def before_update(self) -> None:
         """Wait until the deferred tensors of the last `save` are copied (call before changing
@@ -259,9 +261,10 @@ class Checkpointer:
         if self._executor is not None:
             self._executor.shutdown()
 
-    def _copy_and_write(self, snapshot: dict[str, Any], step: int, epoch: int) -> None:
-        assert self._copies is not None
-        self._copies.run()
+    def _copy_and_write(
+        self, snapshot: dict[str, Any], copies: Copies, step: int, epoch: int
+    ) -> None:
+        copies.run()
         path = checkpoint_path(self.directory, step)
         written: dict[str, Any] = {}
 
