@@ -41,6 +41,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainer.checkpoint import Checkpointer, list_checkpoints
+from trainer.snapshot import changed_by_step
 
 WIDTH, LAYERS, BATCH = 2048, 7, 64
 PAIRS = (("trainer", "bare"), ("async_save", "bare"), ("trainer", "async_save"))
@@ -82,8 +83,7 @@ class Bench:
     def run(self, variant: str, seconds: float, every_steps: int) -> float:
         """Steps per second over `seconds` of training with `variant`'s checkpoints."""
         model, optimizer, checkpointer = self.model, self.optimizer, self.checkpointer
-        updated = [*model.parameters()] + [v for s in optimizer.state.values() for v in s.values()]
-        at_update = {t.data_ptr() for t in updated if isinstance(t, torch.Tensor)}
+        deferred = changed_by_step(model, optimizer)
         pending, steps = None, 0
         started = time.perf_counter()
         while time.perf_counter() - started < seconds:
@@ -93,7 +93,6 @@ class Bench:
                 continue
             self.steps += 1
             if variant == "trainer":
-                deferred = lambda t: t.data_ptr() in at_update  # noqa: E731
                 checkpointer.save(state_of(model, optimizer), self.steps, 0, deferred)
             else:
                 if pending is not None:

@@ -26,6 +26,15 @@ Deferred = Callable[[torch.Tensor], bool]
 """True for a tensor that changes only at the optimizer step, so its copy may wait until then."""
 
 
+def changed_by_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> Deferred:
+    """The tensors only `optimizer.step()` changes: `model`'s parameters and the optimizer's
+    state (moments, step counts). Their copy may wait until the loop's next update."""
+    owned = [*model.parameters()]
+    owned += [value for state in optimizer.state.values() for value in state.values()]
+    pointers = {t.data_ptr() for t in owned if isinstance(t, torch.Tensor)}
+    return lambda tensor: tensor.data_ptr() in pointers
+
+
 @dataclass
 class Copies:
     """The tensor copies a staged snapshot still needs, and the event they set once made."""

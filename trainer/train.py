@@ -33,6 +33,7 @@ from trainer.config import Config, output_dirs
 from trainer.distributed import Runtime, StopSignal
 from trainer.evaluate import evaluate
 from trainer.metrics import Reporter
+from trainer.snapshot import changed_by_step
 from trainer.tasks import load_task
 
 log = logging.getLogger("trainer")
@@ -95,14 +96,11 @@ class Training:
         """Checkpoint the current step (in the background). Parameters and optimizer moments
         change only at the optimizer step, so their copy may run until the loop's next
         `before_update()`."""
-        updated = [*self.net.parameters()]
-        updated += [v for s in self.optimizer.state.values() for v in s.values()]
-        at_update = {t.data_ptr() for t in updated if isinstance(t, torch.Tensor)}
         self.checkpointer.save(
             self.state().to_dict(),
             self.step,
             self.step // self.steps_per_epoch,
-            deferred=lambda tensor: tensor.data_ptr() in at_update,
+            deferred=changed_by_step(self.net, self.optimizer),
         )
 
     def evaluate(self) -> dict[str, Any]:
