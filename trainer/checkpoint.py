@@ -313,7 +313,11 @@ def _step_of(manifest: Path) -> int:
 
 def rng_state() -> dict[str, Any]:
     """This process's random number generator states, in a form `weights_only` loading accepts."""
-    name, keys, position, has_gauss, gauss = np.random.get_state()
+    # numpy's stubs type a bare get_state() as the dict form; its default (legacy=True) gives the
+    # tuple for the global MT19937 generator.
+    state = np.random.get_state(legacy=True)
+    assert isinstance(state, tuple)
+    name, keys, position, has_gauss, gauss = state
     version, python_state, python_gauss = random.getstate()
     return {
         "torch": torch.get_rng_state(),

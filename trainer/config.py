@@ -180,12 +180,13 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
 @cache
 def field_docs() -> dict[str, str]:
     """The docstring written under each Config field, read from this module's source."""
-    tree = ast.parse(inspect.getsource(Config))
-    body = tree.body[0].body
+    (class_def,) = ast.parse(inspect.getsource(Config)).body
+    assert isinstance(class_def, ast.ClassDef)
     docs = {}
-    for node, following in itertools.pairwise(body):
-        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
-            docs[node.target.id] = following.value.value
+    for node, following in itertools.pairwise(class_def.body):
+        match node, following:
+            case ast.AnnAssign(target=ast.Name(id=name)), ast.Expr(ast.Constant(str(doc))):
+                docs[name] = doc
     return docs
 
 

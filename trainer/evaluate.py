@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader, Dataset, Subset
 from trainer import checkpoint
 from trainer.config import Config
 from trainer.distributed import Runtime
-from trainer.tasks import load_task
+from trainer.tasks import dataset_size, load_task
 from vtp import storage
 
 
@@ -37,7 +37,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate on every process's shard and combine: accuracy, loss, confusion matrix, labels."""
     classes = len(labels)
-    shard = Subset(dataset, range(runtime.rank, len(dataset), runtime.world_size))
+    shard = Subset(dataset, range(runtime.rank, dataset_size(dataset), runtime.world_size))
     # A generator of its own: creating a DataLoader iterator draws a seed from it, and drawing
     # from the global generator would shift the random stream that training (dropout) uses.
     loader = DataLoader(shard, batch_size=batch_size, generator=torch.Generator())

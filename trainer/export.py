@@ -46,7 +46,7 @@ from torch.utils.data import Dataset
 
 from trainer import checkpoint
 from trainer.config import Config
-from trainer.tasks import load_task
+from trainer.tasks import dataset_size, load_task
 from vtp import storage
 
 MODEL_FILE = "model.pt"
@@ -113,7 +113,7 @@ def example_batch(dataset: Dataset, size: int = 2) -> torch.Tensor:
     A batch of at least two keeps the batch dimension symbolic: torch.export specializes
     dimensions of size 0 and 1.
     """
-    count = len(dataset)  # type: ignore[arg-type]
+    count = dataset_size(dataset)
     if count == 0:
         raise ValueError("the task's evaluation set is empty: export needs an example input")
     return torch.stack([dataset[i % count][0] for i in range(size)])

@@ -148,9 +148,11 @@ class Handler(BaseHTTPRequestHandler):
             return body
         routes = {self.server.config.health_route: "GET", self.server.config.predict_route: "POST"}
         if path in routes:
-            return self._answer(405, {"error": f"{path} takes {routes[path]}, not {method}"})
-        known = ", ".join(f"{verb} {known}" for known, verb in routes.items())
-        return self._answer(404, {"error": f"no route {path}; this server has {known}"})
+            self._answer(405, {"error": f"{path} takes {routes[path]}, not {method}"})
+        else:
+            known = ", ".join(f"{verb} {known}" for known, verb in routes.items())
+            self._answer(404, {"error": f"no route {path}; this server has {known}"})
+        return None
 
     def _read_body(self) -> bytes | None:
         # Read it even for a refused request, so that the kept-alive connection stays in step.
@@ -159,8 +161,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.rfile.read(int(length))
         self.close_connection = True  # the body stays unread
         if not length.isdigit():
-            return self._answer(400, {"error": f"Content-Length {length!r} is not a number"})
-        return self._answer(413, {"error": f"the body is over {MAX_BODY_BYTES} bytes"})
+            self._answer(400, {"error": f"Content-Length {length!r} is not a number"})
+        else:
+            self._answer(413, {"error": f"the body is over {MAX_BODY_BYTES} bytes"})
+        return None
 
     def _loading(self) -> None:
         self._answer(503, {"error": f"loading the model from {self.server.config.storage_uri}"})

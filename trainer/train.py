@@ -34,7 +34,7 @@ from trainer.distributed import Runtime, StopSignal
 from trainer.evaluate import evaluate
 from trainer.metrics import Reporter
 from trainer.snapshot import changed_by_step
-from trainer.tasks import load_task
+from trainer.tasks import dataset_size, load_task
 
 log = logging.getLogger("trainer")
 
@@ -63,8 +63,9 @@ class Training:
     runtime: Runtime
     net: nn.Module
     """The model itself: what checkpoints hold and evaluation runs."""
-    model: nn.Module
-    """`net` as trained: wrapped in DDP across processes, compiled with --compile."""
+    model: Callable[[torch.Tensor], torch.Tensor]
+    """`net` as trained, inputs to logits: wrapped in DDP across processes, compiled with
+    --compile (torch.compile's result is typed as the callable it was given)."""
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
     eval_set: Dataset
@@ -152,9 +153,10 @@ def build(config: Config, runtime: Runtime) -> Training:
     seed_everything(config.seed)
     net = task.build_model(config).to(runtime.device)
     train_set, eval_set = task.build_datasets(config)
-    steps_per_epoch = len(train_set) // config.batch_size
+    examples = dataset_size(train_set)
+    steps_per_epoch = examples // config.batch_size
     if steps_per_epoch == 0:
-        raise ValueError(f"--batch_size={config.batch_size} exceeds the {len(train_set)} examples")
+        raise ValueError(f"--batch_size={config.batch_size} exceeds the {examples} examples")
     total_steps = config.epochs * steps_per_epoch
     if config.max_steps:
         total_steps = min(total_steps, config.max_steps)
@@ -169,7 +171,7 @@ def build(config: Config, runtime: Runtime) -> Training:
     reporter = Reporter(dirs.tensorboard, config.hypertune_metric, runtime.is_main)
     step = restore(config, runtime, checkpointer, net, optimizer, scheduler)
 
-    model: nn.Module = net
+    model: Callable[[torch.Tensor], torch.Tensor] = net
     if runtime.world_size > 1:
         device_ids = [runtime.device.index] if runtime.device.type == "cuda" else None
         model = DistributedDataParallel(net, device_ids=device_ids)
@@ -238,7 +240,7 @@ def loop(t: Training) -> Ending:
                 mean_loss = runtime.all_reduce_sum(loss_sum).item() / runtime.world_size
                 scalars = {
                     "loss": mean_loss / (t.step - logged_step),
-                    "lr": t.scheduler.get_last_lr()[0],
+                    "lr": float(t.scheduler.get_last_lr()[0]),  # typed float | Tensor; a float here
                     "steps_per_second": (t.step - logged_step) / (now - logged_time),
                 }
                 t.reporter.train(t.step, t.total_steps, t.step // t.steps_per_epoch, scalars)

@@ -21,7 +21,7 @@ Import the task from a package installed next to the trainer, or from the workin
 """
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from types import ModuleType
 from typing import Protocol
 
@@ -54,4 +54,16 @@ def load_task(name: str) -> Task:
         raise ValueError(
             f"--task={name}: the module lacks {', '.join(missing)} (see trainer.tasks)"
         )
-    return module  # type: ignore[return-value]
+    # The check above is what makes the module a Task: a ModuleType's attributes are Any.
+    return module
+
+
+def dataset_size(dataset: Dataset) -> int:
+    """The number of examples in a task's map-style dataset.
+
+    torch's `Dataset` declares no `__len__` (iterable datasets have none), but the contract asks
+    for map-style datasets, which have one; a dataset without it is refused here, by name.
+    """
+    if not isinstance(dataset, Sized):
+        raise TypeError(f"{type(dataset).__name__} has no __len__: tasks return map-style datasets")
+    return len(dataset)
