@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import requests
+    from google.auth.credentials import Credentials as AuthCredentials
 
 TOKEN_ENV = "VTP_LOCAL_TOKEN"
 """Environment variable carrying the token to processes a service starts."""
@@ -151,7 +152,7 @@ def shell_settings(url: str, environ: Mapping[str, str] = os.environ) -> dict[st
     return settings
 
 
-def local_credentials(url: str) -> object:
+def local_credentials(url: str) -> "AuthCredentials":
     """Credentials for the aiplatform clients: the service's bearer token, else anonymous (the
     service then answers 401 saying where the token is)."""
     from google.auth.credentials import AnonymousCredentials

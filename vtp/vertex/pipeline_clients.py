@@ -6,6 +6,7 @@ Scheduler has no local counterpart; its client finds Application Default Credent
 Errors are the caller's to report (`vtp.cli.failures`).
 """
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from vtp.vertex.endpoint import api_endpoint, local_endpoint
@@ -13,8 +14,11 @@ from vtp.vertex.endpoint import api_endpoint, local_endpoint
 T = TypeVar("T")
 
 
-def vertex_client(client_class: type[T], location: str, local: bool = False) -> T:
-    """An aiplatform_v1 service client for `location` on Vertex, or for the local service."""
+def vertex_client(client_class: Callable[..., T], location: str, local: bool = False) -> T:
+    """An aiplatform_v1 service client for `location` on Vertex, or for the local service.
+
+    `client_class` is any such class (the CLI picks one at run time), called with keyword
+    arguments `transport`, `client_options` and, locally, `credentials`."""
     from google.api_core.client_options import ClientOptions
 
     from vtp.vertex.local_auth import local_credentials
