@@ -43,6 +43,10 @@ import re
 import sys
 from collections.abc import Callable
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only: at start-up this file imports the standard library alone
+    from google.api_core.client_options import ClientOptions
 
 LOCAL_PROJECT_NUMBER = "100000000001"
 """What the local storage API reports as every bucket's project number."""
@@ -73,10 +77,18 @@ def _patch_initializer(module: ModuleType) -> None:
         config._credentials = _credentials()
 
 
+def _rebind(module: ModuleType, **names: object) -> None:
+    """`module.NAME = value` for each of `names` (ModuleType declares no attributes to assign)."""
+    vars(module).update(names)
+
+
 def _patch_resource_manager(module: ModuleType) -> None:
-    module.get_project_number = lambda project_id, credentials=None: LOCAL_PROJECT_NUMBER
-    module.get_project_id = lambda project_number, credentials=None: (
-        os.environ.get("GOOGLE_CLOUD_PROJECT") or str(project_number)
+    _rebind(
+        module,
+        get_project_number=lambda project_id, credentials=None: LOCAL_PROJECT_NUMBER,
+        get_project_id=lambda project_number, credentials=None: (
+            os.environ.get("GOOGLE_CLOUD_PROJECT") or str(project_number)
+        ),
     )
 
 
@@ -98,7 +110,7 @@ def _patch_client_options(module: ModuleType) -> None:
     original = module.ClientOptions.__init__
 
     @functools.wraps(original)
-    def __init__(self: object, *args: object, **kwargs: object) -> None:
+    def __init__(self: "ClientOptions", *args: object, **kwargs: object) -> None:
         original(self, *args, **kwargs)
         endpoint = getattr(self, "api_endpoint", None)
         if isinstance(endpoint, str):
@@ -123,12 +135,12 @@ def _patch_auth(module: ModuleType) -> None:
     def default(scopes=None, request=None, quota_project_id=None, default_scopes=None):
         return _credentials(), os.environ.get("GOOGLE_CLOUD_PROJECT") or None
 
-    module.default = default
+    _rebind(module, default=default)
 
 
 def _patch_polling(module: ModuleType) -> None:
     if hasattr(module, "_POLLING_INTERVAL_IN_SECONDS"):
-        module._POLLING_INTERVAL_IN_SECONDS = 1
+        _rebind(module, _POLLING_INTERVAL_IN_SECONDS=1)
 
 
 def _patch_storage(module: ModuleType) -> None:
@@ -180,7 +192,7 @@ def install() -> None:
     """
     if not (os.environ.get("VTP_LOCAL_API_ENDPOINT") and _token()):
         return
-    patches = {
+    patches: dict[str, Callable[[ModuleType], None]] = {
         "google.cloud.aiplatform.initializer": _patch_initializer,
         "google.cloud.aiplatform.utils.resource_manager_utils": _patch_resource_manager,
         "google.auth": _patch_auth,
