@@ -30,7 +30,7 @@ TERMINAL_STATES = frozenset(
 class Session(Protocol):
     """What LogReader needs of a `requests.Session` (or google-auth's AuthorizedSession)."""
 
-    def post(self, url: str, json: Any, timeout: float) -> Any: ...
+    def post(self, url: str, *, json: Any, timeout: float) -> Any: ...
 
 
 class LogsUnavailable(Exception):
