@@ -29,9 +29,8 @@ from google.api_core.client_options import ClientOptions
 from google.cloud import aiplatform_v1
 from google.oauth2.credentials import Credentials
 
+from vtp.local.app import running
 from vtp.local.base.config import ServiceConfig
-from vtp.local.custom_jobs.service import LocalVertex
-from vtp.local.server import running
 from vtp.local.tuning.suggest import Suggester
 from vtp.vertex.study import DoubleParameter, Metric, Study, tuning_job
 
@@ -147,7 +146,7 @@ def tuning_wall_time(parallel: int) -> float:
     """Seconds from create to end of the digits grid with `parallel` trials at once."""
     with tempfile.TemporaryDirectory() as state:
         config = ServiceConfig(state_dir=Path(state), port=0, poll_interval=0.05)
-        with running(LocalVertex(config)) as service:
+        with running(config) as service:
             client = aiplatform_v1.JobServiceClient(
                 transport="rest",
                 credentials=Credentials(service.token),

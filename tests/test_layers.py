@@ -18,14 +18,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("vtp.run",),
     ("pipelines",),
     ("components",),
-    ("vtp.local.server", "vtp.local"),
-    (
-        "vtp.local.custom_jobs",
-        "vtp.local.tuning",
-        "vtp.local.models",
-        "vtp.local.pipeline_jobs",
-        "vtp.local.schedules",
-    ),
+    ("vtp.local.app", "vtp.local"),
+    ("vtp.local.server", "vtp.local.grpc_server", "vtp.local.tls_front", "vtp.local.console"),
+    ("vtp.local.storage",),
+    ("vtp.local.schedules",),
+    ("vtp.local.pipeline_jobs", "vtp.local.endpoints", "vtp.local.training_pipelines"),
+    ("vtp.local.tuning", "vtp.local.models"),
+    ("vtp.local.custom_jobs",),
+    ("vtp.local.service",),
     ("vtp.local.runtime",),
     ("vtp.local.base",),
     ("vtp.launchers",),
@@ -82,6 +82,21 @@ def test_imports_point_down(path: Path) -> None:
         if (target := layer_of(name)) is not None and target < own
     ]
     assert upward == []
+
+
+FOLDERS_OF_LAYERS = ("vtp", "vtp.local")
+"""Folders whose children are layers of their own: each child is placed by name."""
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_package_is_named(path: Path) -> None:
+    """A new package or module under vtp/ or vtp/local/ must be placed in LAYERS by its own
+    name, not fall through to its parent's layer."""
+    name = module_name(path)
+    folder = max((f for f in FOLDERS_OF_LAYERS if name.startswith(f + ".")), key=len, default="")
+    if folder:
+        child = name[: len(folder) + 1] + name[len(folder) + 1 :].split(".")[0]
+        assert child in {prefix for layer in LAYERS for prefix in layer}, f"{child} has no layer"
 
 
 def test_the_checker_sees_an_upward_import() -> None:

@@ -132,11 +132,11 @@ def _add_preempt(commands: argparse._SubParsersAction) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import logging
 
+    from vtp.local.app import running
     from vtp.local.base.config import ServiceConfig
+    from vtp.local.base.state_dir import StateDirInUse
     from vtp.local.console import console_url
-    from vtp.local.custom_jobs.service import LocalVertex, StateDirInUse
     from vtp.local.runtime.capacity import detect_gpus
-    from vtp.local.server import running
 
     config = ServiceConfig.from_env(
         args.state_dir,
@@ -157,7 +157,7 @@ def _serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     try:
-        service = running(LocalVertex(config))
+        service = running(config)
     except StateDirInUse as exc:
         raise UsageError(f"--state-dir: {exc}") from None
     except OSError as exc:  # most often: the port is taken

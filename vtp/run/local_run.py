@@ -44,17 +44,16 @@ class RunResult:
 @contextlib.contextmanager
 def embedded_service(state_dir: Path, **overrides: Any) -> Iterator[str]:
     """A local Vertex service on a free port for the duration; sets the env the components read."""
+    from vtp.local.app import running
     from vtp.local.base.config import ServiceConfig
-    from vtp.local.custom_jobs.service import LocalVertex
     from vtp.local.runtime.capacity import detect_gpus
-    from vtp.local.server import running
 
     config = ServiceConfig.from_env(state_dir, port=0, gpus=tuple(detect_gpus()), **overrides)
-    with running(LocalVertex(config)) as service:
+    with running(config) as service:
         # What tasks need: the service, its storage root and token, and the client settings
         # (start-up hook, TLS trust) that point GCPC's launchers and the SDK back at it.
         env = {
-            **service.service.client_env,
+            **service.root.client_env,
             LOCAL_ENDPOINT_ENV: service.url,
             storage.GCS_ROOT_ENV: str(config.storage_root.resolve()),
             local_auth.TOKEN_ENV: service.token,

@@ -7,8 +7,9 @@ import pytest
 
 from tests.fixtures import LocalService, State, wait_for_state, wait_until
 from tests.vtp.local.conftest import custom_job, scripted_pool, starts
+from vtp.local.app import App
 from vtp.local.base.config import ServiceConfig
-from vtp.local.custom_jobs.service import LocalVertex, StateDirInUse
+from vtp.local.base.state_dir import StateDirInUse
 
 PRIMARY = "workerpool0-0"
 
@@ -93,14 +94,19 @@ def test_a_second_service_on_the_same_state_directory_is_refused(local_service):
 
 
 def test_a_refused_service_touches_nothing_of_the_one_that_holds_the_directory(tmp_path):
-    """The lock comes first: extensions recover their runs while the router is built."""
-    first = LocalVertex(ServiceConfig(tmp_path))
+    """The lock comes first: before a port is bound or a TLS file written."""
+    first = App(ServiceConfig(tmp_path, port=0))
+    tls_files = {p: p.read_bytes() for p in (tmp_path / "tls").iterdir()}
     try:
         with pytest.raises(StateDirInUse):
-            LocalVertex(ServiceConfig(tmp_path))
+            App(ServiceConfig(tmp_path, port=0))
+        assert {p: p.read_bytes() for p in (tmp_path / "tls").iterdir()} == tls_files
     finally:
+        first.front.stop()
         first.close()
-    LocalVertex(ServiceConfig(tmp_path)).close()  # released on close
+    second = App(ServiceConfig(tmp_path, port=0))  # released on close
+    second.front.stop()
+    second.close()
 
 
 def test_paths_are_absolute_whatever_the_flags_said(tmp_path, monkeypatch):

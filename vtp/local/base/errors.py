@@ -21,6 +21,7 @@ CANCELLED = 1
 INVALID_ARGUMENT = 3
 DEADLINE_EXCEEDED = 4
 NOT_FOUND = 5
+ALREADY_EXISTS = 6
 PERMISSION_DENIED = 7
 RESOURCE_EXHAUSTED = 8
 FAILED_PRECONDITION = 9
@@ -74,3 +75,8 @@ def still_running(name: str, state: str) -> ApiError:
 def not_found(message: str) -> ApiError:
     """404 NOT_FOUND."""
     return ApiError(NOT_FOUND, message)
+
+
+def already_exists(message: str) -> ApiError:
+    """409 ALREADY_EXISTS: a create named an ID that is taken."""
+    return ApiError(ALREADY_EXISTS, message)

@@ -14,6 +14,7 @@ from typing import Any
 
 import proto
 
+from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
 
 _SCHEMA = """
@@ -94,12 +95,3 @@ class ResourceStore:
 
     def _load(self, resource: str, runtime: str) -> Record:
         return Record(self._message.from_json(resource), json.loads(runtime))
-
-
-def name_matches(pattern: str, name: str) -> bool:
-    """True when `name` is what `pattern` names, `-` standing for any one segment
-    (`projects/-/locations/us-central1/...`)."""
-    wanted, actual = pattern.split("/"), name.split("/")
-    return len(wanted) == len(actual) and all(
-        w in ("-", a) for w, a in zip(wanted, actual, strict=True)
-    )

@@ -1,19 +1,6 @@
-"""CustomJobs in the local Vertex service: created, queued, run as local processes, recovered.
+"""CustomJobs: created, queued, run as local processes under Vertex's rules, recovered.
 
-`store` (SQLite of jobs, live processes, operations), `service` (the API: `LocalVertex`, which
-the other resource packages build on, since tuning trials and pipeline tasks are CustomJobs) and
-`routes`, which `vtp.local.server.build_router` adds through `register`.
+`store` (SQLite of jobs and live replica processes), `service` (`CustomJobs`, which tuning,
+training pipelines and pipeline jobs also call: their trials and tasks are CustomJobs) and
+`routes` (the REST methods, and Cloud Logging's entries:list over replica logs).
 """
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from vtp.local.base.routing import Router
-    from vtp.local.custom_jobs.service import LocalVertex
-
-
-def register(service: "LocalVertex", router: "Router") -> None:
-    """Add the customJobs routes over `service` to `router`."""
-    from vtp.local.custom_jobs.routes import add_routes
-
-    add_routes(router, service)

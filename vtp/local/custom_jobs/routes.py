@@ -16,6 +16,11 @@ Local extensions (not part of Vertex):
     GET    .../customJobs/{id}:wait?state=JOB_STATE_RUNNING&timeout=10s
            -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s)
 
+Cloud Logging's entries.list, over these jobs' replica logs (`runtime/logs.py`): what
+`gcloud ai custom-jobs stream-logs` reads (resource.type="ml_job", resource.labels.job_id):
+
+    POST   /v2/entries:list  {"resourceNames", "filter", "orderBy", "pageSize", "pageToken"}
+
 (and the same under /v1beta1/). `-` stands for any project or location in a job's name (job IDs
 are unique). Responses write enums as names, or as integers when the request asks for
 `$alt=json;enum-encoding=int` (the aiplatform REST transport does).
@@ -36,14 +41,14 @@ from vtp.local.base.routing import (
     parse_message,
     resource,
 )
-from vtp.local.custom_jobs.service import MAX_LOG_BYTES, LocalVertex
+from vtp.local.custom_jobs.service import MAX_LOG_BYTES, CustomJobs
 
 MAX_WAIT_SECONDS = 60
 _JOBS = collection("customJobs")
 _JOB = resource("customJobs", "job")
 
 
-def add_routes(router: Router, service: LocalVertex) -> None:
+def add_routes(router: Router, service: CustomJobs) -> None:
     """Route the customJobs methods to `service`."""
     router.add("POST", _JOBS, lambda r: _create(service, r))
     router.add("GET", _JOBS, lambda r: _list(service, r))
@@ -54,6 +59,7 @@ def add_routes(router: Router, service: LocalVertex) -> None:
     router.add("GET", _JOB + ":logs", lambda r: _logs(service, r))
     router.add("GET", _JOB + ":wait", lambda r: _wait(service, r))
     router.add("GET", _JOB + ":replicas", lambda r: json.dumps(service.replica_states(_name(r))))
+    router.add("POST", "/v2/entries:list", lambda r: _entries(service, r))
 
 
 def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
@@ -61,12 +67,12 @@ def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
     return parse_message(aiplatform_v1.CustomJob, body)
 
 
-def _create(service: LocalVertex, request: Request) -> str:
+def _create(service: CustomJobs, request: Request) -> str:
     name = service.create_custom_job(request.params["parent"], parse_job(request.body))
     return job_json(service.get_custom_job(name), request.enum_ints)
 
 
-def _list(service: LocalVertex, request: Request) -> str:
+def _list(service: CustomJobs, request: Request) -> str:
     args = request.list_args()
     jobs, token = service.list_custom_jobs(
         request.params["parent"], args.filter, args.page_size, args.page_token
@@ -76,12 +82,12 @@ def _list(service: LocalVertex, request: Request) -> str:
     )
 
 
-def _cancel(service: LocalVertex, request: Request) -> str:
+def _cancel(service: CustomJobs, request: Request) -> str:
     service.cancel_custom_job(_name(request))
     return "{}"
 
 
-def _preempt(service: LocalVertex, request: Request) -> str:
+def _preempt(service: CustomJobs, request: Request) -> str:
     body = request.json()
     replica = body.get("replica")
     if not isinstance(replica, str) or not replica:
@@ -92,7 +98,7 @@ def _preempt(service: LocalVertex, request: Request) -> str:
     return "{}"
 
 
-def _logs(service: LocalVertex, request: Request) -> str:
+def _logs(service: CustomJobs, request: Request) -> str:
     max_bytes = request.integer("maxBytes") or MAX_LOG_BYTES
     logs = service.read_logs(
         _name(request), request.arg("replica"), request.integer("offset"), max_bytes
@@ -100,7 +106,7 @@ def _logs(service: LocalVertex, request: Request) -> str:
     return json.dumps(logs)
 
 
-def _wait(service: LocalVertex, request: Request) -> str:
+def _wait(service: CustomJobs, request: Request) -> str:
     seen = request.arg("state")
     if seen not in aiplatform_v1.JobState.__members__:
         raise errors.invalid_argument(f'wait: "state" must be a JobState name, got {seen!r}.')
@@ -124,3 +130,21 @@ def _seconds(method: str, field: str, value: object) -> float:
             f'{method}: "{field}" must be a duration such as "5s", got {value!r}.'
         ) from exc
     return duration.ToTimedelta().total_seconds()
+
+
+def _entries(service: CustomJobs, request: Request) -> str:
+    body = request.json()
+    size = body.get("pageSize", 0)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer.")
+    names = body.get("resourceNames") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise errors.invalid_argument("Invalid resourceNames: expected a list of strings.")
+    texts = {key: body.get(key) or "" for key in ("filter", "orderBy", "pageToken")}
+    for key, value in texts.items():
+        if not isinstance(value, str):
+            raise errors.invalid_argument(f"Invalid {key} {value!r}: expected a string.")
+    found, token = service.list_log_entries(
+        names, texts["filter"], texts["orderBy"], size, texts["pageToken"]
+    )
+    return list_page("entries", found, token)

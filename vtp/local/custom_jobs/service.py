@@ -1,36 +1,34 @@
-"""The local Vertex service's Python API: CustomJobs created, queued, run, listed, cancelled.
+"""CustomJobs: created, queued, run as local processes under Vertex's rules, listed, cancelled.
 
-`LocalVertex` is what the HTTP routes (`routes.py`) call, and what in-process code (the tuning
-service in `vtp.local.tuning`) calls directly, e.g. to run a trial as a CustomJob:
+`CustomJobs` is what the REST routes (`routes.py`) call, and what other resources call
+directly: tuning trials, training pipelines and pipeline tasks are CustomJobs too.
 
-    name = service.create_custom_job(parent, job, extra_env={...}, trial_id="3", listed=False)
-    job = service.wait_custom_job(name)            # blocks until a terminal state
-    service.cancel_custom_job(name)
+    name = jobs.create_custom_job(parent, job, extra_env={...}, trial_id="3", listed=False)
+    job = jobs.wait_custom_job(name)            # blocks until the job has ended
+    jobs.cancel_custom_job(name)
 
 A scheduler thread starts queued jobs, in creation order, when their replicas fit the machine
-(`capacity.py`); each started job gets a `JobRun` thread (`supervisor.py`).
+(`capacity.py`); each started job gets a `JobRun` thread (`supervisor.py`), which reports back
+through the `JobBook` methods below. Cloud Logging's `entries:list` reads these jobs' replica logs.
 """
 
-import fcntl
 import json
 import logging
 import re
-import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
 
 from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
 
 from vtp.local.base import errors
-from vtp.local.base.config import ServiceConfig
 from vtp.local.base.filters import compile_filter
-from vtp.local.base.resources import done_operation, job_json, new_id, page, parse_job_name
+from vtp.local.base.names import find
+from vtp.local.base.resources import job_json, new_id, page
 from vtp.local.custom_jobs.store import JobRecord, Store
 from vtp.local.runtime import gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
@@ -40,69 +38,48 @@ from vtp.local.runtime.packages import missing_archives
 from vtp.local.runtime.process import kill_leftovers
 from vtp.local.runtime.records import ProcessRecord, Runtime
 from vtp.local.runtime.supervisor import JobRun, Outcome
-from vtp.local.runtime.watchdog import Watchdog
+from vtp.local.service import Service
 from vtp.storage import path_under
-from vtp.vertex import local_auth
+from vtp.vertex.states import JOB_ENDED
 
 State = aiplatform_v1.JobState
-TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
 CANCELLED = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
 MAX_LOG_BYTES = 1 << 20
 _log = logging.getLogger(__name__)
 
 
-class StateDirInUse(RuntimeError):
-    """Another running service holds the state directory (it would kill that one's replicas)."""
-
-
-class LocalVertex:
+class CustomJobs:
     """CustomJobs on this machine, with Vertex's states and failure rules."""
 
-    def __init__(self, config: ServiceConfig) -> None:
-        self.config = config
-        # Lock before anything reads the state: extensions recover their runs while the router
-        # is built, and a second service on the same directory must not touch them.
-        self._lock_file: IO[bytes] | None = None
-        self._hold_state_dir()
-        self.token = local_auth.new_token(config.state_dir)
-        """The bearer token every API request must carry (also in `<state-dir>/token`)."""
-        self.service_id = secrets.token_hex(8)
-        self.on_start: list[Callable[[], None]] = []
-        """Called once the service has started (resource packages resume their work)."""
-        self.on_close: list[Callable[[], None]] = []
-        """Called first when the service closes (endpoints stop their model servers)."""
-        self.client_env: dict[str, str] = {}
-        """What points a replica's Vertex and Cloud Storage clients back at this service (the
-        server fills it in once its ports are bound: `local_auth.client_settings`)."""
-        """Carried by every process the service starts, so its watchdog can find them."""
-        self._watchdog: Watchdog | None = None
-        self.store = Store(config.state_dir / "state.db")
-        self.capacity = Capacity(config.gpus, config.max_replicas)
-        self.started = threading.Event()
-        """Set once `start()` has recovered the previous state and scheduling runs."""
-        self.closing = threading.Event()
-        """Set when `close()` begins: create nothing more."""
+    def __init__(self, root: Service) -> None:
+        self.root = root
+        self.config = root.config
+        self.store = Store(root.config.state_dir / "state.db")
+        self.capacity = Capacity(self.config.gpus, self.config.max_replicas)
         self._runs: dict[str, JobRun] = {}
         self._queue: list[str] = []
         self._changed = threading.Condition(threading.RLock())
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
 
+    @property
+    def service_id(self) -> str:
+        """The service's id, which every replica carries (JobBook)."""
+        return self.root.service_id
+
+    @property
+    def client_env(self) -> dict[str, str]:
+        """What points a replica's clients back at the service (JobBook)."""
+        return self.root.client_env
+
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
         """Recover what a previous run left behind, start scheduling."""
-        self._watchdog = Watchdog(self.service_id)
         self._recover()
         self._scheduler.start()
-        self.started.set()
-        for callback in self.on_start:
-            callback()
 
     def close(self) -> None:
         """Stop every replica; running jobs go back to the queue for the next start."""
-        self.closing.set()
-        for callback in self.on_close:
-            callback()
         with self._changed:
             self._changed.notify_all()
             runs = list(self._runs.values())
@@ -113,10 +90,6 @@ class LocalVertex:
         if self._scheduler.is_alive():
             self._scheduler.join()
         self.store.close()
-        if self._watchdog:
-            self._watchdog.close()
-        if self._lock_file:
-            self._lock_file.close()  # releases the flock
 
     # -- the API ------------------------------------------------------------------------------
 
@@ -175,7 +148,7 @@ class LocalVertex:
         """Start cancelling the job (CANCELLING, then CANCELLED); raise if it already ended."""
         with self._changed:
             record = self._record(name)
-            if record.job.state in TERMINAL:
+            if record.job.state in JOB_ENDED:
                 raise errors.failed_precondition(
                     f"Cannot cancel {record.job.name}: it is already in state "
                     f"{record.job.state.name}."
@@ -192,24 +165,11 @@ class LocalVertex:
     def delete_custom_job(self, name: str) -> dict:
         """Delete an ended job and its files; return the (done) long-running Operation."""
         record = self._record(name)
-        if record.job.state not in TERMINAL:
+        if record.job.state not in JOB_ENDED:
             raise errors.still_running(record.job.name, record.job.state.name)
         self.store.delete_job(record.id)
         shutil.rmtree(self._job_dir(record), ignore_errors=True)
-        return self.delete_operation(record.job.name.split("/customJobs/")[0])
-
-    def delete_operation(self, parent: str) -> dict:
-        """Record and return the done Operation a delete under `parent` answers with."""
-        operation = done_operation(f"{parent}/operations/{new_id()}", "DeleteOperationMetadata")
-        self.store.put_operation(operation["name"], json.dumps(operation))
-        return operation
-
-    def get_operation(self, name: str) -> dict:
-        """A long-running operation by name; raise ApiError NOT_FOUND."""
-        body = self.store.get_operation(name)
-        if body is None:
-            raise errors.not_found(f"Operation {name} not found.")
-        return json.loads(body)
+        return self.root.operations.deleted(record.job.name.split("/customJobs/")[0])
 
     def preempt_replica(self, name: str, replica: str, grace: float | None = None) -> None:
         """Stop `replica` as a maintenance event or SPOT reclaim would (non-permanent failure)."""
@@ -279,7 +239,7 @@ class LocalVertex:
         """Block until the job reaches a terminal state (or `timeout` seconds); return it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._changed:
-            while (job := self.get_custom_job(name)).state not in TERMINAL:
+            while (job := self.get_custom_job(name)).state not in JOB_ENDED:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     break
@@ -347,14 +307,14 @@ class LocalVertex:
     # -- scheduling and recovery --------------------------------------------------------------
 
     def _schedule(self) -> None:
-        while not self.closing.is_set():
+        while not self.root.closing.is_set():
             with self._changed:
                 self._start_queued()
                 self._changed.wait(self.config.poll_interval)
 
     def _start_queued(self) -> None:
         # Strict FIFO: a job that does not fit yet holds back the ones behind it, as a quota would.
-        while self._queue and not self.closing.is_set():
+        while self._queue and not self.root.closing.is_set():
             record = self.store.get_job(self._queue[0])
             plan = self._plan(record.job.job_spec)
             gpus = self.capacity.allocate(Needs.of(plan, self.config.ignore_accelerators))
@@ -367,19 +327,6 @@ class LocalVertex:
             run = JobRun(record.job, record.runtime, plan, gpus, self.config, self)
             self._runs[record.id] = run
             run.start()
-
-    def _hold_state_dir(self) -> None:
-        self.config.state_dir.mkdir(parents=True, exist_ok=True)
-        path = self.config.state_dir / "service.lock"
-        self._lock_file = open(path, "wb")  # noqa: SIM115 (held until close())
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
-            self._lock_file = None
-            raise StateDirInUse(
-                f"another local Vertex service uses the state directory {self.config.state_dir}"
-            ) from None
 
     def _recover(self) -> None:
         """Kill replicas a crashed service left running; settle every job it left unfinished."""
@@ -465,11 +412,7 @@ class LocalVertex:
         return found
 
     def _record(self, name: str) -> JobRecord:
-        wanted = parse_job_name(name)
-        record = self.store.get_job(wanted.job_id)
-        if record is None or not wanted.matches(record.job.name):
-            raise errors.not_found(f"CustomJob {name} not found.")
-        return record
+        return find(name, "customJobs", "CustomJob", self.store.get_job, lambda r: r.job.name)
 
     def _update(self, record: JobRecord, state: State) -> None:
         now = datetime.now(UTC)
@@ -477,7 +420,7 @@ class LocalVertex:
         record.job.update_time = now
         if state == State.JOB_STATE_RUNNING and not record.job.start_time:
             record.job.start_time = now
-        if state in TERMINAL:
+        if state in JOB_ENDED:
             record.job.end_time = now
         self.store.update_job(record)
         self._changed.notify_all()

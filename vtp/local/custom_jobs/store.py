@@ -1,4 +1,4 @@
-"""SQLite state under the state directory: jobs, their live replica processes, operations.
+"""SQLite state of CustomJobs (`<state dir>/state.db`): jobs and their live replica processes.
 
 Every change is committed before the service acts on it, so a service killed with SIGKILL loses
 no job record, and on restart it knows which process groups may still be running.
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
+from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
-from vtp.local.base.store import name_matches
 from vtp.local.runtime.records import ProcessRecord, Runtime
 
 _SCHEMA = """
@@ -30,10 +30,6 @@ CREATE TABLE IF NOT EXISTS processes (
     pid INTEGER NOT NULL,
     token TEXT NOT NULL,
     PRIMARY KEY (job_id, replica)
-);
-CREATE TABLE IF NOT EXISTS operations (
-    name TEXT PRIMARY KEY,
-    body TEXT NOT NULL
 );
 """
 
@@ -52,7 +48,7 @@ class JobRecord:
 
 
 class Store:
-    """Thread-safe access to the service's SQLite database."""
+    """Thread-safe rows of jobs and their replica processes."""
 
     def __init__(self, path: Path) -> None:
         self._db = Database(path, _SCHEMA)
@@ -112,15 +108,6 @@ class Store:
         """Every replica process group that may still be alive."""
         rows = self._db.read("SELECT job_id, replica, pid, token FROM processes", ())
         return [ProcessRecord(*row) for row in rows]
-
-    def put_operation(self, name: str, body: str) -> None:
-        """Store a long-running operation (JSON)."""
-        self._db.write("INSERT OR REPLACE INTO operations (name, body) VALUES (?, ?)", (name, body))
-
-    def get_operation(self, name: str) -> str | None:
-        """A stored operation's JSON, or None."""
-        rows = self._db.read("SELECT body FROM operations WHERE name = ?", (name,))
-        return rows[0][0] if rows else None
 
 
 def _dump_job(job: aiplatform_v1.CustomJob) -> str:

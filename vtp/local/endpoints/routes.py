@@ -53,7 +53,7 @@ def add_routes(router: Router, endpoints: Endpoints) -> None:
     )
     router.add("POST", _ENDPOINT + ":predict", lambda r: _predict(endpoints, r, raw=False))
     router.add("POST", _ENDPOINT + ":rawPredict", lambda r: _predict(endpoints, r, raw=True))
-    get_operation = endpoints.service.get_operation
+    get_operation = endpoints.root.operations.get
     operation_routes(router, OPERATIONS_PARENT + "/endpoints/[^/:]+", get_operation)
 
 

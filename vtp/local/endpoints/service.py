@@ -24,10 +24,10 @@ from google.cloud.aiplatform_v1 import DeployedModel, Endpoint
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
+from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page
 from vtp.local.base.routing import mask_fields, parse_message
-from vtp.local.base.store import Record, ResourceStore, name_matches
-from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.base.store import Record, ResourceStore
 from vtp.local.endpoints.serving import (
     ModelServer,
     ServingPlan,
@@ -35,6 +35,7 @@ from vtp.local.endpoints.serving import (
     serving_environment,
 )
 from vtp.local.models.service import ModelRegistry
+from vtp.local.service import Service
 
 _TYPE = "type.googleapis.com/google.cloud.aiplatform.v1."
 DEFAULT_PAGE_SIZE = 100
@@ -42,16 +43,20 @@ UPDATABLE = ("display_name", "description", "labels", "traffic_split")
 
 
 class Endpoints:
-    """The endpoints of one LocalVertex, with the model registry they deploy from."""
+    """Endpoints, with the model registry they deploy from; each deployed model's server runs
+    while the service does."""
 
-    def __init__(self, service: LocalVertex, registry: ModelRegistry) -> None:
-        self.service = service
+    def __init__(self, root: Service, registry: ModelRegistry) -> None:
+        self.root = root
         self.registry = registry
-        self.store = ResourceStore(service.config.state_dir / "endpoints.db", "endpoints", Endpoint)
+        self.store = ResourceStore(root.config.state_dir / "endpoints.db", "endpoints", Endpoint)
         self._servers: dict[str, ModelServer] = {}  # deployed model ID -> its server
         self._lock = threading.RLock()
         registry.deployments = self.deployments_of
-        service.on_close.append(self.close)
+
+    def start(self) -> None:
+        """Start the servers of every deployed model again (after a service restart)."""
+        self.restart_servers()
 
     # -- endpoints -------------------------------------------------------------------------
 
@@ -69,7 +74,7 @@ class Endpoints:
         endpoint.name = f"{parent}/endpoints/{endpoint_id or new_id()}"
         with self._lock:
             if self.store.get(endpoint.name.rsplit("/", 1)[1]):
-                raise errors.ApiError(6, f"Endpoint {endpoint.name} already exists.")
+                raise errors.already_exists(f"Endpoint {endpoint.name} already exists.")
             endpoint.create_time = endpoint.update_time = datetime.now(UTC)
             endpoint.etag = new_id()
             endpoint.traffic_split.clear()
@@ -80,9 +85,7 @@ class Endpoints:
 
     def get(self, name: str) -> Endpoint:
         """The endpoint `name`; NOT_FOUND otherwise."""
-        record = self.store.get(name.rsplit("/", 1)[-1])
-        if record is None or not name_matches(name, record.resource.name):
-            raise errors.not_found(f"Endpoint {name} not found.")
+        record = find(name, "endpoints", "Endpoint", self.store.get, lambda r: r.resource.name)
         return record.resource
 
     def list_endpoints(
@@ -123,7 +126,7 @@ class Endpoints:
                     f"Endpoint {name} has deployed models ({ids}); undeploy them first."
                 )
             self.store.delete(endpoint.name.rsplit("/", 1)[1])
-        return self.service.delete_operation(name.rsplit("/endpoints/", 1)[0])
+        return self.root.operations.deleted(endpoint.name.rsplit("/endpoints/", 1)[0])
 
     # -- deploying -------------------------------------------------------------------------
 
@@ -137,9 +140,9 @@ class Endpoints:
         model = self.registry.get(wanted.model)  # NOT_FOUND names it
         deployed_id = wanted.id or new_id()
         if any(d.id == deployed_id for d in endpoint.deployed_models):
-            raise errors.ApiError(6, f"Deployed model {deployed_id} already exists on {name}.")
+            raise errors.already_exists(f"Deployed model {deployed_id} already exists on {name}.")
         endpoint_id = name.rsplit("/", 1)[1]
-        plan = plan_serving(model, endpoint_id, deployed_id, self.service.config.project_images)
+        plan = plan_serving(model, endpoint_id, deployed_id, self.root.config.project_images)
         split = dict(request.traffic_split) or {"0": 100}
         existing = {d.id for d in endpoint.deployed_models}
         _check_split(split, existing | {"0"})
@@ -170,14 +173,14 @@ class Endpoints:
         server = self._start_server(name, deployed, plan)
         problem = server.wait_ready()
         if problem:
-            server.stop(self.service.config.grace_period)
+            server.stop(self.root.config.grace_period)
             self._finish(operation, error=f"Deploying model {deployed.model} failed: {problem}")
             return
         with self._lock:
             try:
                 endpoint = self.get(name)
             except errors.ApiError as exc:
-                server.stop(self.service.config.grace_period)
+                server.stop(self.root.config.grace_period)
                 self._finish(operation, error=exc.message)
                 return
             endpoint.deployed_models.append(deployed)
@@ -189,7 +192,7 @@ class Endpoints:
         self._finish(operation, response=response)
 
     def _start_server(self, name: str, deployed: DeployedModel, plan: ServingPlan) -> ModelServer:
-        config = self.service.config
+        config = self.root.config
         endpoint_id = name.rsplit("/", 1)[1]
         folder = config.state_dir / "endpoints" / endpoint_id
         server = ModelServer(plan, folder / f"{deployed.id}.log")
@@ -197,8 +200,8 @@ class Endpoints:
             os.environ,
             config.storage_root,
             config.project_dir,
-            self.service.client_env,
-            self.service.service_id,
+            self.root.client_env,
+            self.root.service_id,
             config.pass_env,
         )
         machine = deployed.dedicated_resources.machine_spec.machine_type or "n1-standard-2"
@@ -234,7 +237,7 @@ class Endpoints:
             self.store.update(Record(endpoint))
             server = self._servers.pop(request.deployed_model_id, None)
         if server:
-            server.stop(self.service.config.grace_period)
+            server.stop(self.root.config.grace_period)
         return self._operation(
             name, "UndeployModelOperationMetadata", "UndeployModelResponse", "{}"
         )
@@ -317,7 +320,7 @@ class Endpoints:
                 try:
                     model = self.registry.get(f"{deployed.model}@{deployed.model_version_id}")
                     plan = plan_serving(
-                        model, endpoint_id, deployed.id, self.service.config.project_images
+                        model, endpoint_id, deployed.id, self.root.config.project_images
                     )
                 except errors.ApiError:
                     continue
@@ -330,7 +333,7 @@ class Endpoints:
         with self._lock:
             servers, self._servers = list(self._servers.values()), {}
         for server in servers:
-            server.stop(self.service.config.grace_period)
+            server.stop(self.root.config.grace_period)
         self.store.close()
 
     # -- operations ------------------------------------------------------------------------
@@ -354,7 +357,7 @@ class Endpoints:
         }
         if done:
             operation["response"] = {"@type": _TYPE + response_type, **json.loads(response)}
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
+        self.root.operations.put(operation)
         return operation
 
     def _finish(self, operation: dict, response: dict | None = None, error: str = "") -> None:
@@ -366,7 +369,7 @@ class Endpoints:
             operation["response"] = response or {
                 "@type": "type.googleapis.com/google.protobuf.Empty"
             }
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
+        self.root.operations.put(operation)
 
 
 def _check_split(split: dict[str, int], known: set[str]) -> None:

@@ -47,7 +47,7 @@ def add_routes(router: Router, registry: ModelRegistry) -> None:
     router.add("DELETE", _MODEL + ":deleteVersion", lambda r: _delete_version(registry, r))
     router.add("PATCH", _MODEL, lambda r: _update(registry, r))
     router.add("POST", _MODEL + ":mergeVersionAliases", lambda r: _merge_aliases(registry, r))
-    operation_routes(router, OPERATIONS_PARENT + "/models/[^/:]+", registry.service.get_operation)
+    operation_routes(router, OPERATIONS_PARENT + "/models/[^/:]+", registry.root.operations.get)
 
 
 def _upload(registry: ModelRegistry, request: Request) -> str:

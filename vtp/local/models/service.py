@@ -9,7 +9,6 @@ version, `listVersions` every version. Uploads register metadata only (the artif
 stays readable at its name.
 """
 
-import json
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -19,9 +18,9 @@ from google.cloud.aiplatform_v1 import Model
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
+from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page
 from vtp.local.base.routing import mask_fields, parse_message
-from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.models.store import ModelStore
 from vtp.local.models.upload import (
     artifact_problem,
@@ -33,12 +32,12 @@ from vtp.local.models.upload import (
     parse_upload,
     upload_operation,
 )
+from vtp.local.service import Service
 
 DEFAULT_ALIAS = "default"
 DEFAULT_PAGE_SIZE = 100
 ORDER_FIELDS = ("display_name", "create_time", "update_time")
 """Fields `orderBy` accepts, as Vertex documents them for models."""
-ALREADY_EXISTS = 6  # google.rpc.Code
 UPDATABLE = ("display_name", "description", "labels", "version_description", "version_aliases")
 """Fields `models.patch` changes, as Vertex lists them."""
 Page = tuple[list[Model], str]
@@ -58,15 +57,22 @@ CONTAINER_MODEL_DEFAULTS = {
 
 
 class ModelRegistry:
-    """Models and versions on top of one LocalVertex (its state dir, storage root, operations)."""
+    """Models and versions, their artifacts under the service's storage root."""
 
-    def __init__(self, service: LocalVertex) -> None:
-        self.service = service
-        self.store = ModelStore(service.config.state_dir / "models.db")
+    def __init__(self, root: Service) -> None:
+        self.root = root
+        self.store = ModelStore(root.config.state_dir / "models.db")
         self._lock = threading.Lock()
         self.deployments: Callable[[str], list[tuple[str, str]]] = lambda _name: []
         """(endpoint, deployed model ID) of each deployment of a model or `model@version`;
-        the endpoints package sets it."""
+        the endpoints package sets it when it is built, since endpoints deploy from here."""
+
+    def start(self) -> None:
+        """Nothing runs in the registry itself."""
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
 
     def upload(self, parent: str, body: bytes) -> dict:
         """Register a model, or a version of one, from an UploadModelRequest; return the LRO.
@@ -81,13 +87,13 @@ class ModelRegistry:
                 version, demoted = self._next_version(parent, request)
             else:
                 version, demoted = self._first_version(parent, request), []
-            problem = artifact_problem(version.artifact_uri, self.service.config.storage_root)
+            problem = artifact_problem(version.artifact_uri, self.root.config.storage_root)
             if not problem:
                 for previous in demoted:
                     self.store.update(previous)
                 self.store.insert(version)
         operation = upload_operation(version, problem)
-        self.service.store.put_operation(operation["name"], json.dumps(operation))
+        self.root.operations.put(operation)
         return operation
 
     def get(self, name: str) -> Model:
@@ -168,7 +174,7 @@ class ModelRegistry:
                 )
             self._refuse_if_deployed(f"{version.name}@{version.version_id}")
             self.store.delete_version(version.name, version.version_id)
-        return self.service.delete_operation(parse_model_name(version.name)[0])
+        return self.root.operations.deleted(parse_model_name(version.name)[0])
 
     def list_models(
         self, parent: str, filter: str = "", order_by: str = "", size: int = 0, token: str = ""
@@ -185,19 +191,16 @@ class ModelRegistry:
 
     def delete(self, name: str) -> dict:
         """Delete a model with all its versions; return the done Operation."""
-        parent, model_id = parse_model_name(name)
-        self._versions(name)  # NOT_FOUND first
+        parent, model_id = parse_model_name(self._versions(name)[0].name)  # NOT_FOUND first
         self._refuse_if_deployed(name)
         self.store.delete(parent, model_id)
-        return self.service.delete_operation(parent)
+        return self.root.operations.deleted(parent)
 
     def _first_version(self, parent: str, request: aiplatform_v1.UploadModelRequest) -> Model:
         """Version 1 of a new model; it always carries the default alias."""
         model_id = request.model_id or new_id()
         if self.store.versions(parent, model_id):
-            raise errors.ApiError(
-                ALREADY_EXISTS, f"Model {parent}/models/{model_id} already exists."
-            )
+            raise errors.already_exists(f"Model {parent}/models/{model_id} already exists.")
         aliases = [DEFAULT_ALIAS, *(a for a in request.model.version_aliases if a != "default")]
         now = datetime.now(UTC)
         return _version(request.model, f"{parent}/models/{model_id}", "1", aliases, now)
@@ -258,11 +261,13 @@ class ModelRegistry:
         version.version_aliases = aliases
 
     def _versions(self, name: str) -> list[Model]:
-        parent, model_id = parse_model_name(name)
-        versions = self.store.versions(parent, model_id)
-        if not versions:
-            raise errors.not_found(f"Model {name} not found.")
-        return versions
+        """Every version of the model `name` (no `@`), oldest first; raise NOT_FOUND."""
+        parent, _ = parse_model_name(name)
+
+        def versions(model_id: str) -> list[Model] | None:
+            return self.store.versions(parent, model_id) or None
+
+        return find(name, "models", "Model", versions, lambda found: found[0].name)
 
 
 def _version(model: Model, name: str, version_id: str, aliases: list[str], now: datetime) -> Model:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from google.cloud.aiplatform_v1 import Model
 
+from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
-from vtp.local.base.store import name_matches
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_versions (
@@ -52,13 +52,15 @@ class ModelStore:
         )
 
     def versions(self, parent: str, model_id: str) -> list[Model]:
-        """Every version of one model, oldest first; empty when there is no such model."""
+        """Every version of one model, oldest first; empty when there is no such model. `-` in
+        `parent` matches any project or location (the first model with that ID)."""
         rows = self._db.read(
-            "SELECT resource FROM model_versions WHERE parent = ? AND model_id = ? "
-            "ORDER BY version_id",
-            (parent, model_id),
+            "SELECT parent, resource FROM model_versions WHERE model_id = ? ORDER BY version_id",
+            (model_id,),
         )
-        return [_load(row[0]) for row in rows]
+        matching = [(p, r) for p, r in rows if name_matches(parent, p)]
+        first = matching[0][0] if matching else ""
+        return [_load(resource) for p, resource in matching if p == first]
 
     def model_names(self, parent: str) -> list[str]:
         """The names of the models under `parent` (`-` matches any project or location), in

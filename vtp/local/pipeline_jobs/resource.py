@@ -47,11 +47,3 @@ def created_job(
     created.state, created.create_time, created.update_time = State.PIPELINE_STATE_QUEUED, now, now
     created.runtime_config.gcs_output_directory = root
     return created
-
-
-def same_parent(asked: str, stored: str) -> bool:
-    """Whether a requested parent names the stored one (`-` stands for any project/location)."""
-    asked_parts, stored_parts = asked.split("/"), stored.split("/")
-    return len(asked_parts) == len(stored_parts) and all(
-        a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
-    )

@@ -5,22 +5,18 @@ storage root, so the components it runs call back into this service exactly as t
 A watcher thread per run moves it through Vertex's states (QUEUED -> PENDING -> RUNNING ->
 SUCCEEDED / FAILED, or CANCELLING -> CANCELLED): cancel sends SIGTERM to the group, and SIGKILL
 after the service's grace period; then, as Vertex does, the jobs the tasks recorded in their
-`gcp_resources` outputs are cancelled too. A service that stops while runs are in flight kills
-them; on restart, runs it left unfinished fail with a message saying so (kfp.local cannot resume
-a DAG), and the jobs their tasks had started are cancelled, since nothing watches them any more.
+`gcp_resources` outputs are cancelled too (through the CustomJobs and tuning services). A service
+that closes while runs are in flight kills them; on the next start, runs left unfinished fail
+with a message saying so (kfp.local cannot resume a DAG), and the jobs their tasks had started
+are cancelled, since nothing watches them any more.
 """
 
-import atexit
-import contextlib
 import json
 import logging
 import os
 import shutil
 import sqlite3
 import threading
-import urllib.error
-import urllib.request
-import weakref
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,46 +27,72 @@ from google.rpc import status_pb2
 from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
+from vtp.local.base.names import find, parse_name
 from vtp.local.base.resources import new_id, page
 from vtp.local.base.store import Record, ResourceStore
-from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs import vertex_tasks, worker
 from vtp.local.pipeline_jobs.process import RunProcess
-from vtp.local.pipeline_jobs.resource import created_job, job_json, same_parent, task_jobs
+from vtp.local.pipeline_jobs.resource import created_job, job_json, task_jobs
 from vtp.local.pipeline_jobs.task_details import task_details
 from vtp.local.runtime.logs import read as read_log
 from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
+from vtp.local.service import Service
+from vtp.local.tuning.service import Tuner
 from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
+from vtp.vertex.states import PIPELINE_ENDED
 
 State = aiplatform_v1.PipelineState
-TERMINAL = frozenset(
-    {State.PIPELINE_STATE_SUCCEEDED, State.PIPELINE_STATE_FAILED, State.PIPELINE_STATE_CANCELLED}
-)
 _ORPHANS = "cancel_task_jobs"
 """Runtime flag of a run that ended with the service while its tasks' jobs may still run."""
 STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
-_live: "weakref.WeakSet[PipelineJobs]" = weakref.WeakSet()
 _log = logging.getLogger(__name__)
 
 
 class PipelineJobs:
-    """PipelineJobs of one LocalVertex, each run by a worker process."""
+    """PipelineJobs, each run by a worker process; the jobs their tasks start are CustomJobs
+    of `jobs` and tuning jobs of `tuning`, which a cancelled run cancels."""
 
-    def __init__(self, service: LocalVertex) -> None:
-        self.service = service
+    def __init__(self, root: Service, jobs: CustomJobs, tuning: Tuner) -> None:
+        self.root, self.jobs, self.tuning = root, jobs, tuning
+        self.config = root.config
         self.store = ResourceStore(
-            service.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
+            self.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
         )
         self._lock = threading.RLock()
         self._runs: dict[str, RunProcess] = {}
         self._watchers: list[threading.Thread] = []
+        self._started = False
         self._stopping = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Settle the runs a previous service left in flight, cancel their tasks' jobs, and
+        start the runs still queued."""
         with self._lock:
             self._recover()
-        _live.add(self)
-        threading.Thread(target=self._lifecycle, name="pipeline-jobs", daemon=True).start()
+        self._cancel_orphans()
+        with self._lock:
+            self._started = True
+            for record in list(self.store.all()):
+                if record.resource.state == State.PIPELINE_STATE_QUEUED:
+                    self._launch(record)
+
+    def close(self) -> None:
+        """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
+        with self._lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            for run in self._runs.values():
+                run.kill()
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.join()
+        self.store.close()
 
     # -- the API ------------------------------------------------------------------------------
 
@@ -84,7 +106,7 @@ class PipelineJobs:
         record_id = job_id or new_id()
         created = created_job(job, f"{parent}/pipelineJobs/{record_id}", root, schedule)
         # Outputs go under <root>/<job ID>/, as on Vertex (which adds the project number).
-        local_root = storage.path_under(self.service.config.storage_root, root)
+        local_root = storage.path_under(self.config.storage_root, root)
         record = Record(created, {"pid": 0, "token": "", "root": str(local_root / record_id)})
         with self._lock:
             if self._stopping:
@@ -92,10 +114,10 @@ class PipelineJobs:
             try:
                 self.store.insert(record)
             except sqlite3.IntegrityError:
-                raise errors.ApiError(6, f"PipelineJob {created.name} already exists.") from None
+                raise errors.already_exists(f"PipelineJob {created.name} already exists.") from None
             run_root = Path(record.runtime["root"])
             self._write_request(record.id, worker.request(spec, arguments, run_root))
-            if self.service.started.is_set():
+            if self._started:
                 self._launch(record)
         _log.info("pipeline job %s (%s): created", record.id, created.display_name)
         return record.resource
@@ -138,7 +160,7 @@ class PipelineJobs:
         with self._lock:
             record = self._record(name)
             state = record.resource.state
-            if state in TERMINAL:
+            if state in PIPELINE_ENDED:
                 raise errors.failed_precondition(
                     f"Cannot cancel {record.resource.name}: it is already in state {state.name}."
                 )
@@ -152,11 +174,11 @@ class PipelineJobs:
     def delete(self, name: str) -> dict:
         """Delete an ended job and its run files; return the done Operation."""
         record = self._record(name)
-        if record.resource.state not in TERMINAL:
+        if record.resource.state not in PIPELINE_ENDED:
             raise errors.still_running(record.resource.name, record.resource.state.name)
         self.store.delete(record.id)
         shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
-        return self.service.delete_operation(record.parent)
+        return self.root.operations.deleted(record.parent)
 
     def read_logs(self, name: str, offset: int, max_bytes: int) -> dict:
         """The run's log text from byte `offset`, and where to read on from."""
@@ -170,18 +192,18 @@ class PipelineJobs:
         return sum(
             1
             for r in self.store.all()
-            if r.resource.schedule_name == schedule and r.resource.state not in TERMINAL
+            if r.resource.schedule_name == schedule and r.resource.state not in PIPELINE_ENDED
         )
 
     # -- runs ---------------------------------------------------------------------------------
 
     def _launch(self, record: Record) -> None:
         env = {
-            **self.service.client_env,
-            LOCAL_ENDPOINT_ENV: _service_url(self.service),
-            storage.GCS_ROOT_ENV: str(self.service.config.storage_root.resolve()),
-            local_auth.TOKEN_ENV: self.service.token,
-            SERVICE_ENV: self.service.service_id,
+            **self.root.client_env,
+            LOCAL_ENDPOINT_ENV: self.root.url,
+            storage.GCS_ROOT_ENV: str(self.config.storage_root.resolve()),
+            local_auth.TOKEN_ENV: self.root.token,
+            SERVICE_ENV: self.root.service_id,
             vertex_tasks.PROJECT_ENV: record.parent.split("/")[1],
             vertex_tasks.LOCATION_ENV: record.parent.split("/")[3],
         }
@@ -189,7 +211,7 @@ class PipelineJobs:
             env["PYTHONPATH"] = os.pathsep.join(
                 filter(None, [env["PYTHONPATH"], os.environ.get("PYTHONPATH")])
             )
-        config = self.service.config
+        config = self.config
         run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)
         record.runtime["token"] = run.token
         self.store.update(record)  # before the process exists: a restart can find it
@@ -219,17 +241,19 @@ class PipelineJobs:
         A task cancels its own job on SIGTERM; this also covers one stopped before it could
         (killed after the grace period, or signalled while it was still submitting).
         """
-        url = _service_url(self.service)
         for name in task_jobs(Path(record.runtime.get("root", ""))):
-            headers = {"Authorization": f"Bearer {self.service.token}"}
-            request = urllib.request.Request(
-                f"{url}/v1/{name}:cancel", data=b"", headers=headers, method="POST"
-            )
             try:
-                urllib.request.urlopen(request, timeout=30).close()
+                self._cancel_job(name)
                 _log.info("pipeline job %s: cancelled %s", record.id, name)
-            except (urllib.error.URLError, OSError) as exc:  # ended already, or unreachable
-                _log.debug("pipeline job %s: cancel %s: %s", record.id, name, exc)
+            except errors.ApiError as exc:  # it ended already, or is gone
+                _log.debug("pipeline job %s: cancel %s: %s", record.id, name, exc.message)
+
+    def _cancel_job(self, name: str) -> None:
+        """Cancel a CustomJob or HyperparameterTuningJob of this service by name."""
+        if parse_name(name, "hyperparameterTuningJobs"):
+            self.tuning.cancel(name)
+        else:
+            self.jobs.cancel_custom_job(name)
 
     def _running(self, job_id: str) -> None:
         with self._lock:
@@ -257,22 +281,6 @@ class PipelineJobs:
                 record, State.PIPELINE_STATE_FAILED, errors.FAILED_PRECONDITION, result["error"]
             )
 
-    def _lifecycle(self) -> None:
-        """Once the service serves: settle orphans, start queued runs; stop them all at close."""
-        service = self.service
-        while not service.started.wait(0.1):
-            if service.closing.is_set():
-                break
-        self._cancel_orphans()
-        with self._lock:
-            queued = [
-                r for r in self.store.all() if r.resource.state == State.PIPELINE_STATE_QUEUED
-            ]
-            for record in queued if not (self._stopping or service.closing.is_set()) else []:
-                self._launch(record)
-        service.closing.wait()
-        self.stop()
-
     def _cancel_orphans(self) -> None:
         """Cancel the jobs of runs that ended with the service: nothing watches them any more."""
         for record in [r for r in self.store.all() if r.runtime.get(_ORPHANS)]:
@@ -281,24 +289,11 @@ class PipelineJobs:
                 record.runtime.pop(_ORPHANS)
                 self.store.update(record)
 
-    def stop(self) -> None:
-        """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
-        with self._lock:
-            if self._stopping:
-                return
-            self._stopping = True
-            for run in self._runs.values():
-                run.kill()
-            watchers = list(self._watchers)
-        for watcher in watchers:
-            watcher.join()
-        self.store.close()
-
     def _recover(self) -> None:
         """Settle the runs a stopped (or killed) service left in flight."""
         for record in list(self.store.all()):
             state = record.resource.state
-            if state in TERMINAL or state == State.PIPELINE_STATE_QUEUED:
+            if state in PIPELINE_ENDED or state == State.PIPELINE_STATE_QUEUED:
                 continue
             if record.runtime.get("token"):
                 kill_leftovers(record.runtime["pid"], record.runtime["token"])
@@ -311,11 +306,7 @@ class PipelineJobs:
     # -- helpers ------------------------------------------------------------------------------
 
     def _record(self, name: str) -> Record:
-        parent, _, job_id = name.rpartition("/pipelineJobs/")
-        record = self.store.get(job_id)
-        if record is None or not same_parent(parent, record.parent):
-            raise errors.not_found(f"PipelineJob {name} not found.")
-        return record
+        return find(name, "pipelineJobs", "PipelineJob", self.store.get, lambda r: r.resource.name)
 
     def _set_state(self, record: Record, state: State) -> None:
         now = datetime.now(UTC)
@@ -323,7 +314,7 @@ class PipelineJobs:
         job.state, job.update_time = state, now
         if state == State.PIPELINE_STATE_RUNNING and "start_time" not in job:
             job.start_time = now
-        if state in TERMINAL:
+        if state in PIPELINE_ENDED:
             job.end_time = now
         self.store.update(record)
         _log.info("pipeline job %s: %s", record.id, state.name)
@@ -334,22 +325,9 @@ class PipelineJobs:
         self._set_state(record, state)
 
     def _run_dir(self, job_id: str) -> Path:
-        return self.service.config.state_dir / "pipelines" / job_id
+        return self.config.state_dir / "pipelines" / job_id
 
     def _write_request(self, job_id: str, request: dict) -> None:
         run_dir = self._run_dir(job_id)
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / worker.REQUEST).write_text(json.dumps(request))
-
-
-def _service_url(service: LocalVertex) -> str:
-    # The HTTP server sets `url` once it has bound its port (port 0 picks a free one).
-    return getattr(service, "url", "") or f"http://127.0.0.1:{service.config.port}"
-
-
-@atexit.register
-def _stop_all() -> None:
-    """Kill the runs of services that were never closed, so no run outlives the service."""
-    for jobs in list(_live):
-        with contextlib.suppress(Exception):
-            jobs.stop()

@@ -23,11 +23,12 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
+from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page, rest_json
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
-from vtp.local.custom_jobs.service import LocalVertex
 from vtp.local.pipeline_jobs.service import PipelineJobs
+from vtp.local.service import Service
 from vtp.vertex import cron
 
 Schedule = aiplatform_v1.Schedule
@@ -45,14 +46,24 @@ def utc_now() -> datetime:
 
 
 class Schedules:
-    """Schedules of one LocalVertex; their runs are created through `jobs`."""
+    """Schedules; their runs are created through `jobs`."""
 
-    def __init__(self, service: LocalVertex, jobs: PipelineJobs) -> None:
-        self.service, self.jobs = service, jobs
+    def __init__(self, root: Service, jobs: PipelineJobs) -> None:
+        self.root, self.jobs = root, jobs
         self.clock: Callable[[], datetime] = utc_now
-        self.store = ResourceStore(service.config.state_dir / "pipelines.db", "schedules", Schedule)
+        self.store = ResourceStore(root.config.state_dir / "pipelines.db", "schedules", Schedule)
         self._lock = threading.RLock()
-        threading.Thread(target=self._tick_loop, name="schedules", daemon=True).start()
+        self._ticker = threading.Thread(target=self._tick_loop, name="schedules", daemon=True)
+
+    def start(self) -> None:
+        """Start firing: a tick every poll interval."""
+        self._ticker.start()
+
+    def close(self) -> None:
+        """Stop the ticker (the service is closing), close the store."""
+        if self._ticker.is_alive():
+            self._ticker.join()
+        self.store.close()
 
     # -- the API ------------------------------------------------------------------------------
 
@@ -123,7 +134,7 @@ class Schedules:
         with self._lock:
             record = self._record(name)
             self.store.delete(record.id)
-        return self.service.delete_operation(record.parent)
+        return self.root.operations.deleted(record.parent)
 
     def tick(self) -> builtins.list[str]:
         """Fire every ACTIVE schedule that is due now; return the names of the runs created."""
@@ -188,16 +199,12 @@ class Schedules:
             del schedule.next_run_time
 
     def _tick_loop(self) -> None:
-        service, wait = self.service, self.service.config.poll_interval
-        while not service.started.wait(wait):
-            if service.closing.is_set():
-                break
-        while not service.closing.wait(wait):
+        closing, wait = self.root.closing, self.root.config.poll_interval
+        while not closing.wait(wait):
             try:
                 self.tick()
             except Exception:  # a bug must not stop every schedule
                 _log.exception("schedules: tick failed")
-        self.store.close()
 
     # -- checks and helpers -------------------------------------------------------------------
 
@@ -242,11 +249,7 @@ class Schedules:
         self.jobs.check(request.pipeline_job)
 
     def _record(self, name: str) -> Record:
-        parent, _, schedule_id = name.rpartition("/schedules/")
-        record = self.store.get(schedule_id)
-        if record is None or record.parent != parent:
-            raise errors.not_found(f"Schedule {name} not found.")
-        return record
+        return find(name, "schedules", "Schedule", self.store.get, lambda r: r.resource.name)
 
     def _expect(self, record: Record, state: State, verb: str) -> None:
         if record.resource.state != state:

@@ -27,32 +27,44 @@ from google.protobuf import json_format, struct_pb2
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
+from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page
 from vtp.local.base.routing import parse_message
-from vtp.local.base.store import Record, ResourceStore, name_matches
-from vtp.local.custom_jobs.service import LocalVertex
+from vtp.local.base.store import Record, ResourceStore
+from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.models.service import ModelRegistry
+from vtp.local.service import Service
+from vtp.vertex.states import JOB_ENDED, PIPELINE_ENDED
 
 State = aiplatform_v1.PipelineState
 JobState = aiplatform_v1.JobState
 CUSTOM_TASK = "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
-TERMINAL = (
-    State.PIPELINE_STATE_SUCCEEDED,
-    State.PIPELINE_STATE_FAILED,
-    State.PIPELINE_STATE_CANCELLED,
-)
 DEFAULT_PAGE_SIZE = 100
 
 
 class TrainingPipelines:
-    """The training pipelines of one LocalVertex."""
+    """Training pipelines: each runs a CustomJob of `jobs`, then uploads to `registry`."""
 
-    def __init__(self, service: LocalVertex, registry: ModelRegistry) -> None:
-        self.service = service
-        self.registry = registry
-        path = service.config.state_dir / "training_pipelines.db"
+    def __init__(self, root: Service, jobs: CustomJobs, registry: ModelRegistry) -> None:
+        self.root, self.jobs, self.registry = root, jobs, registry
+        path = root.config.state_dir / "training_pipelines.db"
         self.store = ResourceStore(path, "training_pipelines", TrainingPipeline)
         self._lock = threading.RLock()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Watch again every pipeline that had not ended when the service stopped."""
+        for record in self.store.all():
+            if record.resource.state not in PIPELINE_ENDED:
+                self._watch(record)
+
+    def close(self) -> None:
+        """Stop watching (the service is closing: the next start resumes), close the store."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join()
+        self.store.close()
 
     def create(self, parent: str, body: bytes) -> TrainingPipeline:
         """Check and start a training pipeline; the resource, PENDING."""
@@ -60,7 +72,7 @@ class TrainingPipelines:
         spec = _job_spec(request)
         if not request.display_name:
             raise errors.invalid_argument("trainingPipeline.displayName is required.")
-        self.service.check_runnable(spec)
+        self.jobs.check_runnable(spec)
         now = datetime.now(UTC)
         pipeline = TrainingPipeline(request)
         pipeline.name = f"{parent}/trainingPipelines/{new_id()}"
@@ -93,7 +105,7 @@ class TrainingPipelines:
         """Cancel the pipeline's job; the pipeline ends CANCELLED once the job has."""
         with self._lock:
             record = self._record(name)
-            if record.resource.state in TERMINAL:
+            if record.resource.state in PIPELINE_ENDED:
                 raise errors.failed_precondition(
                     f"TrainingPipeline {name} has already ended "
                     f"({record.resource.state.name}); it cannot be cancelled."
@@ -103,22 +115,16 @@ class TrainingPipelines:
             job = record.runtime.get("job")
         if job:
             with contextlib.suppress(errors.ApiError):  # it ended meanwhile: the watcher says how
-                self.service.cancel_custom_job(job)
+                self.jobs.cancel_custom_job(job)
 
     def delete(self, name: str) -> dict:
         """Delete an ended pipeline; the done Operation."""
         with self._lock:
             record = self._record(name)
-            if record.resource.state not in TERMINAL:
+            if record.resource.state not in PIPELINE_ENDED:
                 raise errors.still_running(name, record.resource.state.name)
             self.store.delete(record.id)
-        return self.service.delete_operation(record.parent)
-
-    def resume(self) -> None:
-        """Watch again every pipeline that had not ended when the service stopped."""
-        for record in self.store.all():
-            if record.resource.state not in TERMINAL:
-                self._watch(record)
+        return self.root.operations.deleted(record.parent)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -126,6 +132,8 @@ class TrainingPipelines:
         thread = threading.Thread(
             target=self._run, args=(record.id,), name=f"training-{record.id}", daemon=True
         )
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         thread.start()
 
     def _run(self, pipeline_id: str) -> None:
@@ -133,7 +141,7 @@ class TrainingPipelines:
             self._drive(pipeline_id)
         except Exception as exc:  # a bug: end the pipeline with the cause, keep serving
             record = self.store.get(pipeline_id)
-            if record is not None and record.resource.state not in TERMINAL:
+            if record is not None and record.resource.state not in PIPELINE_ENDED:
                 self._end(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, repr(exc))
             raise
 
@@ -169,7 +177,7 @@ class TrainingPipelines:
             labels=dict(pipeline.labels),
         )
         try:
-            name = self.service.create_custom_job(record.parent, job)
+            name = self.jobs.create_custom_job(record.parent, job)
         except errors.ApiError as exc:
             self._end(record, State.PIPELINE_STATE_FAILED, exc.code, exc.message)
             return ""
@@ -184,15 +192,10 @@ class TrainingPipelines:
 
     def _wait(self, job_name: str) -> aiplatform_v1.CustomJob:
         while True:
-            job = self.service.wait_custom_job(job_name, timeout=5.0)
-            if job.state in (
-                JobState.JOB_STATE_SUCCEEDED,
-                JobState.JOB_STATE_FAILED,
-                JobState.JOB_STATE_CANCELLED,
-                JobState.JOB_STATE_EXPIRED,
-            ):
+            job = self.jobs.wait_custom_job(job_name, timeout=self.root.config.poll_interval)
+            if job.state in JOB_ENDED:
                 return job
-            if self.service.closing.is_set():
+            if self.root.closing.is_set():
                 raise SystemExit  # the service is stopping: the next start resumes
 
     def _upload(self, record: Record) -> None:
@@ -244,10 +247,8 @@ class TrainingPipelines:
         self.store.update(record)
 
     def _record(self, name: str) -> Record:
-        record = self.store.get(name.rsplit("/", 1)[-1])
-        if record is None or not name_matches(name, record.resource.name):
-            raise errors.not_found(f"TrainingPipeline {name} not found.")
-        return record
+        kind = "TrainingPipeline"
+        return find(name, "trainingPipelines", kind, self.store.get, lambda r: r.resource.name)
 
 
 def _job_spec(pipeline: TrainingPipeline) -> aiplatform_v1.CustomJobSpec:

@@ -26,17 +26,15 @@ from vtp.local.tuning.metrics import Measurement
 from vtp.local.tuning.store import TuningRecord
 from vtp.local.tuning.suggest import Suggester, record_from_trial
 from vtp.local.tuning.trial_job import METRIC_FILE_ENV, trial_job, trial_parameters
+from vtp.vertex.states import JOB_ENDED
 
-TERMINAL = frozenset(
-    {JobState.JOB_STATE_SUCCEEDED, JobState.JOB_STATE_FAILED, JobState.JOB_STATE_CANCELLED}
-)
 RUNNING_TRIAL = frozenset({Trial.State.ACTIVE, Trial.State.STOPPING})
 CANCELLED_REASON = "The trial was cancelled with its tuning job."
 _log = logging.getLogger(__name__)
 
 
 class Backend(Protocol):
-    """What a study run needs from the local service (LocalVertex provides it)."""
+    """What a study run needs of the service's CustomJobs (`vtp.local.custom_jobs` provides it)."""
 
     def create_custom_job(
         self,
@@ -91,7 +89,7 @@ class StudyRun:
     def step(self) -> bool:
         """Advance the job by one poll; False once it has ended."""
         with self._lock:
-            if self.job.state in TERMINAL:
+            if self.job.state in JOB_ENDED:
                 return False
             before = HyperparameterTuningJob.serialize(self.job)
             if not self._resumed:
@@ -108,12 +106,12 @@ class StudyRun:
                     self._finish()
             if HyperparameterTuningJob.serialize(self.job) != before:
                 self._commit()
-            return self.job.state not in TERMINAL
+            return self.job.state not in JOB_ENDED
 
     def cancel(self) -> None:
         """Start cancelling: stop every running trial; the job ends CANCELLED when they have."""
         with self._lock:
-            if self.job.state in TERMINAL:
+            if self.job.state in JOB_ENDED:
                 raise errors.failed_precondition(
                     f"Cannot cancel {self.job.name}: it is already in state {self.job.state.name}."
                 )
@@ -146,7 +144,7 @@ class StudyRun:
         if merged != self._measured[trial.id]:
             self._measured[trial.id] = merged
             trial.measurements = [m.to_proto() for m in merged]
-        if custom.state in TERMINAL:
+        if custom.state in JOB_ENDED:
             self._end_trial(trial, custom)
         elif trial.state == Trial.State.ACTIVE and custom.state == JobState.JOB_STATE_RUNNING:
             self._judge(trial)

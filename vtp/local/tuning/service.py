@@ -2,9 +2,9 @@
 
 `Tuner` validates a create request as Vertex would, stores the job (`store.py`) and gives it a
 thread that calls `StudyRun.step()` every poll interval until the job ends. Trials run as
-CustomJobs of the same `LocalVertex`, hidden from `customJobs.list` as on Vertex. A restarted
-service picks up every unfinished job where it was: the trials' CustomJobs are recovered by the
-service, and each suggester is rebuilt from the stored trials.
+CustomJobs of the service (`vtp.local.custom_jobs`), hidden from `customJobs.list` as on Vertex.
+A restarted service picks up every unfinished job where it was: the trials' CustomJobs are
+recovered by the service, and each suggester is rebuilt from the stored trials.
 """
 
 import json
@@ -13,17 +13,21 @@ import secrets
 import shutil
 import threading
 from datetime import UTC, datetime
+from pathlib import Path
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
+from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page, rest_json
 from vtp.local.base.routing import parse_message
-from vtp.local.custom_jobs.service import LocalVertex
-from vtp.local.tuning.run import TERMINAL, StudyRun
+from vtp.local.custom_jobs.service import CustomJobs
+from vtp.local.service import Service
+from vtp.local.tuning.run import StudyRun
 from vtp.local.tuning.store import TuningRecord, TuningStore
 from vtp.vertex.protodict import SpecError
+from vtp.vertex.states import JOB_ENDED
 from vtp.vertex.study_rules import check_tuning_job
 
 DEFAULT_PAGE_SIZE = 100
@@ -35,16 +39,29 @@ _log = logging.getLogger(__name__)
 
 
 class Tuner:
-    """HyperparameterTuningJobs on top of one LocalVertex."""
+    """HyperparameterTuningJobs whose trials are CustomJobs of `jobs`."""
 
-    def __init__(self, service: LocalVertex) -> None:
-        self.service = service
-        self.store = TuningStore(service.config.state_dir / "tuning.db")
+    def __init__(self, root: Service, jobs: CustomJobs) -> None:
+        self.root, self.jobs = root, jobs
+        self.store = TuningStore(root.config.state_dir / "tuning.db")
         self._runs: dict[str, StudyRun] = {}
+        self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Drive again every job a previous service left unfinished (after custom jobs have
+        recovered their queue, so no trial is queued twice)."""
         for record in self.store.jobs():
-            if record.job.state not in TERMINAL:
+            if record.job.state not in JOB_ENDED:
                 self._start(record)
+
+    def close(self) -> None:
+        """Stop stepping studies (the service is closing); their state stays for next start."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join()
+        self.store.close()
 
     def create(self, parent: str, body: bytes) -> HyperparameterTuningJob:
         """Validate and start a tuning job under `parent`; return it."""
@@ -55,7 +72,7 @@ class Tuner:
             check_tuning_job(job)
         except SpecError as exc:
             raise errors.invalid_argument(f"hyperparameterTuningJob.{exc}") from None
-        _check_runnable(job, self.service)
+        _check_runnable(job, self.jobs)
         now = datetime.now(UTC)
         job.name = f"{parent}/hyperparameterTuningJobs/{new_id()}"
         job.state, job.create_time, job.update_time = JobState.JOB_STATE_PENDING, now, now
@@ -92,56 +109,49 @@ class Tuner:
     def delete(self, name: str) -> dict:
         """Delete an ended job, its trials' CustomJobs and files; return the done Operation."""
         record = self._record(name)
-        if record.job.state not in TERMINAL:
+        if record.job.state not in JOB_ENDED:
             raise errors.still_running(record.job.name, record.job.state.name)
         for trial in record.job.trials:
             if trial.custom_job:
                 try:
-                    self.service.delete_custom_job(trial.custom_job)
+                    self.jobs.delete_custom_job(trial.custom_job)
                 except errors.ApiError as exc:
                     _log.debug("delete %s: %s", trial.custom_job, exc.message)
         self.store.delete(record.id)
         shutil.rmtree(self._metrics_dir(record.id), ignore_errors=True)
-        return self.service.delete_operation(record.parent)
+        return self.root.operations.deleted(record.parent)
 
     def _record(self, name: str) -> TuningRecord:
-        parent, _, job_id = name.rpartition("/hyperparameterTuningJobs/")
-        record = self.store.get(job_id)
-        if record is None or not _same_parent(parent, record.parent):
-            raise errors.not_found(f"HyperparameterTuningJob {name} not found.")
-        return record
+        kind = "HyperparameterTuningJob"
+        return find(name, "hyperparameterTuningJobs", kind, self.store.get, lambda r: r.job.name)
 
     def _start(self, record: TuningRecord) -> None:
-        run = StudyRun(record, self.service, self._metrics_dir(record.id), self.store.update)
-        with self._lock:
-            self._runs[record.id] = run
+        run = StudyRun(record, self.jobs, self._metrics_dir(record.id), self.store.update)
         thread = threading.Thread(
             target=self._drive, args=(run,), name=f"tuning-{record.id}", daemon=True
         )
+        with self._lock:
+            self._runs[record.id] = run
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         thread.start()
 
     def _drive(self, run: StudyRun) -> None:
         """Step `run` every poll interval until it ends or the service stops."""
-        wait, service = self.service.config.poll_interval, self.service
-        # Trials are created only once start() has recovered the queue (else they would be
-        # queued twice), and never after close() began.
-        while not service.started.wait(wait):
-            if service.closing.is_set():
-                return
-        while not service.closing.is_set():
+        wait, closing = self.root.config.poll_interval, self.root.closing
+        while not closing.is_set():
             try:
                 if not run.step():
                     break
             except Exception:
-                if service.closing.is_set():
+                if closing.is_set():
                     break
                 _log.exception("tuning job %s: step failed; retrying", run.record.id)
-            service.closing.wait(wait)
+            closing.wait(wait)
         with self._lock:
             self._runs.pop(run.record.id, None)
 
-    def _metrics_dir(self, job_id: str):
-        return self.service.config.state_dir / "tuning" / job_id
+    def _metrics_dir(self, job_id: str) -> Path:
+        return self.root.config.state_dir / "tuning" / job_id
 
 
 def job_json(job: HyperparameterTuningJob, enum_ints: bool = False) -> str:
@@ -153,17 +163,9 @@ def _parse(body: bytes) -> HyperparameterTuningJob:
     return parse_message(HyperparameterTuningJob, body)
 
 
-def _check_runnable(job: HyperparameterTuningJob, service: LocalVertex) -> None:
+def _check_runnable(job: HyperparameterTuningJob, jobs: CustomJobs) -> None:
     try:
-        service.check_runnable(job.trial_job_spec)
+        jobs.check_runnable(job.trial_job_spec)
     except errors.ApiError as exc:
         message = exc.message.replace("customJob.jobSpec", "hyperparameterTuningJob.trialJobSpec")
         raise errors.ApiError(exc.code, message) from None
-
-
-def _same_parent(asked: str, stored: str) -> bool:
-    # `-` stands for any project or location, as for customJobs.
-    asked_parts, stored_parts = asked.split("/"), stored.split("/")
-    return len(asked_parts) == len(stored_parts) and all(
-        a in ("-", s) for a, s in zip(asked_parts, stored_parts, strict=True)
-    )

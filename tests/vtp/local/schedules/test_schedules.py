@@ -21,10 +21,8 @@ from google.oauth2.credentials import Credentials
 from tests.fixtures import PROJECT, REGION, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
-from vtp.local import schedules as local_schedules
+from vtp.local.app import Running, running
 from vtp.local.base.config import ServiceConfig
-from vtp.local.custom_jobs.service import LocalVertex
-from vtp.local.server import Running, running
 from vtp.vertex.scheduling import Cadence, Limits, vertex_schedule
 
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -46,14 +44,14 @@ class Clock:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     state = tmp_path_factory.mktemp("schedules")
     config = ServiceConfig(state, port=0, poll_interval=0.05, grace_period=2)
-    with running(LocalVertex(config)) as served:
+    with running(config) as served:
         yield served
 
 
 @pytest.fixture
 def clock(served: Running) -> Clock:
     clock = Clock(T0)
-    local_schedules.for_service(served.service).clock = clock
+    served.resources.schedules.clock = clock
     return clock
 
 
@@ -84,7 +82,7 @@ def test_a_schedule_fires_on_its_cron_until_max_run_count(served, clock, client,
     created = client.create_schedule(parent=PARENT, schedule=request)
     assert created.state == State.ACTIVE
     assert created.next_run_time == datetime(2030, 1, 1, 10, 1, tzinfo=UTC)
-    assert local_schedules.for_service(served.service).tick() == []  # not due yet
+    assert served.resources.schedules.tick() == []  # not due yet
 
     clock.now = datetime(2030, 1, 1, 10, 1, 5, tzinfo=UTC)  # the ticker thread sees it
     fired = wait_until(lambda: started(client, created.name, 1), 10, "the first run")
@@ -112,7 +110,7 @@ def test_max_concurrent_run_count_skips_or_queues(served, clock, client, tiny_ya
         tiny_yaml, name, Limits(allow_queueing=allow_queueing), sleep_seconds=120
     )
     created = client.create_schedule(parent=PARENT, schedule=request)
-    scheduler = local_schedules.for_service(served.service)
+    scheduler = served.resources.schedules
     clock.now = datetime(2030, 1, 1, 10, 1, tzinfo=UTC)
     wait_until(lambda: started(client, created.name, 1), 10, "the first run")
     first = client.get_schedule(name=created.name).last_scheduled_run_response.run_response
@@ -150,7 +148,7 @@ def test_pause_and_resume_with_and_without_catch_up(served, clock, client, tiny_
     assert "next_run_time" not in paused
 
     clock.now = T0 + timedelta(minutes=10)
-    assert local_schedules.for_service(served.service).tick() == []
+    assert served.resources.schedules.tick() == []
     client.resume_schedule(name=created.name)
     resumed = client.get_schedule(name=created.name)
     assert resumed.state == State.ACTIVE

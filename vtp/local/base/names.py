@@ -1,0 +1,70 @@
+"""Resource names, and the one lookup every resource type uses.
+
+A name is `projects/{p}/locations/{l}/{collection}/{id}`. In a request, `-` may stand for the
+project or the location (`projects/-/locations/-/customJobs/123`), as Vertex accepts for reads;
+a stored name never holds `-`. A lookup that finds nothing is NOT_FOUND, naming the resource kind
+as Vertex does ("CustomJob projects/... not found.").
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from vtp.local.base import errors
+
+R = TypeVar("R")
+ANY = "-"
+"""Stands for any project or location in a requested name."""
+
+_NAME = re.compile(r"projects/(?P<p>[^/]+)/locations/(?P<l>[^/]+)/(?P<c>[^/]+)/(?P<id>[^/:@]+)")
+
+
+@dataclass(frozen=True)
+class ResourceName:
+    """A parsed resource name (the ID without any `@version` suffix)."""
+
+    project: str
+    location: str
+    collection: str
+    id: str
+
+    @property
+    def parent(self) -> str:
+        """`projects/{p}/locations/{l}`."""
+        return f"projects/{self.project}/locations/{self.location}"
+
+
+def parse_name(name: str, collection: str) -> ResourceName | None:
+    """`name` parsed if it names a resource of `collection` (`@...` after the ID is allowed and
+    dropped, as in `models/1@2`), else None."""
+    match = _NAME.fullmatch(name.partition("@")[0])
+    if not match or match["c"] != collection:
+        return None
+    return ResourceName(match["p"], match["l"], match["c"], match["id"])
+
+
+def name_matches(pattern: str, name: str) -> bool:
+    """True when the stored `name` is what `pattern` names, `-` standing for any one segment
+    (`projects/-/locations/us-central1/...`)."""
+    wanted, actual = pattern.split("/"), name.split("/")
+    return len(wanted) == len(actual) and all(
+        w in (ANY, a) for w, a in zip(wanted, actual, strict=True)
+    )
+
+
+def find(
+    name: str,
+    collection: str,
+    kind: str,
+    get: Callable[[str], R | None],
+    stored_name: Callable[[R], str],
+) -> R:
+    """The stored resource `name` means: `get(id)`, checked against its stored name's project and
+    location; raise NOT_FOUND `"{kind} {name} not found."` otherwise (a malformed name too: no
+    resource has it)."""
+    parsed = parse_name(name, collection)
+    found = get(parsed.id) if parsed else None
+    if found is None or not name_matches(name.partition("@")[0], stored_name(found)):
+        raise errors.not_found(f"{kind} {name} not found.")
+    return found
