@@ -79,9 +79,10 @@ def custom_job(
         service_account=service_account,
         network=network,
     )
-    task = launcher.place(job, output_root, pipeline_run, task_name)
+    task = lifecycle.place(lifecycle.CUSTOM_JOB, job, output_root, pipeline_run, task_name)
+    target = lifecycle.Target.resolve(project, location)
     polling = lifecycle.Polling(initial=poll_interval_seconds)
-    final = launcher.run_custom_job(project, location, job, task.key, gcp_resources, polling)
+    final = lifecycle.run_job(lifecycle.CUSTOM_JOB, target, job, task.key, gcp_resources, polling)
     model.uri = f"{task.output_dir}/model"
     model.metadata["custom_job"] = final.name
     checkpoints.uri = f"{task.output_dir}/checkpoints"

@@ -88,9 +88,10 @@ def hyperparameter_tuning(
         max_failed_trial_count,
         trial_job,
     )
-    task = launcher.place(job, output_root, pipeline_run, task_name)
+    task = lifecycle.place(lifecycle.TUNING_JOB, job, output_root, pipeline_run, task_name)
+    target = lifecycle.Target.resolve(project, location)
     polling = lifecycle.Polling(initial=poll_interval_seconds)
-    final = launcher.run_tuning_job(project, location, job, task.key, gcp_resources, polling)
+    final = lifecycle.run_job(lifecycle.TUNING_JOB, target, job, task.key, gcp_resources, polling)
     best = launcher.best_trial(final)
     with open(trials.path, "w") as stream:
         json.dump(launcher.trials_summary(final), stream, indent=1)

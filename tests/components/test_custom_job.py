@@ -16,6 +16,7 @@ from components.custom_job import custom_job
 from tests.fixtures import PROJECT, REGION, LocalService, wait_for_state, wait_until
 from tests.vtp.local.conftest import SCRIPT
 from vtp.vertex import lifecycle
+from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.protodict import SpecError
 
 RUNNER = Path(__file__).with_name("run_component.py")
@@ -142,7 +143,7 @@ def test_sigterm_cancels_the_job_and_waits_for_it(
 def test_sigterm_during_submission_cancels_the_job_once_it_exists(
     local_service: LocalService, tmp_path: Path
 ) -> None:
-    guard = lifecycle.CancelOnSigterm(lifecycle.CUSTOM_JOB)
+    guard = CancelOnSigterm()
     client = local_service.client()
     kwargs = component_kwargs(tmp_path / "record", "run-early", "--sleep", "600")
     spec = aiplatform_v1.CustomJobSpec.from_json(json.dumps(kwargs["job_spec"]))
@@ -153,7 +154,10 @@ def test_sigterm_during_submission_cancels_the_job_once_it_exists(
             custom_job=aiplatform_v1.CustomJob(display_name="early", job_spec=spec),
         )
         with pytest.raises(SystemExit) as exited:
-            guard.attach(client, job.name)
+            guard.attach(
+                job.name,
+                lambda: lifecycle.cancel_and_confirm(client, lifecycle.CUSTOM_JOB, job.name),
+            )
     assert exited.value.code == 128 + signal.SIGTERM
     assert client.get_custom_job(name=job.name).state == State.JOB_STATE_CANCELLED
 

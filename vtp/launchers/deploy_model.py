@@ -17,7 +17,6 @@ predictions are the task's `sample_prediction` output, the smoke test a release 
 
 import json
 import logging
-import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +24,10 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format, struct_pb2
 
+from vtp.vertex import gcp_resources as resources
+from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.client import vertex_client
-from vtp.vertex.lifecycle import TASK_LABEL, Target, gcp_resources_json
+from vtp.vertex.lifecycle import TASK_LABEL, Target
 
 DEPLOY_TIMEOUT_SECONDS = 3600.0
 _log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def deploy(target: Target, deployment: Deployment, key: str, gcp_resources: str)
     for deployed in endpoint.deployed_models:
         if deployed.display_name.endswith(key):
             _log.info("Re-using deployed model %s on %s", deployed.id, name)
-            _record(gcp_resources, "VertexEndpoint", target.resource_uri(name))
+            resources.write(gcp_resources, "VertexEndpoint", target.resource_uri(name))
             return name, deployed.id
     model, _, version = deployment.model.partition("@")
     deployed = aiplatform_v1.DeployedModel(
@@ -114,15 +115,14 @@ def deploy(target: Target, deployment: Deployment, key: str, gcp_resources: str)
         ),
     )
     split = _traffic_split(endpoint, deployment.traffic_percentage)
-    operation = client.deploy_model(endpoint=name, deployed_model=deployed, traffic_split=split)
-    _record(gcp_resources, "VertexLro", target.resource_uri(operation.operation.name))
-    previous = signal.signal(signal.SIGTERM, lambda *_: _cancel(operation))
-    try:
+    with CancelOnSigterm().installed() as guard:
+        operation = client.deploy_model(endpoint=name, deployed_model=deployed, traffic_split=split)
+        lro = operation.operation.name
+        resources.write(gcp_resources, "VertexLro", target.resource_uri(lro))
+        guard.attach(f"the deploy operation {lro}", lambda: _cancel(operation))
         response = operation.result(timeout=DEPLOY_TIMEOUT_SECONDS)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     _log.info("Deployed %s to %s as %s", deployment.model, name, response.deployed_model.id)
-    _record(gcp_resources, "VertexEndpoint", target.resource_uri(name))
+    resources.write(gcp_resources, "VertexEndpoint", target.resource_uri(name))
     return name, response.deployed_model.id
 
 
@@ -147,17 +147,10 @@ def _traffic_split(endpoint: aiplatform_v1.Endpoint, percentage: int) -> dict[st
 
 
 def _cancel(operation: Any) -> None:
-    _log.warning("Received SIGTERM: cancelling the deploy operation")
     try:
         operation.cancel()
     except Exception as exc:  # the operation may be done, or the service may not cancel it
         _log.warning("The deploy operation was not cancelled: %s", exc)
-    raise SystemExit(128 + signal.SIGTERM)
-
-
-def _record(gcp_resources: str, resource_type: str, uri: str) -> None:
-    with open(gcp_resources, "w") as file:
-        file.write(gcp_resources_json(resource_type, uri))
 
 
 def zero_instance(model_dir: str) -> Any:

@@ -14,7 +14,6 @@ from google.protobuf import json_format
 
 from vtp.images import TRAINER_METRICS, is_project_image
 from vtp.launchers import custom_job
-from vtp.vertex import lifecycle
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.study import tuning_job_from_dict
 
@@ -134,28 +133,6 @@ def parameter_values(trial: Trial) -> dict[str, Any]:
 def trials_summary(job: aiplatform_v1.HyperparameterTuningJob) -> list[dict[str, Any]]:
     """Every trial as REST JSON (id, state, parameters, measurements), for the trials artifact."""
     return [json_format.MessageToDict(Trial.pb(trial)) for trial in job.trials]
-
-
-def place(
-    job: aiplatform_v1.HyperparameterTuningJob, output_root: str, pipeline_run: str, task_name: str
-) -> lifecycle.TaskJob:
-    """Where this task's tuning job lives; its trials write under that place."""
-    task = lifecycle.task_job(output_root, pipeline_run, task_name, job)
-    job.trial_job_spec.base_output_directory.output_uri_prefix = task.output_dir
-    return task
-
-
-def run_tuning_job(
-    project: str,
-    location: str,
-    job: aiplatform_v1.HyperparameterTuningJob,
-    task_key: str,
-    gcp_resources: str,
-    polling: lifecycle.Polling,
-) -> aiplatform_v1.HyperparameterTuningJob:
-    """Submit (or re-attach to) the tuning job and wait for it to end."""
-    target = lifecycle.Target.resolve(project, location)
-    return lifecycle.run_job(lifecycle.TUNING_JOB, target, job, task_key, gcp_resources, polling)
 
 
 def trial_job(

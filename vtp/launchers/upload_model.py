@@ -30,14 +30,9 @@ from google.cloud import aiplatform_v1
 
 from vtp import storage
 from vtp.images import is_project_image
+from vtp.vertex import gcp_resources as resources
 from vtp.vertex.client import vertex_client
-from vtp.vertex.lifecycle import (
-    TASK_LABEL,
-    Target,
-    gcp_resources_json,
-    job_digest,
-    task_key,
-)
+from vtp.vertex.lifecycle import TASK_LABEL, Target, job_digest, task_key
 
 DEFAULT_ALIAS = "default"
 SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "trainer.serve")
@@ -245,17 +240,11 @@ def upload_model(target: Target, upload: Upload, key: str, gcp_resources: str) -
     existing = find_uploaded(client, target, request.parent_model, key)
     if existing:
         _log.info("Re-using %s, registered by an earlier attempt of this task", existing)
-        _record(gcp_resources, "VertexModel", target.resource_uri(existing))
+        resources.write(gcp_resources, "VertexModel", target.resource_uri(existing))
         return existing
     operation = client.upload_model(request=request)
-    _record(gcp_resources, "VertexLro", target.resource_uri(operation.operation.name))
+    resources.write(gcp_resources, "VertexLro", target.resource_uri(operation.operation.name))
     response = operation.result(timeout=UPLOAD_TIMEOUT_SECONDS)
     name = f"{response.model}@{response.model_version_id}"
     _log.info("Registered %s", name)
     return name
-
-
-def _record(gcp_resources: str, resource_type: str, uri: str) -> None:
-    path = Path(gcp_resources)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(gcp_resources_json(resource_type, uri))

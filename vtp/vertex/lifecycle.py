@@ -11,29 +11,28 @@ What GCPC's launchers do, with three differences that matter to pipeline authors
 - **Any endpoint.** The client comes from `vtp.vertex.client`, so the same code reaches
   Vertex (regional, multi-region or global hosts) or the local service (`VTP_LOCAL_ENDPOINT`).
 - **Cancel that is checked.** SIGTERM (pipeline cancellation, or a task timeout) cancels the job
-  and waits until Vertex reports it ended before the task exits.
+  and waits until Vertex reports it ended before the task exits (`vtp.vertex.cancel`).
 
 `JobKind` adapts the JobServiceClient methods of one resource type (CustomJob,
-HyperparameterTuningJob), so one loop serves both.
+HyperparameterTuningJob), so one loop serves both, and the launchers of both place and run
+their job with `place` and `run_job`.
 """
 
 import hashlib
 import json
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
-from google_cloud_pipeline_components.proto.gcp_resources_pb2 import GcpResources
 
 from vtp import storage
+from vtp.vertex import gcp_resources as resources
+from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.client import job_client
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
 from vtp.vertex.humanize import readable
@@ -78,6 +77,8 @@ class JobKind:
     get: Callable[[aiplatform_v1.JobServiceClient, str], Any]
     cancel: Callable[[aiplatform_v1.JobServiceClient, str], None]
     list: Callable[[aiplatform_v1.JobServiceClient, str, str], Any]
+    spec: Callable[[Any], aiplatform_v1.CustomJobSpec]
+    """The CustomJobSpec a job of this kind runs (a tuning job's: what every trial runs)."""
 
 
 CUSTOM_JOB = JobKind(
@@ -87,6 +88,7 @@ CUSTOM_JOB = JobKind(
     get=lambda c, name: c.get_custom_job(name=name),
     cancel=lambda c, name: c.cancel_custom_job(name=name),
     list=lambda c, parent, flt: c.list_custom_jobs(request={"parent": parent, "filter": flt}),
+    spec=lambda job: job.job_spec,
 )
 
 TUNING_JOB = JobKind(
@@ -100,6 +102,7 @@ TUNING_JOB = JobKind(
     list=lambda c, parent, flt: c.list_hyperparameter_tuning_jobs(
         request={"parent": parent, "filter": flt}
     ),
+    spec=lambda job: job.trial_job_spec,
 )
 
 
@@ -179,6 +182,13 @@ def task_job(output_root: str, pipeline_run: str, task: str, job: Any) -> TaskJo
     return TaskJob(task_key(pipeline_run, name), f"{output_root.rstrip('/')}/{pipeline_run}/{name}")
 
 
+def place(kind: JobKind, job: Any, output_root: str, pipeline_run: str, task: str) -> TaskJob:
+    """Where this task's job lives; the job's base output directory (its trials') is set to it."""
+    placed = task_job(output_root, pipeline_run, task, job)
+    kind.spec(job).base_output_directory.output_uri_prefix = placed.output_dir
+    return placed
+
+
 def job_digest(job: Any) -> str:
     """Eight hex digits naming what `job` runs; its base output directory and labels left out."""
     body = json_format.MessageToDict(type(job).pb(job))
@@ -189,31 +199,9 @@ def job_digest(job: Any) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def gcp_resources_json(resource_type: str, uri: str) -> str:
-    """The `gcp_resources` output: GCPC's GcpResources proto as JSON, one resource."""
-    resources = GcpResources()
-    resource = resources.resources.add()
-    resource.resource_type = resource_type
-    resource.resource_uri = uri
-    return json_format.MessageToJson(resources)
-
-
-def recorded_job(gcp_resources: str, collection: str) -> str | None:
-    """The job name recorded in an existing `gcp_resources` file, if any."""
-    path = Path(gcp_resources)
-    if not path.is_file() or not path.read_text().strip():
-        return None
-    resources = json_format.Parse(path.read_text(), GcpResources())
-    for resource in resources.resources:
-        _, _, name = resource.resource_uri.partition("/v1/")
-        if f"/{collection}/" in name:
-            return name
-    return None
-
-
 def find_job(client: Any, kind: JobKind, target: Target, key: str, gcp_resources: str) -> Any:
     """The job an earlier attempt of this task started and that is still worth following."""
-    name = recorded_job(gcp_resources, kind.collection)
+    name = resources.recorded_name(gcp_resources, kind.collection)
     candidates = [kind.get(client, name)] if name else []
     if not candidates:
         listed = kind.list(client, target.parent, f'labels.{TASK_LABEL}="{key}"')
@@ -234,9 +222,7 @@ def submit_or_attach(
         job.labels[TASK_LABEL] = key
         name = kind.create(client, target.parent, job).name
         _log.info("Submitted %s %s", kind.resource_type, name)
-    record = Path(gcp_resources)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(gcp_resources_json(kind.resource_type, target.resource_uri(name)))
+    resources.write(gcp_resources, kind.resource_type, target.resource_uri(name))
     return client, name
 
 
@@ -302,57 +288,15 @@ def cancel_and_confirm(client: Any, kind: JobKind, name: str, deadline: float = 
     return job
 
 
-class CancelOnSigterm:
-    """SIGTERM cancels the job, confirms the cancel took, and exits 143.
-
-    Installed before the job is submitted: a SIGTERM that lands while the create request is in
-    flight is remembered and acted on as soon as the job's name is known, so no job is left
-    running behind a cancelled task.
-    """
-
-    def __init__(self, kind: JobKind) -> None:
-        self.kind = kind
-        self.job: tuple[Any, str] | None = None
-        self.pending: int | None = None
-
-    @contextmanager
-    def installed(self) -> Iterator["CancelOnSigterm"]:
-        """Handle SIGTERM while inside; restore the previous handler after."""
-        previous = signal.signal(signal.SIGTERM, self._handle)
-        try:
-            yield self
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-
-    def attach(self, client: Any, name: str) -> None:
-        """The job now exists: cancel it at once if a SIGTERM came while it was created."""
-        self.job = (client, name)
-        if self.pending is not None:
-            self._cancel(self.pending)
-
-    def _handle(self, signum: int, _frame: object) -> None:
-        if self.job is None:
-            _log.warning("Received signal %d while submitting: cancelling once submitted", signum)
-            self.pending = signum
-            return
-        self._cancel(signum)
-
-    def _cancel(self, signum: int) -> None:
-        client, name = self.job
-        _log.warning("Received signal %d: cancelling %s", signum, name)
-        cancel_and_confirm(client, self.kind, name)
-        raise SystemExit(128 + signum)
-
-
 def run_job(
     kind: JobKind, target: Target, job: Any, key: str, gcp_resources: str, polling: Polling
 ) -> Any:
     """Submit (or re-attach to) `job` and wait for it, cancelling it on SIGTERM."""
     if target.local:
         polling = replace(polling, max=min(polling.max, LOCAL_MAX_POLL_SECONDS))
-    with CancelOnSigterm(kind).installed() as guard:
+    with CancelOnSigterm().installed() as guard:
         client, name = submit_or_attach(kind, target, job, key, gcp_resources)
-        guard.attach(client, name)
+        guard.attach(name, lambda: cancel_and_confirm(client, kind, name))
         watch = local_watch(kind, target, name)
         return wait(client, kind, name, polling, replica_logs(kind, target, name), watch)
 

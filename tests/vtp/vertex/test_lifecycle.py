@@ -40,7 +40,7 @@ def test_a_retry_builds_the_same_job_and_finds_the_same_place() -> None:
 
 def test_the_digest_leaves_out_the_output_directory_and_labels() -> None:
     placed = job("--lr=0.1")
-    custom_job_task.place(placed, "gs://b/runs", "run-1", "train")
+    lifecycle.place(lifecycle.CUSTOM_JOB, placed, "gs://b/runs", "run-1", "train")
     placed.labels[lifecycle.TASK_LABEL] = "abc"
     assert placed.job_spec.base_output_directory.output_uri_prefix.startswith("gs://b/runs/")
     assert lifecycle.job_digest(placed) == lifecycle.job_digest(job("--lr=0.1"))
@@ -52,7 +52,7 @@ def test_a_tuning_job_is_placed_by_its_study_and_trials() -> None:
         return tuning_task.build_tuning_job("tune", STUDY, max_trials, 1, 0, job("--a=1"))
 
     placed = tuning(2)
-    task = tuning_task.place(placed, "gs://b/runs", "run-1", "tune")
+    task = lifecycle.place(lifecycle.TUNING_JOB, placed, "gs://b/runs", "run-1", "tune")
     assert placed.trial_job_spec.base_output_directory.output_uri_prefix == task.output_dir
     assert task == lifecycle.task_job("gs://b/runs", "run-1", "tune", tuning(2))
     assert task != lifecycle.task_job("gs://b/runs", "run-1", "tune", tuning(3))
