@@ -1,0 +1,118 @@
+"""Every resource type is read by `projects/-/locations/-/<collection>/<id>`, as on Vertex.
+
+One lookup (`vtp/local/base/names.py`) serves every resource type; these requests go through the
+HTTP front end, so each type's route, service and store are covered together. An ID nobody
+created is NOT_FOUND naming the resource kind, whichever project and location are asked for.
+"""
+
+import json
+
+import pytest
+
+from tests.fixtures import REGION
+from tests.pipelines.tiny_pipeline import tiny_job
+from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+from tests.vtp.local.conftest import scripted_pool
+
+CUSTOM_TASK = "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
+
+
+@pytest.fixture(scope="module")
+def post(local_service):
+    session = local_service.session()
+
+    def call(collection: str, body: dict) -> dict:
+        url = f"{local_service.url}/v1/{local_service.parent}/{collection}"
+        response = session.post(url, json=body, timeout=30)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    return call
+
+
+def _pipeline_job(template) -> dict:
+    job = tiny_job(template, marker_uri="gs://vtp-test/any-location/marker")
+    return json.loads(type(job).to_json(job))
+
+
+def _created(collection: str, post, local_service, tmp_path, tiny_yaml) -> str:
+    """The name of a new resource of `collection`."""
+    pool = scripted_pool(tmp_path)
+    if collection == "customJobs":
+        return post(collection, {"displayName": "any", "jobSpec": {"workerPoolSpecs": [pool]}})[
+            "name"
+        ]
+    if collection == "hyperparameterTuningJobs":
+        study = {
+            "metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}],
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}],
+        }
+        body = {
+            "displayName": "any",
+            "studySpec": study,
+            "maxTrialCount": 1,
+            "parallelTrialCount": 1,
+            "trialJobSpec": {"workerPoolSpecs": [pool]},
+        }
+        return post(collection, body)["name"]
+    if collection == "models":
+        (local_service.gcs_root / "any-models" / "m").mkdir(parents=True, exist_ok=True)
+        body = {"model": {"displayName": "any", "artifactUri": "gs://any-models/m"}}
+        body["model"]["containerSpec"] = {"imageUri": "us-docker.pkg.dev/p/r/serve:1"}
+        return post("models:upload", body)["response"]["model"]
+    if collection == "endpoints":
+        return post(collection, {"displayName": "any"})["response"]["name"]
+    if collection == "trainingPipelines":
+        body = {
+            "displayName": "any",
+            "trainingTaskDefinition": CUSTOM_TASK,
+            "trainingTaskInputs": {"workerPoolSpecs": [pool]},
+        }
+        return post(collection, body)["name"]
+    if collection == "pipelineJobs":
+        return post(collection, _pipeline_job(tiny_yaml))["name"]
+    assert collection == "schedules"
+    request = {"parent": local_service.parent, "pipelineJob": _pipeline_job(tiny_yaml)}
+    body = {
+        "displayName": "any",
+        "cron": "TZ=UTC 0 3 * * *",
+        "maxConcurrentRunCount": 1,
+        "createPipelineJobRequest": request,
+    }
+    return post(collection, body)["name"]
+
+
+COLLECTIONS = {
+    "customJobs": "CustomJob",
+    "hyperparameterTuningJobs": "HyperparameterTuningJob",
+    "models": "Model",
+    "endpoints": "Endpoint",
+    "trainingPipelines": "TrainingPipeline",
+    "pipelineJobs": "PipelineJob",
+    "schedules": "Schedule",
+}
+
+
+@pytest.mark.parametrize("collection", COLLECTIONS)
+def test_any_project_and_location_reach_the_resource(
+    collection, post, local_service, tmp_path, tiny_yaml
+):
+    name = _created(collection, post, local_service, tmp_path, tiny_yaml)
+    resource_id = name.rsplit("/", 1)[1]
+    session = local_service.session()
+    for parent in ("projects/-/locations/-", f"projects/-/locations/{REGION}"):
+        found = session.get(f"{local_service.url}/v1/{parent}/{collection}/{resource_id}")
+        assert found.status_code == 200, found.text
+        assert found.json()["name"] == name
+    elsewhere = session.get(
+        f"{local_service.url}/v1/projects/other/locations/-/{collection}/{resource_id}"
+    )
+    assert elsewhere.status_code == 404
+
+
+@pytest.mark.parametrize(("collection", "kind"), COLLECTIONS.items())
+def test_an_unknown_id_is_not_found_naming_the_kind(collection, kind, local_service):
+    name = f"projects/-/locations/-/{collection}/123"
+    missing = local_service.session().get(f"{local_service.url}/v1/{name}", timeout=30)
+    assert missing.status_code == 404
+    assert missing.json()["error"]["message"] == f"{kind} {name} not found."
