@@ -253,6 +253,7 @@ def wait(
             break
         if watch is None:
             time.sleep(interval)
+    assert job is not None  # intervals() never runs out: the loop ends only at its break
     if job.state != State.JOB_STATE_SUCCEEDED:
         raise JobFailed(f"{kind.resource_type} {name} ended {job.state.name}: {job.error.message}")
     return job

@@ -10,7 +10,8 @@ from google.cloud import aiplatform_v1
 JobState = aiplatform_v1.JobState
 PipelineState = aiplatform_v1.PipelineState
 
-JOB_ENDED: frozenset[JobState] = frozenset(
+# proto-plus enums are IntEnums, but proto-plus ships no types: mypy sees their members as ints.
+JOB_ENDED: frozenset[int] = frozenset(
     {
         JobState.JOB_STATE_SUCCEEDED,
         JobState.JOB_STATE_FAILED,
@@ -21,7 +22,7 @@ JOB_ENDED: frozenset[JobState] = frozenset(
 )
 """States after which a CustomJob or HyperparameterTuningJob never changes again."""
 
-PIPELINE_ENDED: frozenset[PipelineState] = frozenset(
+PIPELINE_ENDED: frozenset[int] = frozenset(
     {
         PipelineState.PIPELINE_STATE_SUCCEEDED,
         PipelineState.PIPELINE_STATE_FAILED,
