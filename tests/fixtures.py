@@ -36,6 +36,15 @@ State = aiplatform_v1.JobState
 TERMINAL = (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED)
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` still exists (a zombie counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 class LocalService:
     """`vtp local serve` on a free port with its own state directory."""
 
@@ -95,6 +104,16 @@ class LocalService:
     def credentials(self) -> Credentials:
         """Credentials carrying the service's token, as a user passes them to the SDK."""
         return Credentials(self.token)
+
+    def init_sdk(self, **settings: object) -> None:
+        """`aiplatform.init` for this service, as a user's script does it: project `local`,
+        us-central1, the REST transport and the token; `settings` adds or overrides."""
+        from google.cloud import aiplatform
+
+        defaults = {"project": PROJECT, "location": REGION, "api_transport": "rest"}
+        aiplatform.init(
+            **{**defaults, "api_endpoint": self.url, "credentials": self.credentials(), **settings}
+        )
 
     def session(self) -> requests.Session:
         """A requests Session carrying the token, for raw HTTP calls to the service."""

@@ -318,7 +318,7 @@ MALFORMED = {
     "output-only trials": (lambda c: c.update(trials=[]), "trials: output only"),
     "no trial job spec": (
         lambda c: c.pop("trialJobSpec"),
-        "trialJobSpec.workerPoolSpecs: missing; give at least the primary pool",
+        "trialJobSpec.workerPoolSpecs: must not be empty; give at least the primary pool",
     ),
     "two primary replicas": (
         lambda c: pools(c)[0].update(replicaCount=2),

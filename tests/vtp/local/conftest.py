@@ -1,6 +1,8 @@
 """Helpers for local-service tests: CustomJobs whose replicas run `scripted_replica.py`."""
 
+import io
 import json
+import tarfile
 from pathlib import Path
 
 from google.cloud import aiplatform_v1
@@ -35,3 +37,21 @@ def starts(record: Path, replica: str) -> list[int]:
     """Pids of every start of `replica` so far."""
     path = record / f"{replica}.starts"
     return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def write_sdist(path: Path, module: str, **files: str) -> None:
+    """A source archive of package `module` at `path`: its setup.py, `__init__.py` and `files`
+    (names relative to the package folder, e.g. `task_py="..."` is `task.py`)."""
+    members = {
+        "setup.py": f"from setuptools import setup\nsetup(name='{module}', version='0.1', "
+        f"packages=['{module}'])\n",
+        f"{module}/__init__.py": "",
+        **{f"{module}/{name.replace('_py', '.py')}": text for name, text in files.items()},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{module}-0.1/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))

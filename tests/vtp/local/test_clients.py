@@ -1,31 +1,25 @@
 """The real clients, unmodified, against the service: the aiplatform SDK and installed gcloud."""
 
-import io
 import json
-import tarfile
 
 import pytest
 from google.cloud import aiplatform
 from google.cloud.aiplatform import jobs
 
 from tests.fixtures import State, wait_for_state, wait_until
-from tests.vtp.local.conftest import OTHER_IMAGE, SCRIPT, scripted_pool, starts
+from tests.vtp.local.conftest import OTHER_IMAGE, SCRIPT, scripted_pool, starts, write_sdist
 
 MACHINE = {"machine_type": "n1-standard-4"}
+
+TASK = "import os, sys\nprint('task', sys.argv[1:], os.environ['RANK'])\n"
+"""The module of the packages these tests install: its args and its rank, printed."""
 
 
 @pytest.fixture
 def sdk(local_service, monkeypatch):
     """aiplatform initialised for the service: REST transport, anonymous, quick polling."""
     monkeypatch.setattr(jobs, "_JOB_WAIT_TIME", 0.1)  # the SDK's poll interval (5 s by default)
-    aiplatform.init(
-        project="local",
-        location="us-central1",
-        api_endpoint=local_service.url,
-        api_transport="rest",
-        credentials=local_service.credentials(),
-        staging_bucket="gs://staging/sdk",
-    )
+    local_service.init_sdk(staging_bucket="gs://staging/sdk")
     yield aiplatform
     aiplatform.init(api_endpoint=None, api_transport=None)
 
@@ -57,25 +51,10 @@ def test_sdk_run_raises_with_vertex_message_when_the_job_fails(sdk, tmp_path):
     assert job.state == State.JOB_STATE_FAILED
 
 
-def _sdist(path, module: str) -> None:
-    files = {
-        "setup.py": f"from setuptools import setup\nsetup(name='{module}', version='0.1', "
-        f"packages=['{module}'])\n",
-        f"{module}/__init__.py": "",
-        f"{module}/task.py": "import os, sys\nprint('task', sys.argv[1:], os.environ['RANK'])\n",
-    }
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{module}-0.1/{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-
-
 def test_sdk_python_package_job_installs_the_package_and_runs_the_module(sdk, local_service):
     archive = local_service.gcs_root / "pkgs" / "hello_task-0.1.tar.gz"
     archive.parent.mkdir(parents=True, exist_ok=True)
-    _sdist(archive, "hello_task")
+    write_sdist(archive, "hello_task", task_py=TASK)
     package = {
         "executor_image_uri": "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.2-4.py310:latest",
         "package_uris": ["gs://pkgs/hello_task-0.1.tar.gz"],
@@ -115,7 +94,7 @@ def test_gcloud_create_describe_list_cancel(gcloud, local_service, tmp_path):
 def test_gcloud_python_package_uris(gcloud, local_service):
     archive = local_service.gcs_root / "pkgs" / "gc_task-0.1.tar.gz"
     archive.parent.mkdir(parents=True, exist_ok=True)
-    _sdist(archive, "gc_task")
+    write_sdist(archive, "gc_task", task_py=TASK)
     created = gcloud(
         "ai", "custom-jobs", "create", "--display-name=gcloud-package",
         "--python-package-uris=gs://pkgs/gc_task-0.1.tar.gz",

@@ -69,14 +69,7 @@ def test_two_replicas_through_the_service_train_the_direct_model(
     local_service, tmp_path, direct_model, monkeypatch
 ):
     monkeypatch.setattr(jobs, "_JOB_WAIT_TIME", 0.2)
-    aiplatform.init(
-        project="local",
-        location="us-central1",
-        api_endpoint=local_service.url,
-        api_transport="rest",
-        credentials=local_service.credentials(),
-        staging_bucket="gs://runs/staging",
-    )
+    local_service.init_sdk(staging_bucket="gs://runs/staging")
     spec = trainer_job(tmp_path, "gs://runs/plain")
     job = aiplatform.CustomJob(
         display_name=spec["display_name"],

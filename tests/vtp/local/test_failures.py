@@ -5,12 +5,11 @@ replicas run `scripted_replica.py`, which records each start so restarts can be 
 """
 
 import json
-import os
 
 import pytest
 from google.cloud import aiplatform_v1
 
-from tests.fixtures import State, wait_for_state, wait_until
+from tests.fixtures import State, alive, wait_for_state, wait_until
 from tests.vtp.local.conftest import custom_job, scripted_pool, starts
 from vtp.cli import main as vtp
 
@@ -34,14 +33,6 @@ def submit(client, local_service, job: aiplatform_v1.CustomJob) -> str:
 def preempt(local_service, name: str, replica: str, grace: str = "2") -> None:
     assert vtp(["local", "preempt", name, "--replica", replica, "--grace", grace,
                 "--endpoint", local_service.url]) == 0  # fmt: skip
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_user_code_exception_fails_the_job_with_vertex_wording(client, local_service, tmp_path):

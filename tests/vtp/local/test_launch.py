@@ -1,12 +1,11 @@
 """From a job spec to host commands: validation, image rules, package installs, capacity."""
 
-import io
 import sys
-import tarfile
 
 import pytest
 from google.cloud import aiplatform_v1
 
+from tests.vtp.local.conftest import write_sdist
 from vtp.local.base import errors
 from vtp.local.runtime.capacity import Capacity, Needs
 from vtp.local.runtime.launch import is_project_image, plan_job
@@ -100,29 +99,14 @@ def test_invalid_specs_are_refused_naming_the_field(pools, named):
         plan_job(spec(*pools))
 
 
-def _sdist(path, module: str, body: str) -> None:
-    files = {
-        "setup.py": f"from setuptools import setup\nsetup(name='{module}', version='0.1', "
-        f"packages=['{module}'])\n",
-        f"{module}/__init__.py": "",
-        f"{module}/__main__.py": body,
-    }
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{module}-0.1/{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-
-
 def test_packages_install_once_per_content(tmp_path):
     bucket = tmp_path / "gcs" / "b"
     bucket.mkdir(parents=True)
-    _sdist(bucket / "hello-0.1.tar.gz", "hello", "print('hello')\n")
+    write_sdist(bucket / "hello-0.1.tar.gz", "hello", __main___py="print('hello')\n")
     first = install(["gs://b/hello-0.1.tar.gz"], tmp_path / "gcs", tmp_path / "cache")
     assert (first / "hello" / "__main__.py").read_text() == "print('hello')\n"
     again = install(["gs://b/hello-0.1.tar.gz"], tmp_path / "gcs", tmp_path / "cache")
-    _sdist(bucket / "hello-0.1.tar.gz", "hello", "print('changed')\n")
+    write_sdist(bucket / "hello-0.1.tar.gz", "hello", __main___py="print('changed')\n")
     changed = install(["gs://b/hello-0.1.tar.gz"], tmp_path / "gcs", tmp_path / "cache")
     assert again == first and changed != first
     assert (changed / "hello" / "__main__.py").read_text() == "print('changed')\n"

@@ -1,25 +1,16 @@
 """The service killed with SIGKILL mid-job, or stopped, then started again on the same state."""
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures import LocalService, State, wait_for_state, wait_until
+from tests.fixtures import LocalService, State, alive, wait_for_state, wait_until
 from tests.vtp.local.conftest import custom_job, scripted_pool, starts
 from vtp.local.app import App
 from vtp.local.base.config import ServiceConfig
 from vtp.local.base.state_dir import StateDirInUse
 
 PRIMARY = "workerpool0-0"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_sigkill_mid_job_then_restart_settles_every_job(tmp_path):

@@ -75,7 +75,7 @@ def broken(path: list, value) -> dict:
         ),
         (["workerPoolSpecs", 0], {}, "workerPoolSpecs[0]", "cannot be empty"),
         (["workerPoolSpecs"], [POOL] * 5, "workerPoolSpecs", "4 roles"),
-        (["workerPoolSpecs"], [], "workerPoolSpecs", "missing"),
+        (["workerPoolSpecs"], [], "workerPoolSpecs", "must not be empty"),
         (
             ["workerPoolSpecs", 0, "machineSpec", "acceleratorType"],
             None,

@@ -28,13 +28,7 @@ def artifact(local_service: LocalService) -> str:
 @pytest.fixture
 def sdk(local_service: LocalService) -> Iterator[object]:
     """aiplatform initialised for the service: REST transport, anonymous credentials."""
-    aiplatform.init(
-        project="local",
-        location="us-central1",
-        api_endpoint=local_service.url,
-        api_transport="rest",
-        credentials=local_service.credentials(),
-    )
+    local_service.init_sdk()
     yield aiplatform
     aiplatform.init(api_endpoint=None, api_transport=None)
 

@@ -70,13 +70,7 @@ def test_the_sdk_follows_a_run(local_service, client, tiny_yaml, monkeypatch):
     settings = initializer.global_config
     for name in ("_project", "_location", "_api_endpoint", "_api_transport", "_credentials"):
         monkeypatch.setattr(settings, name, getattr(settings, name))  # restored after the test
-    aiplatform.init(
-        project="local",
-        location="us-central1",
-        api_endpoint=local_service.url,
-        api_transport="rest",
-        credentials=local_service.credentials(),
-    )
+    local_service.init_sdk()
     followed = aiplatform.PipelineJob.get(created.name)
     followed.wait()
     assert followed.state == PipelineState.PIPELINE_STATE_SUCCEEDED

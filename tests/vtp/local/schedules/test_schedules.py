@@ -93,7 +93,7 @@ def test_a_schedule_fires_on_its_cron_until_max_run_count(served, clock, client,
     job = wait_for_pipeline(pipelines, run.run_response)
     assert job.state == PipelineState.PIPELINE_STATE_SUCCEEDED, job.error.message
     assert (job.schedule_name, job.display_name) == (created.name, "every-minute")
-    marker = served.service.config.storage_root / "vtp-test" / "markers" / "every-minute"
+    marker = served.app.config.storage_root / "vtp-test" / "markers" / "every-minute"
     assert json.loads(marker.read_text())["value"] == 3
 
     clock.now = datetime(2030, 1, 1, 10, 2, tzinfo=UTC)
