@@ -3,8 +3,9 @@
 Pure functions: they read a dict and raise `SpecError` whose path names the field and whose
 message says what is wrong and how to fix it. Field names, types and enum values are checked by
 `protodict`; this module adds what Vertex only reports after the job has started (or failed):
-pool roles, accelerators the machine cannot carry, missing packages, label rules. Hyperparameter
-tuning reuses `validate_custom_job_spec` for `trialJobSpec`.
+pool roles and what each pool must name (`pool_rules`, which the local service applies too),
+accelerators the machine cannot carry, package locations, label rules. Hyperparameter tuning
+reuses `validate_custom_job_spec` for `trialJobSpec`.
 """
 
 import re
@@ -13,11 +14,8 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vtp.vertex import accelerators, protodict
+from vtp.vertex import accelerators, pool_rules, protodict
 from vtp.vertex.protodict import SpecError, join
-
-MAX_WORKER_POOLS = 4
-"""Pools are roles by position: primary, workers, parameter/reduction servers, evaluators."""
 
 MAX_LABELS = 64
 MAX_DISPLAY_NAME = 128
@@ -170,50 +168,16 @@ def _check_job_fields(spec: Mapping[str, Any], where: str) -> None:
 
 
 def _check_pools(pools: Any, path: str) -> None:
-    if not pools:
-        raise SpecError(path, "missing; give at least the primary pool (pool 0)")
-    if len(pools) > MAX_WORKER_POOLS:
-        raise SpecError(
-            path,
-            f"{len(pools)} pools; Vertex has {MAX_WORKER_POOLS} roles (0 primary, 1 workers, "
-            "2 parameter/Reduction Server, 3 evaluators); merge pools of the same role",
-        )
-    if not pools[0]:
-        raise SpecError(
-            join(path, 0),
-            "pool 0 (the primary replica) cannot be empty; only later pools may be {} to skip "
-            "a role",
-        )
+    pool_rules.check_pools(pools, path)
     for index, pool in enumerate(pools):
         if pool:
-            check_pool(pool, index, join(path, index))
+            _check_accelerators(
+                pool.get("machineSpec") or {}, join(join(path, index), "machineSpec")
+            )
+            _check_package_uris(pool.get("pythonPackageSpec") or {}, join(path, index))
 
 
-def check_pool(pool: Mapping[str, Any], index: int, path: str) -> None:
-    """Raise SpecError unless the non-empty worker pool `pool` at position `index` can run."""
-    _check_replicas(pool.get("replicaCount"), index, join(path, "replicaCount"))
-    _check_machine(pool.get("machineSpec") or {}, join(path, "machineSpec"))
-    _check_task(pool, path)
-
-
-def _check_replicas(count: Any, index: int, path: str) -> None:
-    replicas = 1 if count is None else int(count)  # absent means one replica, as in gcloud
-    if replicas < 1:
-        raise SpecError(
-            path, f"{replicas} replicas; a pool needs at least 1 (use an empty pool, {{}}, to skip)"
-        )
-    if index == 0 and replicas != 1:
-        raise SpecError(
-            path,
-            f"pool 0 is the single primary replica, not {replicas}; set it to 1 and put the "
-            f"other {replicas - 1} in pool 1",
-        )
-
-
-def _check_machine(machine: Mapping[str, Any], path: str) -> None:
-    machine_type = machine.get("machineType")
-    if not machine_type:
-        raise SpecError(join(path, "machineType"), "missing; name one, e.g. n1-standard-8")
+def _check_accelerators(machine: Mapping[str, Any], path: str) -> None:
     accelerator = machine.get("acceleratorType")
     if isinstance(accelerator, int):  # JSON may carry the enum's number (the REST client does)
         accelerator = aiplatform_v1.AcceleratorType(accelerator).name
@@ -234,44 +198,17 @@ def _check_machine(machine: Mapping[str, Any], path: str) -> None:
         raise SpecError(
             join(path, "acceleratorCount"), f"{accelerator} needs a count of at least 1"
         )
-    problem = accelerators.accelerator_problem(machine_type, accelerator, int(count or 0))
+    problem = accelerators.accelerator_problem(machine["machineType"], accelerator, int(count or 0))
     if problem:
         raise SpecError(path, problem)
 
 
-def _check_task(pool: Mapping[str, Any], path: str) -> None:
-    # Both at once is a oneof clash, which the field check has already reported.
-    container, package = pool.get("containerSpec"), pool.get("pythonPackageSpec")
-    if not container and not package:
-        raise SpecError(
-            path,
-            "sets neither containerSpec nor pythonPackageSpec; a pool runs exactly one: a "
-            "container image, or a Python package on an executor image",
-        )
-    if container and not container.get("imageUri"):
-        raise SpecError(join(path, "containerSpec.imageUri"), "missing; name the image to run")
-    if package:
-        _check_package(package, join(path, "pythonPackageSpec"))
-
-
-def _check_package(package: Mapping[str, Any], path: str) -> None:
-    for key, fix in (
-        ("executorImageUri", "name a prebuilt training image"),
-        ("pythonModule", "name the module to run, e.g. trainer.task"),
-    ):
-        if not package.get(key):
-            raise SpecError(join(path, key), f"missing; {fix}")
-    uris = package.get("packageUris") or []
-    if not uris:
-        raise SpecError(
-            join(path, "packageUris"),
-            "no package to install; give the gs:// URI of your sdist or wheel "
-            "(gcloud: --python-package-uris)",
-        )
-    for i, uri in enumerate(uris):
+def _check_package_uris(package: Mapping[str, Any], path: str) -> None:
+    # The local service finds packages under its own storage root, and says so itself.
+    for i, uri in enumerate(package.get("packageUris") or []):
         if not uri.startswith("gs://"):
             raise SpecError(
-                join(join(path, "packageUris"), i),
+                join(path, f"pythonPackageSpec.packageUris[{i}]"),
                 f"{uri!r} is not a Cloud Storage URI; upload the package and use gs://BUCKET/PATH",
             )
 

@@ -12,6 +12,10 @@ How each pool runs on one machine (docs/architecture.md, "One code path, two bac
 - Any other image without a command cannot run here: the create request is refused with a
   message that says so (no Docker engine is used).
 
+Vertex's own pool rules (roles by position, replicas, what each pool must name) are
+`vtp.vertex.pool_rules`, the ones the CLI and components check before they submit; this module
+adds what this machine cannot run.
+
 In every command, a leading `python`/`python3` is the service's interpreter (`sys.executable`).
 """
 
@@ -20,12 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from google.cloud import aiplatform_v1
+from google.protobuf import json_format
 
 from vtp.local.base import errors
 from vtp.local.base.config import PROJECT_IMAGE_NAMES
 from vtp.local.runtime.cluster import replica_name
+from vtp.vertex import pool_rules
+from vtp.vertex.protodict import SpecError
+from vtp.vertex.validation import problem_of
 
-MAX_POOLS = 4
+POOLS_FIELD = "customJob.jobSpec.workerPoolSpecs"
 TRAINER_COMMAND = ("python", "-m", "trainer")
 """What the project's image runs when a pool gives no command (`components/images.py` agrees)."""
 
@@ -69,30 +77,24 @@ MAX_REPLICAS_PER_JOB = 64
 def plan_job(spec: aiplatform_v1.CustomJobSpec, project_images: tuple[str, ...] = ()) -> JobPlan:
     """The plan for `spec`; raise ApiError naming the field when it is invalid or cannot run."""
     pools = list(spec.worker_pool_specs)
-    if not pools:
-        raise errors.invalid_argument("customJob.jobSpec.workerPoolSpecs must not be empty.")
-    if len(pools) > MAX_POOLS:
-        raise errors.invalid_argument(
-            f"customJob.jobSpec.workerPoolSpecs has {len(pools)} pools; at most {MAX_POOLS} "
-            "(primary, workers, parameter servers, evaluators)."
-        )
+    check_vertex_rules(pools)
     plans = [_plan_pool(i, p, project_images) for i, p in enumerate(pools) if not _empty(p)]
-    if not plans or plans[0].index != 0:
-        raise errors.invalid_argument(
-            "customJob.jobSpec.workerPoolSpecs[0] (the primary replica) must not be empty."
-        )
-    if plans[0].replica_count != 1:
-        raise errors.invalid_argument(
-            "customJob.jobSpec.workerPoolSpecs[0].replicaCount must be 1 (the primary replica), "
-            f"got {plans[0].replica_count}."
-        )
     total = sum(plan.replica_count for plan in plans)
     if total > MAX_REPLICAS_PER_JOB:
         raise errors.invalid_argument(
-            f"customJob.jobSpec.workerPoolSpecs ask for {total} replicas; this machine runs at "
-            f"most {MAX_REPLICAS_PER_JOB} per job."
+            f"{POOLS_FIELD} ask for {total} replicas; this machine runs at most "
+            f"{MAX_REPLICAS_PER_JOB} per job."
         )
     return JobPlan(tuple(plans))
+
+
+def check_vertex_rules(pools: Sequence[aiplatform_v1.WorkerPoolSpec]) -> None:
+    """INVALID_ARGUMENT, naming the field, where `pools` break Vertex's rules (`pool_rules`)."""
+    rest = [json_format.MessageToDict(aiplatform_v1.WorkerPoolSpec.pb(p)) for p in pools]
+    try:
+        pool_rules.check_pools(rest, POOLS_FIELD)
+    except SpecError as exc:
+        raise errors.invalid_argument(f"{exc.path} {problem_of(exc)}.") from None
 
 
 def is_project_image(image_uri: str, extra_prefixes: tuple[str, ...] = ()) -> bool:
@@ -119,9 +121,7 @@ def _empty(pool: aiplatform_v1.WorkerPoolSpec) -> bool:
 def _plan_pool(
     index: int, pool: aiplatform_v1.WorkerPoolSpec, project_images: tuple[str, ...]
 ) -> PoolPlan:
-    where = f"customJob.jobSpec.workerPoolSpecs[{index}]"
-    if pool.replica_count < 0:
-        raise errors.invalid_argument(f"{where}.replicaCount must be at least 1.")
+    where = f"{POOLS_FIELD}[{index}]"
     # replicaCount is optional: proto3 cannot tell it unset from 0, and unset means one replica
     # (what gcloud sends without replica-count, and what our spec library assumes).
     replicas = pool.replica_count or 1
@@ -130,33 +130,21 @@ def _plan_pool(
             f"{where}.replicaCount is {replicas}; this machine runs at most "
             f"{MAX_REPLICAS_PER_POOL} replicas per pool (each is a process)."
         )
-    if not pool.machine_spec.machine_type:
-        raise errors.invalid_argument(f"{where}.machineSpec.machineType is required.")
-    has_container = "container_spec" in pool
-    if has_container == ("python_package_spec" in pool):
-        raise errors.invalid_argument(
-            f"{where} must set exactly one of containerSpec and pythonPackageSpec."
-        )
-    if has_container:
+    spec: aiplatform_v1.ContainerSpec | aiplatform_v1.PythonPackageSpec
+    if "container_spec" in pool:
         spec = pool.container_spec
-        argv, uris = _container(where, spec, project_images), ()
+        argv = container_command(
+            f"{where}.containerSpec", spec.image_uri, spec.command, spec.args, TRAINER_COMMAND,
+            project_images,
+        )  # fmt: skip
+        uris: tuple[str, ...] = ()
     else:
         spec = pool.python_package_spec
-        argv, uris = _python_package(where, spec)
+        argv = (sys.executable, "-m", spec.python_module, *spec.args)
+        uris = tuple(spec.package_uris)
     env = tuple((e.name, e.value) for e in spec.env)
     count = pool.machine_spec.accelerator_count if pool.machine_spec.accelerator_type else 0
     return PoolPlan(index, replicas, count, argv, env, uris)
-
-
-def _container(
-    where: str, spec: aiplatform_v1.ContainerSpec, project_images: tuple[str, ...]
-) -> tuple[str, ...]:
-    if not spec.image_uri:
-        raise errors.invalid_argument(f"{where}.containerSpec.imageUri is required.")
-    return container_command(
-        f"{where}.containerSpec", spec.image_uri, spec.command, spec.args, TRAINER_COMMAND,
-        project_images,
-    )  # fmt: skip
 
 
 def container_command(
@@ -180,17 +168,3 @@ def container_command(
             "if it is built from this project)."
         )
     return host_command(chosen + list(args))
-
-
-def _python_package(
-    where: str, spec: aiplatform_v1.PythonPackageSpec
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    for key, value in (
-        ("executorImageUri", spec.executor_image_uri),
-        ("packageUris", spec.package_uris),
-        ("pythonModule", spec.python_module),
-    ):
-        if not value:
-            raise errors.invalid_argument(f"{where}.pythonPackageSpec.{key} is required.")
-    argv = (sys.executable, "-m", spec.python_module, *spec.args)
-    return argv, tuple(spec.package_uris)
