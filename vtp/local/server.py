@@ -11,6 +11,7 @@ their routes to the router. Errors use Google's JSON shape.
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BufferedIOBase
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import parse_qs, urlsplit
@@ -114,7 +115,7 @@ class _Body:
     and raises ConnectionError when the client stops before the end (so a cut-off upload is
     never stored as an object)."""
 
-    def __init__(self, stream: BinaryIO, length: int) -> None:
+    def __init__(self, stream: BufferedIOBase, length: int) -> None:
         self._stream = stream
         self.remaining = length
 
@@ -129,7 +130,7 @@ class _Body:
         return data
 
 
-def _copy_exactly(source: BinaryIO, target: BinaryIO, length: int) -> None:
+def _copy_exactly(source: BinaryIO, target: BufferedIOBase, length: int) -> None:
     while length > 0:
         chunk = source.read(min(length, 1 << 20))
         if not chunk:  # the file shrank under us: the client sees a short body

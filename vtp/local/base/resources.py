@@ -67,3 +67,22 @@ def _decode_token(token: str) -> int:
     except (ValueError, UnicodeDecodeError):
         pass
     raise errors.invalid_argument(f"Invalid pageToken {token!r}.")
+
+
+def set_times(message: object, when: datetime, *fields: str) -> None:
+    """Set the Timestamp `fields` of a proto-plus message to `when`.
+
+    proto-plus takes (and hands back) datetimes for Timestamp fields, while aiplatform's generated
+    hints give those fields protobuf's own Timestamp type; setting them by name states what
+    really happens without a type error at every assignment.
+    """
+    for field in fields:
+        setattr(message, field, when)
+
+
+def time_of(message: object, field: str) -> datetime:
+    """A Timestamp field of a proto-plus message as the datetime proto-plus hands out."""
+    value = getattr(message, field)
+    if not isinstance(value, datetime):
+        raise TypeError(f"{field} is not set")
+    return value

@@ -108,12 +108,13 @@ def _logs(service: CustomJobs, request: Request) -> str:
 
 def _wait(service: CustomJobs, request: Request) -> str:
     seen = request.arg("state")
-    if seen not in aiplatform_v1.JobState.__members__:
+    states: dict[str, int] = dict(aiplatform_v1.JobState.__members__)
+    if seen not in states:
         raise errors.invalid_argument(f'wait: "state" must be a JobState name, got {seen!r}.')
     timeout = _seconds("wait", "timeout", request.arg("timeout", "10s"))
     if not 0 <= timeout <= MAX_WAIT_SECONDS:
         raise errors.invalid_argument(f'wait: "timeout" must be 0s to {MAX_WAIT_SECONDS}s.')
-    job = service.watch_custom_job(_name(request), aiplatform_v1.JobState[seen], timeout)
+    job = service.watch_custom_job(_name(request), states[seen], timeout)
     return job_json(job, request.enum_ints)
 
 

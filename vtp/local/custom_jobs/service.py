@@ -28,7 +28,7 @@ from google.rpc import status_pb2
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import job_json, new_id, page
+from vtp.local.base.resources import job_json, new_id, page, set_times
 from vtp.local.custom_jobs.store import JobRecord, Store
 from vtp.local.runtime import gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
@@ -246,7 +246,7 @@ class CustomJobs:
                 self._changed.wait(left)
         return job
 
-    def watch_custom_job(self, name: str, seen: State, timeout: float) -> aiplatform_v1.CustomJob:
+    def watch_custom_job(self, name: str, seen: int, timeout: float) -> aiplatform_v1.CustomJob:
         """The job as soon as its state is no longer `seen`, or as it is after `timeout` seconds:
         the local `:wait` long poll, so a waiting task hears of a change without polling."""
         deadline = time.monotonic() + timeout
@@ -260,17 +260,17 @@ class CustomJobs:
 
     # -- JobBook: what JobRun threads report --------------------------------------------------
 
-    def set_state(self, job_id: str, state: State) -> None:
+    def set_state(self, job_id: str, state: int) -> None:
         """A job moved on (PENDING, RUNNING); a cancellation already asked for stays."""
         with self._changed:
-            record = self.store.get_job(job_id)
+            record = self._stored(job_id)
             if record.job.state != State.JOB_STATE_CANCELLING:
                 self._update(record, state)
 
     def save_history(self, job_id: str, history: rules.History) -> None:
         """Persist a job's retry and restart counters."""
         with self._changed:
-            record = self.store.get_job(job_id)
+            record = self._stored(job_id)
             record.runtime.job_retries = history.job_retries
             record.runtime.worker_restarts = dict(history.worker_restarts)
             self.store.update_job(record)
@@ -279,7 +279,7 @@ class CustomJobs:
         """Record a replica process group before anything else can go wrong, and count it."""
         self.store.add_process(process)
         with self._changed:
-            record = self.store.get_job(process.job_id)
+            record = self._stored(process.job_id)
             starts = record.runtime.replica_starts
             starts[process.replica] = starts.get(process.replica, 0) + 1
             self.store.update_job(record)
@@ -289,7 +289,7 @@ class CustomJobs:
         self.store.remove_process(job_id, replica)
         if exit_status is not None:
             with self._changed:
-                record = self.store.get_job(job_id)
+                record = self._stored(job_id)
                 record.runtime.exit_statuses[replica] = exit_status
                 self.store.update_job(record)
 
@@ -298,7 +298,7 @@ class CustomJobs:
         with self._changed:
             run = self._runs.pop(job_id)
             self.capacity.release(run.gpus)
-            record = self.store.get_job(job_id)
+            record = self._stored(job_id)
             if outcome.state is None:  # the service is stopping: run it again next time
                 self._update(record, State.JOB_STATE_QUEUED)
             else:
@@ -315,7 +315,7 @@ class CustomJobs:
     def _start_queued(self) -> None:
         # Strict FIFO: a job that does not fit yet holds back the ones behind it, as a quota would.
         while self._queue and not self.root.closing.is_set():
-            record = self.store.get_job(self._queue[0])
+            record = self._stored(self._queue[0])
             plan = self._plan(record.job.job_spec)
             gpus = self.capacity.allocate(Needs.of(plan, self.config.ignore_accelerators))
             if gpus is None:
@@ -414,21 +414,30 @@ class CustomJobs:
     def _record(self, name: str) -> JobRecord:
         return find(name, "customJobs", "CustomJob", self.store.get_job, lambda r: r.job.name)
 
-    def _update(self, record: JobRecord, state: State) -> None:
+    def _stored(self, job_id: str) -> JobRecord:
+        """A job the service itself is running or queued (it exists, unless deleted meanwhile:
+        a KeyError then reaches the caller's thread, as any bug would)."""
+        record = self.store.get_job(job_id)
+        if record is None:
+            raise KeyError(f"job {job_id} is not in the store")
+        return record
+
+    def _update(self, record: JobRecord, state: int) -> None:
         now = datetime.now(UTC)
-        record.job.state = state
-        record.job.update_time = now
+        record.job.state = State(state)
+        set_times(record.job, now, "update_time")
         if state == State.JOB_STATE_RUNNING and not record.job.start_time:
-            record.job.start_time = now
+            set_times(record.job, now, "start_time")
         if state in JOB_ENDED:
-            record.job.end_time = now
+            set_times(record.job, now, "end_time")
         self.store.update_job(record)
         self._changed.notify_all()
-        _log.info("job %s: %s", record.id, state.name)
+        _log.info("job %s: %s", record.id, State(state).name)
 
     def _finish_record(self, record: JobRecord, outcome: Outcome) -> None:
         if outcome.error_code:
             record.job.error = status_pb2.Status(code=outcome.error_code, message=outcome.message)
+        assert outcome.state is not None, "an outcome that ends the job names its state"
         self._update(record, outcome.state)
 
 

@@ -25,7 +25,7 @@ from google.cloud.aiplatform_v1 import DeployedModel, Endpoint
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page
+from vtp.local.base.resources import new_id, page, set_times
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.endpoints.serving import (
@@ -75,7 +75,7 @@ class Endpoints:
         with self._lock:
             if self.store.get(endpoint.name.rsplit("/", 1)[1]):
                 raise errors.already_exists(f"Endpoint {endpoint.name} already exists.")
-            endpoint.create_time = endpoint.update_time = datetime.now(UTC)
+            set_times(endpoint, datetime.now(UTC), "create_time", "update_time")
             endpoint.etag = new_id()
             endpoint.traffic_split.clear()
             self.store.insert(Record(endpoint))
@@ -112,7 +112,7 @@ class Endpoints:
                 _check_split(dict(change.traffic_split), {d.id for d in endpoint.deployed_models})
             for field in fields:
                 setattr(endpoint, field, getattr(change, field))
-            endpoint.update_time = datetime.now(UTC)
+            set_times(endpoint, datetime.now(UTC), "update_time")
             self.store.update(Record(endpoint))
         return endpoint
 
@@ -151,7 +151,7 @@ class Endpoints:
         deployed.model = model.name
         deployed.model_version_id = model.version_id
         deployed.display_name = wanted.display_name or model.display_name
-        deployed.create_time = datetime.now(UTC)
+        set_times(deployed, datetime.now(UTC), "create_time")
         operation = self._operation(name, "DeployModelOperationMetadata", done=False)
         thread = threading.Thread(
             target=self._deploy,
@@ -185,7 +185,7 @@ class Endpoints:
                 return
             endpoint.deployed_models.append(deployed)
             endpoint.traffic_split = {deployed.id if k == "0" else k: v for k, v in split.items()}
-            endpoint.update_time = datetime.now(UTC)
+            set_times(endpoint, datetime.now(UTC), "update_time")
             self.store.update(Record(endpoint))
             self._servers[deployed.id] = server
         response = {"@type": _TYPE + "DeployModelResponse", "deployedModel": _deployed(deployed)}
@@ -193,6 +193,7 @@ class Endpoints:
 
     def _start_server(self, name: str, deployed: DeployedModel, plan: ServingPlan) -> ModelServer:
         config = self.root.config
+        assert config.project_dir is not None, "ServiceConfig resolves it"
         endpoint_id = name.rsplit("/", 1)[1]
         folder = config.state_dir / "endpoints" / endpoint_id
         server = ModelServer(plan, folder / f"{deployed.id}.log")
@@ -233,7 +234,7 @@ class Endpoints:
             del endpoint.deployed_models[:]
             endpoint.deployed_models.extend(remaining)
             endpoint.traffic_split = split if remaining else {}
-            endpoint.update_time = datetime.now(UTC)
+            set_times(endpoint, datetime.now(UTC), "update_time")
             self.store.update(Record(endpoint))
             server = self._servers.pop(request.deployed_model_id, None)
         if server:

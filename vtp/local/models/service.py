@@ -19,7 +19,7 @@ from google.cloud.aiplatform_v1 import Model
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page
+from vtp.local.base.resources import new_id, page, set_times
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.models.store import ModelStore
 from vtp.local.models.upload import (
@@ -127,7 +127,7 @@ class ModelRegistry:
             if "version_aliases" in fields:
                 self._set_aliases(versions, version, list(change.version_aliases))
             now = datetime.now(UTC)
-            version.version_update_time = now
+            set_times(version, now, "version_update_time")
             for other in versions:
                 target = version if other.version_id == version.version_id else other
                 # The model's own fields are every version's; the version_* ones, one version's.
@@ -136,7 +136,7 @@ class ModelRegistry:
                         target is version or not field.startswith("version_")
                     ):
                         setattr(target, field, getattr(change, field))
-                target.update_time = now
+                set_times(target, now, "update_time")
                 self.store.update(target)
         return self.get(f"{version.name}@{version.version_id}")
 
@@ -155,7 +155,7 @@ class ModelRegistry:
             versions = self._versions(version.name)
             kept = [a for a in version.version_aliases if a not in remove]
             self._set_aliases(versions, version, [*kept, *(a for a in add if a not in kept)])
-            version.version_update_time = datetime.now(UTC)
+            set_times(version, datetime.now(UTC), "version_update_time")
             self.store.update(version)
         return self.get(f"{version.name}@{version.version_id}")
 
@@ -227,7 +227,7 @@ class ModelRegistry:
         ]
         for previous in demoted:
             previous.version_aliases.remove(DEFAULT_ALIAS)
-            previous.update_time = now
+            set_times(previous, now, "update_time")
         return version, demoted
 
     def _refuse_if_deployed(self, name: str) -> None:
@@ -241,7 +241,8 @@ class ModelRegistry:
     def _with_deployments(self, version: Model) -> Model:
         refs = self.deployments(f"{version.name}@{version.version_id}")
         version.deployed_models = [
-            {"endpoint": endpoint, "deployed_model_id": i} for endpoint, i in refs
+            aiplatform_v1.DeployedModelRef(endpoint=endpoint, deployed_model_id=i)
+            for endpoint, i in refs
         ]
         return version
 
@@ -275,8 +276,8 @@ def _version(model: Model, name: str, version_id: str, aliases: list[str], now: 
     version = Model(model)
     version.name, version.version_id = name, version_id
     version.version_aliases = aliases
-    version.create_time = version.update_time = now
-    version.version_create_time = version.version_update_time = now
+    set_times(version, now, "create_time", "update_time")
+    set_times(version, now, "version_create_time", "version_update_time")
     if "container_spec" in model:
         for field, value in CONTAINER_MODEL_DEFAULTS.items():
             setattr(version, field, value)

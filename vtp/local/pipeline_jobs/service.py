@@ -28,7 +28,7 @@ from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find, parse_name
-from vtp.local.base.resources import new_id, page
+from vtp.local.base.resources import new_id, page, set_times
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.pipeline_jobs import spec as specs
@@ -308,18 +308,19 @@ class PipelineJobs:
     def _record(self, name: str) -> Record:
         return find(name, "pipelineJobs", "PipelineJob", self.store.get, lambda r: r.resource.name)
 
-    def _set_state(self, record: Record, state: State) -> None:
+    def _set_state(self, record: Record, state: int) -> None:
         now = datetime.now(UTC)
         job = record.resource
-        job.state, job.update_time = state, now
+        job.state = State(state)
+        set_times(job, now, "update_time")
         if state == State.PIPELINE_STATE_RUNNING and "start_time" not in job:
-            job.start_time = now
+            set_times(job, now, "start_time")
         if state in PIPELINE_ENDED:
-            job.end_time = now
+            set_times(job, now, "end_time")
         self.store.update(record)
-        _log.info("pipeline job %s: %s", record.id, state.name)
+        _log.info("pipeline job %s: %s", record.id, State(state).name)
 
-    def _finish(self, record: Record, state: State, code: int = 0, message: str = "") -> None:
+    def _finish(self, record: Record, state: int, code: int = 0, message: str = "") -> None:
         if code:
             record.resource.error = status_pb2.Status(code=code, message=message)
         self._set_state(record, state)

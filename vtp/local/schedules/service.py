@@ -24,7 +24,7 @@ from google.cloud import aiplatform_v1
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, rest_json
+from vtp.local.base.resources import new_id, page, rest_json, set_times, time_of
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.pipeline_jobs.service import PipelineJobs
@@ -75,11 +75,13 @@ class Schedules:
         self._check(parent, schedule)
         now = self.clock()
         schedule.name = f"{parent}/schedules/{new_id()}"
-        schedule.state, schedule.create_time, schedule.update_time = State.ACTIVE, now, now
+        schedule.state = State(State.ACTIVE)
+        set_times(schedule, now, "create_time", "update_time")
         if "start_time" not in schedule:
-            schedule.start_time = now
+            set_times(schedule, now, "start_time")
         # A start time in the past starts from now: Vertex backfills only on resume (catchUp).
-        schedule.next_run_time = cron.first_time(schedule.cron, max(schedule.start_time, now))
+        first = cron.first_time(schedule.cron, max(time_of(schedule, "start_time"), now))
+        set_times(schedule, first, "next_run_time")
         record = Record(schedule)
         with self._lock:
             self._complete_if_over(record)
@@ -138,7 +140,7 @@ class Schedules:
 
     def tick(self) -> builtins.list[str]:
         """Fire every ACTIVE schedule that is due now; return the names of the runs created."""
-        created = []
+        created: builtins.list[str] = []
         with self._lock:
             now = self.clock()
             for record in list(self.store.all()):
@@ -155,7 +157,7 @@ class Schedules:
         active = self.jobs.active_runs(schedule.name)
         if active >= schedule.max_concurrent_run_count and schedule.allow_queueing:
             return []  # still due: it starts as soon as a run ends
-        created = []
+        created: builtins.list[str] = []
         if active >= schedule.max_concurrent_run_count:
             response = (
                 f"Skipped: maxConcurrentRunCount ({schedule.max_concurrent_run_count}) runs of "
@@ -224,7 +226,7 @@ class Schedules:
         if schedule.max_run_count < 0:
             raise errors.invalid_argument("schedule.maxRunCount must not be negative.")
         ends = "start_time" in schedule and "end_time" in schedule
-        if ends and schedule.end_time <= schedule.start_time:
+        if ends and time_of(schedule, "end_time") <= time_of(schedule, "start_time"):
             raise errors.invalid_argument("schedule.endTime must be after schedule.startTime.")
         self._check_request(parent, schedule)
 
@@ -251,15 +253,15 @@ class Schedules:
     def _record(self, name: str) -> Record:
         return find(name, "schedules", "Schedule", self.store.get, lambda r: r.resource.name)
 
-    def _expect(self, record: Record, state: State, verb: str) -> None:
+    def _expect(self, record: Record, state: int, verb: str) -> None:
         if record.resource.state != state:
             raise errors.failed_precondition(
                 f"Cannot {verb} {record.resource.name}: it is {record.resource.state.name}, "
-                f"not {state.name}."
+                f"not {State(state).name}."
             )
 
     def _save(self, record: Record) -> None:
-        record.resource.update_time = self.clock()
+        set_times(record.resource, self.clock(), "update_time")
         self.store.update(record)
 
 

@@ -28,7 +28,7 @@ from google.protobuf import json_format, struct_pb2
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page
+from vtp.local.base.resources import new_id, page, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
@@ -76,8 +76,8 @@ class TrainingPipelines:
         now = datetime.now(UTC)
         pipeline = TrainingPipeline(request)
         pipeline.name = f"{parent}/trainingPipelines/{new_id()}"
-        pipeline.state = State.PIPELINE_STATE_PENDING
-        pipeline.create_time = pipeline.update_time = now
+        pipeline.state = State(State.PIPELINE_STATE_PENDING)
+        set_times(pipeline, now, "create_time", "update_time")
         for output_only in ("start_time", "end_time", "error", "training_task_metadata"):
             delattr(pipeline, output_only)
         record = Record(pipeline, {"job": ""})
@@ -186,7 +186,7 @@ class TrainingPipelines:
             metadata = struct_pb2.Value()
             json_format.ParseDict({"backingCustomJob": name}, metadata)
             record.resource.training_task_metadata = metadata
-            record.resource.start_time = datetime.now(UTC)
+            set_times(record.resource, datetime.now(UTC), "start_time")
             self._set_state(record, State.PIPELINE_STATE_RUNNING)
         return name
 
@@ -233,17 +233,17 @@ class TrainingPipelines:
         pipeline.model_to_upload = model
         self._end(record, State.PIPELINE_STATE_SUCCEEDED)
 
-    def _end(self, record: Record, state: State, code: int = 0, message: str = "") -> None:
+    def _end(self, record: Record, state: int, code: int = 0, message: str = "") -> None:
         with self._lock:
             now = datetime.now(UTC)
-            record.resource.end_time = now
+            set_times(record.resource, now, "end_time")
             if code:
                 record.resource.error = {"code": code, "message": message}
             self._set_state(record, state)
 
-    def _set_state(self, record: Record, state: State) -> None:
-        record.resource.state = state
-        record.resource.update_time = datetime.now(UTC)
+    def _set_state(self, record: Record, state: int) -> None:
+        record.resource.state = State(state)
+        set_times(record.resource, datetime.now(UTC), "update_time")
         self.store.update(record)
 
     def _record(self, name: str) -> Record:

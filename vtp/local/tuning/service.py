@@ -20,7 +20,7 @@ from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, rest_json
+from vtp.local.base.resources import new_id, page, rest_json, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.service import Service
@@ -75,7 +75,8 @@ class Tuner:
         _check_runnable(job, self.jobs)
         now = datetime.now(UTC)
         job.name = f"{parent}/hyperparameterTuningJobs/{new_id()}"
-        job.state, job.create_time, job.update_time = JobState.JOB_STATE_PENDING, now, now
+        job.state = JobState(JobState.JOB_STATE_PENDING)
+        set_times(job, now, "create_time", "update_time")
         record = TuningRecord(job, seed=secrets.randbelow(2**31))
         self.store.insert(record)
         _log.info("tuning job %s (%s): created", record.id, job.display_name)

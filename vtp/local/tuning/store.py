@@ -78,7 +78,8 @@ class TuningStore:
     def jobs(self, parent: str | None = None) -> Iterator[TuningRecord]:
         """Jobs in creation order, under `parent` when given (`-` matches any project or
         location)."""
-        query, args = "SELECT parent, resource, seed FROM tuning_jobs", ()
+        query = "SELECT parent, resource, seed FROM tuning_jobs"
+        args: tuple[str, ...] = ()
         if parent is not None and "-" not in parent.split("/"):
             query, args = query + " WHERE parent = ?", (parent,)
         for row_parent, resource, seed in self._db.read(query + " ORDER BY seq", args):
