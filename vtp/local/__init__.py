@@ -1,4 +1,4 @@
-"""The local Vertex service: CustomJobs through Vertex's REST API, run as local processes.
+"""The local Vertex service: Vertex's API for real clients, its jobs run as local processes.
 
     vtp local serve --port 8765 --state-dir .vtp/local      # then point any client at it:
     aiplatform.init(api_endpoint="http://127.0.0.1:8765", api_transport="rest",
@@ -35,8 +35,11 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
   the next start treats interrupted jobs as Vertex treats internal errors: run again, at most
   twice, then `Internal error occurred for the current attempt.`
 
-Layers, each a folder, imports pointing down: `base/` (config, errors, resource names, filters,
-SQLite, routing), `runtime/` (replicas as processes under Vertex's rules), one package per
-resource type (`custom_jobs/`, `tuning/`, `models/`, `pipeline_jobs/`, `schedules/`, each with
-`store.py`, `service.py`, `routes.py`), and `server.py`, the HTTP front end over all of them.
+Where it is: `service.py` is the root every resource shares (configuration, token, ids,
+addresses, operations, lifecycle); `app.py` puts it together: it holds the state directory,
+binds the front ends (`server.py`, `grpc_server.py`, `tls_front.py`), builds each resource
+package (`custom_jobs/`, `tuning/`, `models/`, `training_pipelines/`, `endpoints/`,
+`pipeline_jobs/`, `schedules/`, each with `store.py`, `service.py`, `routes.py`) with what it
+uses, and starts and closes them in order. Below them, `runtime/` runs replicas and `base/`
+holds what every layer shares (config, errors, names, operations, filters, SQLite, routing).
 """
