@@ -13,7 +13,7 @@ confined to the storage root, replicas with a container's environment that die w
 
 How it maps Vertex onto one machine (each choice is documented where it is made):
 
-- Replicas are host processes, each in its own session, with Vertex's environment
+- Replicas are host processes, each in its own process group, with Vertex's environment
   (`runtime/cluster.py`): each replica listens on its own 127.0.0.1 port instead of its own
   host, starts in a fresh working directory, and sees the storage root at /gcs as Cloud Storage
   FUSE would show it (`runtime/gcs_mount.py`). Logs: one file per replica, also served as

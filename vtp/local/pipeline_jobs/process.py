@@ -36,7 +36,7 @@ class RunProcess:
         return self._process.pid if self._process else 0
 
     def start(self) -> int:
-        """Spawn the worker in a new session; return its pid."""
+        """Spawn the worker in a process group of its own; return its pid."""
         argv = [sys.executable, "-m", "vtp.local.pipeline_jobs.worker", str(self.run_dir)]
         self._process = spawn(argv, self._env, self.run_dir, self.run_dir / "run.log")
         return self._process.pid
