@@ -1,4 +1,4 @@
-"""Replica processes: each in a process group of its own (in the service's session), logging to one file.
+"""Replica processes: each in a process group of its own, logging to one file.
 
 Every replica carries a random token in its environment. The token and the group leader's pid
 are stored before the service does anything else, so a restarted service can find and kill what a
