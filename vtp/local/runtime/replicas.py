@@ -52,6 +52,11 @@ class Replica:
     python_path: str = ""
     """Installed packages of a pythonPackageSpec pool, put first on PYTHONPATH."""
 
+    def running(self) -> subprocess.Popen:
+        """The process of a replica that has one: a live one (`ReplicaSet.live`)."""
+        assert self.proc is not None, f"replica {self.name} has no process"
+        return self.proc
+
 
 class ReplicaSet:
     """All replicas of one job, under `<state>/jobs/<id>/` (logs/ and work/)."""
@@ -105,27 +110,27 @@ class ReplicaSet:
         self.note(replica, f"preempting {replica.name}: SIGTERM, SIGKILL in {grace:g}s")
         replica.preempted = True
         replica.kill_at = time.monotonic() + grace
-        signal_group(replica.proc.pid, signal.SIGTERM)
+        signal_group(replica.running().pid, signal.SIGTERM)
 
     def escalate(self) -> None:
         """SIGKILL preempted replicas whose grace period is over."""
         for replica in self.live():
             if replica.kill_at and time.monotonic() >= replica.kill_at:
-                signal_group(replica.proc.pid, signal.SIGKILL)
+                signal_group(replica.running().pid, signal.SIGKILL)
                 replica.kill_at = 0.0
 
     def stop(self, replicas: list[Replica], grace: float, poll: float) -> None:
         """SIGTERM each replica's group, SIGKILL what is left after `grace` seconds, reap all."""
         deadline = time.monotonic() + grace
         for replica in replicas:
-            signal_group(replica.proc.pid, signal.SIGTERM)
+            signal_group(replica.running().pid, signal.SIGTERM)
         pending = list(replicas)
         while pending:
-            pending = [r for r in pending if r.proc.poll() is None]
+            pending = [r for r in pending if r.running().poll() is None]
             if pending and time.monotonic() >= deadline:
                 for replica in pending:
-                    signal_group(replica.proc.pid, signal.SIGKILL)
-                    replica.proc.wait()
+                    signal_group(replica.running().pid, signal.SIGKILL)
+                    replica.running().wait()
             elif pending:
                 time.sleep(min(poll, 0.05))
         for replica in replicas:
@@ -133,9 +138,10 @@ class ReplicaSet:
 
     def reap(self, replica: Replica) -> None:
         """Forget an ended replica's process, killing anything it left behind."""
-        kill_leftovers(replica.proc.pid, replica.token)
+        proc = replica.running()
+        kill_leftovers(proc.pid, replica.token)
         index_lines(self.log_path(replica.name), final=True)
-        code = replica.proc.returncode
+        code = proc.returncode
         self._book.remove_process(
             self.job_id, replica.name, None if code is None else exit_status(code)
         )

@@ -15,8 +15,9 @@ import time
 import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from google.cloud import aiplatform_v1
 
@@ -43,9 +44,11 @@ _EVERYONE = (rules.Action.RESTART_ALL, rules.Action.RETRY_JOB)
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a job ended. `state` None means the service shut down: the job goes back to the queue."""
+    """How a job ended. `state` None means the service shut down: the job goes back to the queue.
 
-    state: State | None
+    `state` is a JobState member, typed as the int mypy sees proto-plus enum members as."""
+
+    state: int | None
     error_code: int = 0
     message: str = ""
 
@@ -53,12 +56,19 @@ class Outcome:
 class JobBook(ProcessBook, Protocol):
     """What a JobRun needs from the service: record state changes and live processes."""
 
-    def set_state(self, job_id: str, state: State) -> None: ...
+    def set_state(self, job_id: str, state: int) -> None: ...
     def save_history(self, job_id: str, history: rules.History) -> None: ...
     def finish(self, job_id: str, outcome: Outcome) -> None: ...
 
-    service_id: str
-    client_env: dict[str, str]
+    @property
+    def service_id(self) -> str:
+        """The service's id, which every replica carries."""
+        ...
+
+    @property
+    def client_env(self) -> dict[str, str]:
+        """What points a replica's clients back at the service."""
+        ...
 
 
 @dataclass
@@ -199,7 +209,7 @@ class JobRun(threading.Thread):
         # part of that restart, not user errors: their failures wait for the preemption to end.
         hold = together and any(r.preempted for r in self._set.live())
         for replica in self._set.live():
-            code = replica.proc.poll()
+            code = replica.running().poll()
             if code is None or (hold and code != 0 and not replica.preempted):
                 continue
             self._set.reap(replica)
@@ -301,15 +311,19 @@ class JobRun(threading.Thread):
         return Outcome(None)
 
     def _timed_out(self) -> bool:
-        seconds = self._spec.scheduling.timeout.total_seconds()
+        seconds = self._timeout_seconds()
         return bool(seconds) and time.time() >= self._runtime.started_at + seconds
 
     def _timeout_msg(self) -> str:
-        seconds = self._spec.scheduling.timeout.total_seconds()
+        seconds = self._timeout_seconds()
         return (
             "The job exceeded its maximum running time "
             f"(scheduling.timeout = {seconds:g}s) and was stopped."
         )
+
+    def _timeout_seconds(self) -> float:
+        # proto-plus hands a Duration field out as a timedelta; aiplatform's hints say Duration.
+        return cast(timedelta, self._spec.scheduling.timeout).total_seconds()
 
     def _counts(self) -> str:
         restarts = sum(self._history.worker_restarts.values())
