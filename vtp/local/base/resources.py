@@ -1,13 +1,19 @@
 """Resource names and JSON forms of the API's messages, as Vertex writes them."""
 
 import base64
+import json
 import secrets
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import proto
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
+from vtp.local.base.filters import compile_filter
+
+M = TypeVar("M", bound=proto.Message)
 
 
 def rest_json(message: proto.Message, enum_ints: bool = False) -> str:
@@ -24,6 +30,16 @@ def rest_json(message: proto.Message, enum_ints: bool = False) -> str:
 def job_json(job: aiplatform_v1.CustomJob, enum_ints: bool = False) -> str:
     """A CustomJob as the REST API returns it."""
     return rest_json(job, enum_ints)
+
+
+def matching_page(
+    resources: Iterable[M], filter: str, page_size: int, page_token: str, default_size: int = 100
+) -> tuple[list[M], str]:
+    """One page of the `resources` whose REST form matches the AIP-160 `filter`, and the next
+    page token: what every list method answers."""
+    predicate = compile_filter(filter)
+    chosen = [r for r in resources if predicate(json.loads(rest_json(r)))]
+    return page(chosen, page_size, page_token, default_size)
 
 
 def page(items: list, page_size: int, page_token: str, default_size: int) -> tuple[list, str]:

@@ -12,7 +12,6 @@ A scheduler thread starts queued jobs, in creation order, when their replicas fi
 through the `JobBook` methods below. Cloud Logging's `entries:list` reads these jobs' replica logs.
 """
 
-import json
 import logging
 import re
 import shutil
@@ -28,7 +27,7 @@ from google.rpc import status_pb2
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import job_json, new_id, page, set_times
+from vtp.local.base.resources import matching_page, new_id, page, set_times
 from vtp.local.custom_jobs.store import JobRecord, Store
 from vtp.local.runtime import gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
@@ -139,10 +138,8 @@ class CustomJobs:
         self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
     ) -> tuple[list[aiplatform_v1.CustomJob], str]:
         """One page of the listed jobs under `parent` that match `filter`, and the next token."""
-        predicate = compile_filter(filter)
-        jobs = [r.job for r in self.store.jobs(parent) if r.runtime.listed]
-        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
-        return page(jobs, page_size, page_token, default_size=100)
+        jobs = (r.job for r in self.store.jobs(parent) if r.runtime.listed)
+        return matching_page(jobs, filter, page_size, page_token)
 
     def cancel_custom_job(self, name: str) -> None:
         """Start cancelling the job (CANCELLING, then CANCELLED); raise if it already ended."""

@@ -23,9 +23,8 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1 import DeployedModel, Endpoint
 
 from vtp.local.base import errors
-from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, set_times
+from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.endpoints.serving import (
@@ -92,10 +91,8 @@ class Endpoints:
         self, parent: str, filter: str = "", size: int = 0, token: str = ""
     ) -> tuple[list[Endpoint], str]:
         """One page of the endpoints under `parent`."""
-        predicate = compile_filter(filter)
         found = (r.resource for r in self.store.all(parent))
-        chosen = [e for e in found if predicate(json.loads(_json(e)))]
-        return page(chosen, size, token, DEFAULT_PAGE_SIZE)
+        return matching_page(found, filter, size, token, DEFAULT_PAGE_SIZE)
 
     def update(self, name: str, body: bytes, mask: str) -> Endpoint:
         """Apply the fields of `body` that `mask` names (all updatable ones when empty)."""

@@ -26,15 +26,14 @@ from google.rpc import status_pb2
 
 from vtp import storage
 from vtp.local.base import errors
-from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find, parse_name
-from vtp.local.base.resources import new_id, page, set_times
+from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs import vertex_tasks, worker
 from vtp.local.pipeline_jobs.process import RunProcess
-from vtp.local.pipeline_jobs.resource import created_job, job_json, task_jobs
+from vtp.local.pipeline_jobs.resource import created_job, task_jobs
 from vtp.local.pipeline_jobs.task_details import task_details
 from vtp.local.runtime.logs import read as read_log
 from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
@@ -150,10 +149,8 @@ class PipelineJobs:
         self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
     ) -> tuple[list[aiplatform_v1.PipelineJob], str]:
         """One page of the jobs under `parent` that match `filter`, and the next page token."""
-        predicate = compile_filter(filter)
-        jobs = [r.resource for r in self.store.all(parent)]
-        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
-        return page(jobs, page_size, page_token, 100)
+        jobs = (r.resource for r in self.store.all(parent))
+        return matching_page(jobs, filter, page_size, page_token)
 
     def cancel(self, name: str) -> None:
         """Start cancelling a run (CANCELLING, then CANCELLED); raise if it has ended."""

@@ -13,7 +13,6 @@ without waiting); the ticker checks every poll interval.
 """
 
 import builtins
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -22,9 +21,8 @@ from datetime import UTC, datetime
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
-from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, rest_json, set_times, time_of
+from vtp.local.base.resources import matching_page, new_id, rest_json, set_times, time_of
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.pipeline_jobs.service import PipelineJobs
@@ -102,10 +100,8 @@ class Schedules:
         self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
     ) -> tuple[list[Schedule], str]:
         """One page of the schedules under `parent` that match `filter`, and the next token."""
-        predicate = compile_filter(filter)
-        found = [r.resource for r in self.store.all(parent)]
-        found = [s for s in found if predicate(json.loads(schedule_json(s)))]
-        return page(found, page_size, page_token, 100)
+        found = (r.resource for r in self.store.all(parent))
+        return matching_page(found, filter, page_size, page_token)
 
     def pause(self, name: str) -> None:
         """Stop an ACTIVE schedule from firing."""

@@ -26,9 +26,8 @@ from google.cloud.aiplatform_v1 import TrainingPipeline
 from google.protobuf import json_format, struct_pb2
 
 from vtp.local.base import errors
-from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, set_times
+from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
@@ -93,13 +92,8 @@ class TrainingPipelines:
         self, parent: str, filter: str = "", size: int = 0, token: str = ""
     ) -> tuple[list[TrainingPipeline], str]:
         """One page of the pipelines under `parent`, oldest first."""
-        predicate = compile_filter(filter)
-        found = [
-            r.resource
-            for r in self.store.all(parent)
-            if predicate(json.loads(TrainingPipeline.to_json(r.resource, indent=None)))
-        ]
-        return page(found, size, token, DEFAULT_PAGE_SIZE)
+        found = (r.resource for r in self.store.all(parent))
+        return matching_page(found, filter, size, token, DEFAULT_PAGE_SIZE)
 
     def cancel(self, name: str) -> None:
         """Cancel the pipeline's job; the pipeline ends CANCELLED once the job has."""

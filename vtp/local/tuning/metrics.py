@@ -82,7 +82,8 @@ def group_reports(
     value at step 0; each report is still its own measurement).
     """
     measurements: list[Measurement] = []
-    step, elapsed, metrics = None, 0.0, {}
+    step, elapsed = 0, 0.0  # set by the first report with values, before they are used
+    metrics: dict[str, float] = {}
     for report in reports:
         values = _metric_values(report, metric_ids)
         if not values:

@@ -21,6 +21,7 @@ from google.cloud.aiplatform_v1 import CustomJob, HyperparameterTuningJob, JobSt
 from google.rpc import status_pb2
 
 from vtp.local.base import errors
+from vtp.local.base.resources import set_times, time_of
 from vtp.local.tuning import metrics, stopping
 from vtp.local.tuning.metrics import Measurement
 from vtp.local.tuning.store import TuningRecord
@@ -115,7 +116,7 @@ class StudyRun:
                 raise errors.failed_precondition(
                     f"Cannot cancel {self.job.name}: it is already in state {self.job.state.name}."
                 )
-            self.job.state = JobState.JOB_STATE_CANCELLING
+            self.job.state = JobState(JobState.JOB_STATE_CANCELLING)
             self._stop_running_trials()
             self._commit()
 
@@ -136,7 +137,7 @@ class StudyRun:
 
     def _refresh(self, trial: Trial) -> None:
         custom = self._backend.get_custom_job(trial.custom_job)
-        started = custom.start_time or trial.start_time
+        started = time_of(custom if custom.start_time else trial, "start_time")
         reported = metrics.read_metric_file(
             self._metric_file(trial.id), self._metric_ids, started.timestamp()
         )
@@ -160,7 +161,7 @@ class StudyRun:
             return
         _log.info("tuning job %s: stopping trial %s: %s", self.record.id, trial.id, decision.reason)
         self._stops[trial.id] = decision
-        trial.state = Trial.State.STOPPING
+        trial.state = Trial.State(Trial.State.STOPPING)
         self._cancel_custom_job(trial)
 
     def _completed_curves(self) -> list[stopping.Curve]:
@@ -192,13 +193,13 @@ class StudyRun:
             wanted = ", ".join(self._metric_ids)
             self._infeasible(trial, f"The trial reported no value of {wanted} (cloudml-hypertune).")
         else:
-            trial.state = Trial.State.SUCCEEDED
+            trial.state = Trial.State(Trial.State.SUCCEEDED)
             trial.final_measurement = final.to_proto()
             self._suggester.complete(trial.id, final.metrics)
-        trial.end_time = datetime.now(UTC)
+        set_times(trial, datetime.now(UTC), "end_time")
 
     def _infeasible(self, trial: Trial, reason: str) -> None:
-        trial.state = Trial.State.INFEASIBLE
+        trial.state = Trial.State(Trial.State.INFEASIBLE)
         trial.infeasible_reason = reason
         self._suggester.fail(trial.id)
 
@@ -231,12 +232,12 @@ class StudyRun:
         except errors.ApiError as exc:  # e.g. a package URI missing from local storage
             self.job.trials.append(trial)
             self._infeasible(self.job.trials[-1], exc.message)
-            self.job.trials[-1].end_time = now
+            set_times(self.job.trials[-1], now, "end_time")
             return
         self.job.trials.append(trial)
         if self.job.state == JobState.JOB_STATE_PENDING:
-            self.job.state = JobState.JOB_STATE_RUNNING
-            self.job.start_time = now
+            self.job.state = JobState(JobState.JOB_STATE_RUNNING)
+            set_times(self.job, now, "start_time")
 
     def _can_start(self) -> bool:
         return not self._exhausted and len(self.job.trials) < self.job.max_trial_count
@@ -292,13 +293,13 @@ class StudyRun:
         reason = f" Trial {last.id}: {last.infeasible_reason}" if last else ""
         self._end(JobState.JOB_STATE_FAILED, errors.INVALID_ARGUMENT, "All trials failed." + reason)
 
-    def _end(self, state: JobState, code: int = 0, message: str = "") -> None:
-        self.job.state = state
-        self.job.end_time = datetime.now(UTC)
+    def _end(self, state: int, code: int = 0, message: str = "") -> None:
+        self.job.state = JobState(state)
+        set_times(self.job, datetime.now(UTC), "end_time")
         if code:
             self.job.error = status_pb2.Status(code=code, message=message)
-        _log.info("tuning job %s: %s %s", self.record.id, state.name, message)
+        _log.info("tuning job %s: %s %s", self.record.id, self.job.state.name, message)
 
     def _commit(self) -> None:
-        self.job.update_time = datetime.now(UTC)
+        set_times(self.job, datetime.now(UTC), "update_time")
         self._save(self.record)

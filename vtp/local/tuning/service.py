@@ -7,7 +7,6 @@ A restarted service picks up every unfinished job where it was: the trials' Cust
 recovered by the service, and each suggester is rebuilt from the stored trials.
 """
 
-import json
 import logging
 import secrets
 import shutil
@@ -18,9 +17,8 @@ from pathlib import Path
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
-from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, rest_json, set_times
+from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.service import Service
@@ -91,10 +89,8 @@ class Tuner:
         self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
     ) -> tuple[list[HyperparameterTuningJob], str]:
         """One page of the jobs under `parent` matching `filter`, and the next page token."""
-        predicate = compile_filter(filter)
-        jobs = [r.job for r in self.store.jobs(parent)]
-        jobs = [j for j in jobs if predicate(json.loads(job_json(j)))]
-        return page(jobs, page_size, page_token, DEFAULT_PAGE_SIZE)
+        jobs = (r.job for r in self.store.jobs(parent))
+        return matching_page(jobs, filter, page_size, page_token, DEFAULT_PAGE_SIZE)
 
     def cancel(self, name: str) -> None:
         """Start cancelling a job; raise FAILED_PRECONDITION if it has ended."""

@@ -109,8 +109,11 @@ def _running_average(c: Curve, x: float) -> float | None:
 def decay_curve_rule(trial: Curve, completed: Sequence[Curve], sign: float) -> Stop | None:
     """Stop when a GP on (value at x -> final value) of completed trials says "hopeless"."""
     x, value = trial.points[-1]
-    pairs = [(_value_at(c, x), c.final) for c in completed if c.final is not None]
-    pairs = [(v, f) for v, f in pairs if v is not None]
+    pairs = [
+        (v, c.final)
+        for c in completed
+        if c.final is not None and (v := _value_at(c, x)) is not None
+    ]
     if len(pairs) < MIN_COMPLETED_TRIALS:
         return None
     xs, ys = [sign * v for v, _ in pairs], [sign * f for _, f in pairs]

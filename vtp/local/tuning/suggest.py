@@ -14,7 +14,7 @@ each other.
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import optuna
@@ -50,7 +50,8 @@ def record_from_trial(trial: Trial, metric_ids: Sequence[str]) -> TrialRecord:
     """The TrialRecord of a stored aiplatform_v1 Trial."""
     params: dict[str, Value] = {}
     for p in trial.parameters:
-        params[p.parameter_id] = p.value  # proto-plus unwraps struct Value to float or str
+        # proto-plus unwraps a struct Value to float or str; aiplatform's hints say struct Value.
+        params[p.parameter_id] = cast(Value, p.value)
     values = {m.metric_id: m.value for m in trial.final_measurement.metrics}
     if trial.state in (Trial.State.ACTIVE, Trial.State.STOPPING, Trial.State.REQUESTED):
         state: State = "PENDING"
@@ -125,7 +126,9 @@ class Suggester:
                 group=True,
                 constant_liar=True,
             )
-        goals = {StudySpec.MetricSpec.GoalType.MINIMIZE: "minimize"}
+        goals: dict[int, Literal["minimize", "maximize"]] = {
+            StudySpec.MetricSpec.GoalType.MINIMIZE: "minimize"
+        }
         directions = [goals.get(m.goal, "maximize") for m in self.spec.metrics]
         study = optuna.create_study(sampler=sampler, directions=directions)
         for record in self.trials:
@@ -177,24 +180,33 @@ def _suggest(trial: optuna.Trial, dim: Dimension) -> Value:
         return trial.suggest_float(dim.key, dist.low, dist.high, log=dist.log)
     if isinstance(dist, IntDistribution):
         return trial.suggest_int(dim.key, dist.low, dist.high, log=dist.log)
-    return trial.suggest_categorical(dim.key, dim.values)
+    choice = trial.suggest_categorical(dim.key, dim.values)
+    assert choice is not None  # one of dim.values
+    return choice
 
 
 def _decode(dim: Dimension, internal: Value) -> Value:
     if dim.kind == "DISCRETE":
         return dim.values[int(internal)]
     if dim.scale == "REVERSE_LOG":
-        flipped = dim.low + dim.high - internal
-        return int(flipped) if dim.kind == "INTEGER" else min(max(flipped, dim.low), dim.high)
+        return _flip(dim, internal)
     return internal
 
 
 def _encode(dim: Dimension, value: Value) -> Value:
     if dim.kind == "DISCRETE":
-        return min(range(len(dim.values)), key=lambda i: abs(dim.values[i] - float(value)))
+        # DISCRETE values are floats (space.dimensions)
+        return min(range(len(dim.values)), key=lambda i: abs(float(dim.values[i]) - float(value)))
     if dim.kind == "INTEGER":
         value = int(value)
     if dim.scale == "REVERSE_LOG":
-        flipped = dim.low + dim.high - value
-        return int(flipped) if dim.kind == "INTEGER" else min(max(flipped, dim.low), dim.high)
+        return _flip(dim, value)
     return value
+
+
+def _flip(dim: Dimension, value: Value) -> Value:
+    """low + high - value, both ways between a reverse-log value and Optuna's coordinates."""
+    # Only DOUBLE and INTEGER dimensions have a scale (study_rules refuses one on a CATEGORICAL).
+    assert not isinstance(value, str), f"{dim.parameter_id}: a scale on a CATEGORICAL value"
+    flipped = dim.low + dim.high - value
+    return int(flipped) if dim.kind == "INTEGER" else min(max(flipped, dim.low), dim.high)
