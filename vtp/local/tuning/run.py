@@ -298,7 +298,7 @@ class StudyRun:
         set_times(self.job, datetime.now(UTC), "end_time")
         if code:
             self.job.error = status_pb2.Status(code=code, message=message)
-        _log.info("tuning job %s: %s %s", self.record.id, self.job.state.name, message)
+        _log.info("tuning job %s: %s %s", self.record.id, JobState(state).name, message)
 
     def _commit(self) -> None:
         set_times(self.job, datetime.now(UTC), "update_time")
