@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Protocol
 
 from vtp.local.base.config import ServiceConfig
+from vtp.local.base.operations import SCHEMA as OPERATIONS_SCHEMA
 from vtp.local.base.operations import Operations
+from vtp.local.base.sqlite import Database
 from vtp.local.base.state_dir import StateDir
 from vtp.local.runtime.watchdog import Watchdog
 from vtp.vertex import local_auth
@@ -68,7 +70,8 @@ class Service:
         }
         """What points a process's Vertex and Cloud Storage clients back at this service
         (replicas, pipeline tasks, model servers)."""
-        self.operations = Operations(config.state_dir / "state.db")
+        self._db = Database(config.state_dir / "state.db", OPERATIONS_SCHEMA)
+        self.operations = Operations(self._db)
         self.closing = threading.Event()
         """Set when the service begins to close: resources create nothing more."""
         self._state_dir = state_dir
@@ -81,7 +84,7 @@ class Service:
     def close(self) -> None:
         """Release everything the root holds; the resources have closed already."""
         self.closing.set()
-        self.operations.close()
+        self._db.close()
         if self._watchdog:
             self._watchdog.close()
         self._state_dir.release()

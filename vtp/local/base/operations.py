@@ -6,24 +6,19 @@ a client polling it later, or after a restart, reads the same answer.
 """
 
 import json
-from pathlib import Path
 
 from vtp.local.base import errors
 from vtp.local.base.resources import done_operation, new_id
 from vtp.local.base.sqlite import Database
 
-_SCHEMA = "CREATE TABLE IF NOT EXISTS operations (name TEXT PRIMARY KEY, body TEXT NOT NULL);"
+SCHEMA = "CREATE TABLE IF NOT EXISTS operations (name TEXT PRIMARY KEY, body TEXT NOT NULL);"
 
 
 class Operations:
     """Operations by name, as JSON (google.longrunning.Operation's REST form)."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = Database(path, _SCHEMA)
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+    def __init__(self, db: Database) -> None:
+        self._db = db  # opened with SCHEMA; its owner closes it
 
     def put(self, operation: dict) -> dict:
         """Store (or replace) `operation`, keyed by its `name`; return it."""

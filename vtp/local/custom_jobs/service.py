@@ -28,7 +28,8 @@ from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, page, set_times
-from vtp.local.custom_jobs.store import JobRecord, Store
+from vtp.local.base.sqlite import Database
+from vtp.local.custom_jobs.store import SCHEMA, JobRecord, Store
 from vtp.local.runtime import gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
 from vtp.local.runtime.capacity import Capacity, Needs
@@ -53,7 +54,8 @@ class CustomJobs:
     def __init__(self, root: Service) -> None:
         self.root = root
         self.config = root.config
-        self.store = Store(root.config.state_dir / "state.db")
+        self._db = Database(root.config.state_dir / "state.db", SCHEMA)
+        self.store = Store(self._db)
         self.capacity = Capacity(self.config.gpus, self.config.max_replicas)
         self._runs: dict[str, JobRun] = {}
         self._queue: list[str] = []
@@ -88,7 +90,7 @@ class CustomJobs:
             run.join()
         if self._scheduler.is_alive():
             self._scheduler.join()
-        self.store.close()
+        self._db.close()
 
     # -- the API ------------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
@@ -16,7 +15,7 @@ from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
 from vtp.local.runtime.records import ProcessRecord, Runtime
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT UNIQUE NOT NULL,
@@ -50,12 +49,8 @@ class JobRecord:
 class Store:
     """Thread-safe rows of jobs and their replica processes."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = Database(path, _SCHEMA)
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+    def __init__(self, db: Database) -> None:
+        self._db = db  # opened with SCHEMA; its owner closes it
 
     def insert_job(self, record: JobRecord) -> None:
         """Add a new job."""

@@ -21,7 +21,8 @@ from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page, set_times
 from vtp.local.base.routing import mask_fields, parse_message
-from vtp.local.models.store import ModelStore
+from vtp.local.base.sqlite import Database
+from vtp.local.models.store import SCHEMA, ModelStore
 from vtp.local.models.upload import (
     artifact_problem,
     check_aliases,
@@ -61,7 +62,8 @@ class ModelRegistry:
 
     def __init__(self, root: Service) -> None:
         self.root = root
-        self.store = ModelStore(root.config.state_dir / "models.db")
+        self._db = Database(root.config.state_dir / "models.db", SCHEMA)
+        self.store = ModelStore(self._db)
         self._lock = threading.Lock()
         self.deployments: Callable[[str], list[tuple[str, str]]] = lambda _name: []
         """(endpoint, deployed model ID) of each deployment of a model or `model@version`;
@@ -72,7 +74,7 @@ class ModelRegistry:
 
     def close(self) -> None:
         """Close the store."""
-        self.store.close()
+        self._db.close()
 
     def upload(self, parent: str, body: bytes) -> dict:
         """Register a model, or a version of one, from an UploadModelRequest; return the LRO.

@@ -4,14 +4,12 @@ One row per model version, holding the public Model resource of that version (it
 model's, without `@version`); the versions of a model share `parent` and `model_id`.
 """
 
-from pathlib import Path
-
 from google.cloud.aiplatform_v1 import Model
 
 from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_versions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     parent TEXT NOT NULL,
@@ -26,12 +24,8 @@ CREATE TABLE IF NOT EXISTS model_versions (
 class ModelStore:
     """Thread-safe access to the registry's SQLite database."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = Database(path, _SCHEMA)
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+    def __init__(self, db: Database) -> None:
+        self._db = db  # opened with SCHEMA; its owner closes it
 
     def insert(self, version: Model) -> None:
         """Add a model version (a new model's first, or a further one)."""

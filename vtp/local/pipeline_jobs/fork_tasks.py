@@ -127,7 +127,9 @@ class FreshTask:
             bufsize=1,
             env=dict(env),
         )
-        self.lines = itertools.chain([notice] if notice else [], self._process.stdout)
+        assert self._process.stdout is not None  # stdout=PIPE
+        self._stdout = self._process.stdout
+        self.lines = itertools.chain([notice] if notice else [], self._stdout)
 
     def wait(self) -> int:
         """The process's exit status."""
@@ -135,7 +137,7 @@ class FreshTask:
 
     def close(self) -> None:
         """Release the pipe (after `wait`)."""
-        self._process.stdout.close()
+        self._stdout.close()
 
 
 @contextlib.contextmanager
@@ -146,7 +148,7 @@ def task_process(
     server = _active
     how = plan(full_command) if server is not None else None
     task: ForkedTask | FreshTask | None = None
-    if isinstance(how, Plan):
+    if server is not None and isinstance(how, Plan):
         try:
             task = server.fork(how, env)
         except ConnectionRefusedError:

@@ -20,10 +20,11 @@ from vtp.local.base import errors
 from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message
+from vtp.local.base.sqlite import Database
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.service import Service
 from vtp.local.tuning.run import StudyRun
-from vtp.local.tuning.store import TuningRecord, TuningStore
+from vtp.local.tuning.store import SCHEMA, TuningRecord, TuningStore
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.states import JOB_ENDED
 from vtp.vertex.study_rules import check_tuning_job
@@ -41,7 +42,8 @@ class Tuner:
 
     def __init__(self, root: Service, jobs: CustomJobs) -> None:
         self.root, self.jobs = root, jobs
-        self.store = TuningStore(root.config.state_dir / "tuning.db")
+        self._db = Database(root.config.state_dir / "tuning.db", SCHEMA)
+        self.store = TuningStore(self._db)
         self._runs: dict[str, StudyRun] = {}
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -59,7 +61,7 @@ class Tuner:
             threads = list(self._threads)
         for thread in threads:
             thread.join()
-        self.store.close()
+        self._db.close()
 
     def create(self, parent: str, body: bytes) -> HyperparameterTuningJob:
         """Validate and start a tuning job under `parent`; return it."""

@@ -7,14 +7,13 @@ the suggester is rebuilt from the stored trials.
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
 from vtp.local.base.sqlite import Database
 from vtp.local.base.store import name_matches
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS tuning_jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT UNIQUE NOT NULL,
@@ -46,12 +45,8 @@ class TuningRecord:
 class TuningStore:
     """Thread-safe access to the tuning jobs' SQLite database."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = Database(path, _SCHEMA)
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+    def __init__(self, db: Database) -> None:
+        self._db = db  # opened with SCHEMA; its owner closes it
 
     def insert(self, record: TuningRecord) -> None:
         """Add a new job."""
