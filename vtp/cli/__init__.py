@@ -13,11 +13,42 @@ import os
 import pkgutil
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 
 class UsageError(Exception):
     """Bad input found after argument parsing; the message names the flag or key at fault."""
+
+
+Command = tuple[str, Callable[[argparse.Namespace], int | None], str]
+"""One command of a group: its name, the function it runs, its help line."""
+
+
+def command_group(
+    subparsers: argparse._SubParsersAction, name: str, help_text: str
+) -> argparse._SubParsersAction:
+    """Add the group `vtp NAME COMMAND ...`; return the action its commands are added to."""
+    group = subparsers.add_parser(name, help=help_text)
+    return group.add_subparsers(dest=f"{name}_command", required=True, metavar="COMMAND")
+
+
+def add_commands(
+    commands: argparse._SubParsersAction,
+    table: Iterable[Command],
+    add_flags: Callable[[argparse.ArgumentParser], None],
+    operand: tuple[str, str] | None = None,
+) -> dict[str, argparse.ArgumentParser]:
+    """Add one command per row of `table`, each with the flags `add_flags` adds and, when
+    given, the positional `operand` (METAVAR, help); return their parsers by name."""
+    parsers = {}
+    for name, func, help_text in table:
+        parser = commands.add_parser(name, help=help_text, allow_abbrev=False)
+        if operand is not None:
+            parser.add_argument(operand[0].lower(), metavar=operand[0], help=operand[1])
+        add_flags(parser)
+        parser.set_defaults(func=func)
+        parsers[name] = parser
+    return parsers
 
 
 DEBUG_ENV = "VTP_DEBUG"

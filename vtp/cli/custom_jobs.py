@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from vtp.cli import UsageError, failures, target
+from vtp.cli import UsageError, add_commands, command_group, failures, target
 
 LOCAL_STAGING = "gs://vtp-local-staging"
 """Where `--local` stages autopackaged code when neither --staging-bucket nor --base-output-dir
@@ -43,29 +43,24 @@ the request but stages nothing.
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `custom-jobs` and its commands."""
-    group = subparsers.add_parser(
-        "custom-jobs", help="create and manage Vertex AI custom jobs (as gcloud ai custom-jobs)"
+    commands = command_group(
+        subparsers,
+        "custom-jobs",
+        "create and manage Vertex AI custom jobs (as gcloud ai custom-jobs)",
     )
-    commands = group.add_subparsers(dest="custom_jobs_command", required=True, metavar="COMMAND")
     _add_create(commands)
-    for name, func, help_text in (
+    on_job = (
         ("describe", _describe, "print a custom job as JSON"),
         ("cancel", _cancel, "cancel a custom job"),
         ("stream-logs", _stream_logs, "follow a custom job's state and logs until it ends"),
-    ):
-        parser = commands.add_parser(name, help=help_text, allow_abbrev=False)
-        parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
-        target.add_target_flags(parser)
-        parser.set_defaults(func=func)
-        if name == "stream-logs":
-            parser.add_argument(
-                "--polling-interval",
-                type=float,
-                help="seconds between polls (default: 60 on Vertex, 1 locally)",
-            )
-    parser = commands.add_parser("list", help="list custom jobs", allow_abbrev=False)
-    target.add_target_flags(parser)
-    parser.set_defaults(func=_list)
+    )
+    parsers = add_commands(commands, on_job, target.add_target_flags, target.JOB_OPERAND)
+    parsers["stream-logs"].add_argument(
+        "--polling-interval",
+        type=float,
+        help="seconds between polls (default: 60 on Vertex, 1 locally)",
+    )
+    add_commands(commands, [("list", _list, "list custom jobs")], target.add_target_flags)
 
 
 def _add_create(commands: argparse._SubParsersAction) -> None:

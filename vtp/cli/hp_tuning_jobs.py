@@ -13,28 +13,23 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from vtp.cli import UsageError, failures, target
+from vtp.cli import UsageError, add_commands, command_group, failures, target
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `hp-tuning-jobs` command group."""
-    group = subparsers.add_parser(
-        "hp-tuning-jobs", help="create and manage hyperparameter tuning jobs"
+    commands = command_group(
+        subparsers, "hp-tuning-jobs", "create and manage hyperparameter tuning jobs"
     )
-    commands = group.add_subparsers(dest="hp_command", required=True, metavar="COMMAND")
     _add_create(commands)
-    for name, func, verb in (
+    on_job = (
         ("describe", _describe, "print a job, its trials and their measurements"),
         ("cancel", _cancel, "cancel a running job"),
-    ):
-        parser = commands.add_parser(name, help=verb)
-        parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
-        target.add_target_flags(parser)
-        parser.set_defaults(func=func)
-    listing = commands.add_parser("list", help="list the jobs of a region")
-    target.add_target_flags(listing)
-    listing.add_argument("--format", choices=("table", "json"), default="table")
-    listing.set_defaults(func=_list)
+    )
+    add_commands(commands, on_job, target.add_target_flags, target.JOB_OPERAND)
+    listing = [("list", _list, "list the jobs of a region")]
+    parsers = add_commands(commands, listing, target.add_target_flags)
+    parsers["list"].add_argument("--format", choices=("table", "json"), default="table")
 
 
 def _add_create(commands: argparse._SubParsersAction) -> None:

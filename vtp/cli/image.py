@@ -16,13 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vtp.cli import UsageError, failures
+from vtp.cli import UsageError, command_group, failures
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `image build`."""
-    group = subparsers.add_parser("image", help="build and push the project image")
-    commands = group.add_subparsers(dest="image_command", required=True, metavar="COMMAND")
+    commands = command_group(subparsers, "image", "build and push the project image")
     parser = commands.add_parser("build", help="build the project image", allow_abbrev=False)
     add = parser.add_argument
     add("--repository", required=True, help="REGION-docker.pkg.dev/PROJECT/REPO to push to")

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from vtp.cli import UsageError, local_clients
+from vtp.cli import UsageError, command_group, local_clients
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
 DEFAULT_PORT = 8765
@@ -29,8 +29,7 @@ _REPLICA = re.compile(r"workerpool[0-3]-\d+")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `local serve` and `local preempt`."""
-    group = subparsers.add_parser("local", help="the local Vertex service (serve, env, preempt)")
-    commands = group.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
+    commands = command_group(subparsers, "local", "the local Vertex service (serve, env, preempt)")
     _add_serve(commands)
     local_clients.add_env(commands)
     local_clients.add_exec(commands)

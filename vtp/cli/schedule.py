@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from vtp.cli import UsageError, failures
+from vtp.cli import UsageError, add_commands, command_group, failures
 from vtp.cli.submit import add_pipeline_job_flags, build_job, where
 from vtp.cli.target import project, region
 
@@ -27,26 +27,21 @@ _VERTEX_ONLY = ("max_run_count", "start_time", "end_time", "allow_queueing")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `schedule` and its commands."""
-    group = subparsers.add_parser(
-        "schedule", help="run a pipeline on a cron (Vertex schedules or Cloud Scheduler)"
+    commands = command_group(
+        subparsers, "schedule", "run a pipeline on a cron (Vertex schedules or Cloud Scheduler)"
     )
-    commands = group.add_subparsers(dest="schedule_command", required=True, metavar="COMMAND")
     _add_create(commands)
-    for name, func, help_text in (
-        ("list", _list, "list pipeline schedules"),
+    add_commands(commands, [("list", _list, "list pipeline schedules")], _add_target_flags)
+    on_schedule = (
         ("pause", _pause, "pause a schedule"),
         ("resume", _resume, "resume a paused schedule"),
         ("delete", _delete, "delete a schedule (runs it started go on)"),
-    ):
-        parser = commands.add_parser(name, help=help_text, allow_abbrev=False)
-        if name != "list":
-            parser.add_argument("name", metavar="NAME", help="display name, ID or resource name")
-        _add_target_flags(parser)
-        parser.set_defaults(func=func)
-        if name == "resume":
-            parser.add_argument(
-                "--catch-up", action="store_true", help="start the runs missed while paused"
-            )
+    )
+    operand = ("NAME", "display name, ID or resource name")
+    parsers = add_commands(commands, on_schedule, _add_target_flags, operand)
+    parsers["resume"].add_argument(
+        "--catch-up", action="store_true", help="start the runs missed while paused"
+    )
 
 
 def _add_target_flags(parser: argparse.ArgumentParser) -> None:

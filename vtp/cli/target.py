@@ -16,6 +16,8 @@ REGION_ENV = "CLOUDSDK_AI_REGION"
 """What `gcloud config set ai/region` sets."""
 LOCAL_PROJECT, LOCAL_REGION = "local", "us-central1"
 """What `--local` uses when no project or region is given."""
+JOB_OPERAND = ("JOB", "job ID or full resource name")
+"""The positional argument of the commands that act on one job (describe, cancel, ...)."""
 
 
 def add_target_flags(parser: argparse.ArgumentParser) -> None:
