@@ -34,6 +34,7 @@ import atexit
 import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import logging
 import os
@@ -229,8 +230,9 @@ def _run_task(connection: socket.socket) -> int:
     os.dup2(fds[0], 1)
     os.dup2(fds[0], 2)
     os.close(fds[0])
-    sys.stdout.reconfigure(line_buffering=True)
-    sys.stderr.reconfigure(line_buffering=True)
+    for stream in (sys.stdout, sys.stderr):
+        assert isinstance(stream, io.TextIOWrapper)  # the interpreter's own, now on the pipe
+        stream.reconfigure(line_buffering=True)
     os.chdir(request["cwd"])
     _take_environment(request["env"])
     sys.argv = [request["module"], *request["argv"]]
@@ -264,6 +266,7 @@ def _take_environment(env: dict[str, str]) -> None:
             sys.path.insert(0, entry)
     if str(HOOK_FILE.parent) in entries:
         spec = importlib.util.spec_from_file_location("_vtp_startup_hook", HOOK_FILE)
+        assert spec is not None and spec.loader is not None  # a .py file's spec has both
         hook = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(hook)
         hook.install()

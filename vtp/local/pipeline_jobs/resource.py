@@ -6,7 +6,7 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
-from vtp.local.base.resources import rest_json
+from vtp.local.base.resources import rest_json, set_times
 
 State = aiplatform_v1.PipelineState
 _OUTPUT_ONLY = (
@@ -44,6 +44,7 @@ def created_job(
         delattr(created, field)
     now = datetime.now(UTC)
     created.name, created.schedule_name = name, schedule
-    created.state, created.create_time, created.update_time = State.PIPELINE_STATE_QUEUED, now, now
+    created.state = State(State.PIPELINE_STATE_QUEUED)
+    set_times(created, now, "create_time", "update_time")
     created.runtime_config.gcs_output_directory = root
     return created

@@ -20,7 +20,7 @@ JOB_ID = re.compile(r"[a-z][-a-z0-9]{0,127}")
 """Valid `pipelineJobId`s (Vertex: under 128 characters of [a-z0-9-], starting with a letter)."""
 
 _RUNTIME = "pipelineJob.runtimeConfig"
-_TYPES: dict[str, tuple[type, ...]] = {
+_TYPES: dict[str, tuple[type[Any], ...]] = {
     "STRING": (str,),
     "NUMBER_INTEGER": (int, float),
     "NUMBER_DOUBLE": (int, float),
@@ -153,13 +153,14 @@ _SHAPE: tuple[tuple[str, type], ...] = (
     ("schemaVersion", str),
 )
 """The parts of a compiled spec this service reads, and the JSON type each must have."""
+_EXPECTED: dict[type, str] = {dict: "an object", str: "a string"}
 
 
 def _check_shape(spec: dict[str, Any]) -> None:
     for path, kind in _SHAPE:
         for where, value in _find(spec, path.split("."), "pipelineJob.pipelineSpec"):
             if not isinstance(value, kind):
-                expected = {dict: "an object", str: "a string"}[kind]
+                expected = _EXPECTED[kind]
                 raise errors.invalid_argument(
                     f"{where} must be {expected}, got {type(value).__name__} {value!r:.60}."
                 )

@@ -25,7 +25,7 @@ _STATES = {"SUCCESS": TaskState.SUCCEEDED, "FAILURE": TaskState.FAILED}
 
 def task_details(run_log: Path, run_root: Path) -> list[aiplatform_v1.PipelineTaskDetail]:
     """The tasks the run has reached so far, in the order they started."""
-    states: dict[str, TaskState] = {}
+    states: dict[str, int] = {}  # TaskState members, the ints mypy sees proto-plus enums as
     text = run_log.read_text(errors="replace") if run_log.exists() else ""
     for line in _ANSI.sub("", text).splitlines():
         if found := _STARTED.search(line):
@@ -49,9 +49,7 @@ def _executor_outputs(run_root: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _detail(
-    name: str, state: TaskState, output: dict[str, Any]
-) -> aiplatform_v1.PipelineTaskDetail:
+def _detail(name: str, state: int, output: dict[str, Any]) -> aiplatform_v1.PipelineTaskDetail:
     detail = aiplatform_v1.PipelineTaskDetail(task_name=name, state=state)
     for key, value in (output.get("artifacts") or {}).items():
         artifacts = [
