@@ -30,6 +30,7 @@ from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
+from vtp.local.base.threads import Workers
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.models.service import ModelRegistry
 from vtp.local.service import Service
@@ -49,7 +50,7 @@ class TrainingPipelines:
         path = root.config.state_dir / "training_pipelines.db"
         self.store = ResourceStore(path, "training_pipelines", TrainingPipeline)
         self._lock = threading.RLock()
-        self._threads: list[threading.Thread] = []
+        self._workers = Workers()
 
     def start(self) -> None:
         """Watch again every pipeline that had not ended when the service stopped."""
@@ -59,10 +60,7 @@ class TrainingPipelines:
 
     def close(self) -> None:
         """Stop watching (the service is closing: the next start resumes), close the store."""
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join()
+        self._workers.join()
         self.store.close()
 
     def create(self, parent: str, body: bytes) -> TrainingPipeline:
@@ -123,12 +121,7 @@ class TrainingPipelines:
     # -- running ---------------------------------------------------------------------------
 
     def _watch(self, record: Record) -> None:
-        thread = threading.Thread(
-            target=self._run, args=(record.id,), name=f"training-{record.id}", daemon=True
-        )
-        with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
+        self._workers.start(f"training-{record.id}", self._run, record.id)
 
     def _run(self, pipeline_id: str) -> None:
         try:

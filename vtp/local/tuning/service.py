@@ -21,6 +21,7 @@ from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.sqlite import Database
+from vtp.local.base.threads import Workers
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.service import Service
 from vtp.local.tuning.run import StudyRun
@@ -45,7 +46,7 @@ class Tuner:
         self._db = Database(root.config.state_dir / "tuning.db", SCHEMA)
         self.store = TuningStore(self._db)
         self._runs: dict[str, StudyRun] = {}
-        self._threads: list[threading.Thread] = []
+        self._workers = Workers()
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -57,10 +58,7 @@ class Tuner:
 
     def close(self) -> None:
         """Stop stepping studies (the service is closing); their state stays for next start."""
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join()
+        self._workers.join()
         self._db.close()
 
     def create(self, parent: str, body: bytes) -> HyperparameterTuningJob:
@@ -126,13 +124,9 @@ class Tuner:
 
     def _start(self, record: TuningRecord) -> None:
         run = StudyRun(record, self.jobs, self._metrics_dir(record.id), self.store.update)
-        thread = threading.Thread(
-            target=self._drive, args=(run,), name=f"tuning-{record.id}", daemon=True
-        )
         with self._lock:
             self._runs[record.id] = run
-            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
+        self._workers.start(f"tuning-{record.id}", self._drive, run)
 
     def _drive(self, run: StudyRun) -> None:
         """Step `run` every poll interval until it ends or the service stops."""
