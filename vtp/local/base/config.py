@@ -3,6 +3,7 @@
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 POLL_INTERVAL_ENV = "VTP_LOCAL_POLL_INTERVAL"
 """Seconds between the supervisor's checks of replica processes (tests set it small)."""
@@ -74,10 +75,12 @@ class ServiceConfig:
             raise ValueError(f"max_replicas must be >= 0 (0: no limit), got {self.max_replicas}")
         if not 0 <= self.port < 65536:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
-        if self.tls_port is None:
-            object.__setattr__(self, "tls_port", self.port + 1 if 0 < self.port < 65535 else 0)
-        if not 0 <= self.tls_port < 65536:  # type: ignore[operator]
-            raise ValueError(f"tls_port must be in 0..65535, got {self.tls_port}")
+        tls_port = self.tls_port
+        if tls_port is None:
+            tls_port = self.port + 1 if 0 < self.port < 65535 else 0
+            object.__setattr__(self, "tls_port", tls_port)
+        if not 0 <= tls_port < 65536:
+            raise ValueError(f"tls_port must be in 0..65535, got {tls_port}")
 
     @property
     def storage_root(self) -> Path:
@@ -85,9 +88,10 @@ class ServiceConfig:
         return self.gcs_root or self.state_dir / "gcs"
 
     @classmethod
-    def from_env(cls, state_dir: Path, **overrides: object) -> "ServiceConfig":
-        """Defaults from the environment (poll interval, grace period); image prefixes add up."""
-        values: dict[str, object] = {"state_dir": Path(state_dir)}
+    def from_env(cls, state_dir: Path, **overrides: Any) -> "ServiceConfig":
+        """Defaults from the environment (poll interval, grace period); image prefixes add up.
+        `overrides` are field values by name (None keeps the default)."""
+        values: dict[str, Any] = {"state_dir": Path(state_dir)}
         if os.environ.get(POLL_INTERVAL_ENV):
             values["poll_interval"] = float(os.environ[POLL_INTERVAL_ENV])
         if os.environ.get(GRACE_PERIOD_ENV):
@@ -96,4 +100,4 @@ class ServiceConfig:
         from_env = tuple(p.strip() for p in prefixes.split(",") if p.strip())
         values["project_images"] = from_env + tuple(overrides.pop("project_images", None) or ())
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values)

@@ -72,6 +72,11 @@ def still_running(name: str, state: str) -> ApiError:
     )
 
 
+def already_ended(name: str, state: str) -> ApiError:
+    """FAILED_PRECONDITION for cancelling a resource that has ended, in Vertex's words."""
+    return failed_precondition(f"Cannot cancel {name}: it is already in state {state}.")
+
+
 def not_found(message: str) -> ApiError:
     """404 NOT_FOUND."""
     return ApiError(NOT_FOUND, message)

@@ -11,10 +11,12 @@ import fnmatch
 import re
 from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
 from vtp.local.base import errors
 
 Predicate = Callable[[dict], bool]
+Orderable = TypeVar("Orderable", datetime, str)
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<paren>[()])|(?P<op>!=|<=|>=|=|<|>|:)|"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<word>[^\s()=!<>:"]+))'
@@ -158,12 +160,16 @@ def _compare(actual: str, op: str, expected: str) -> bool:
         equal = fnmatch.fnmatchcase(actual, expected) if "*" in expected else actual == expected
         return equal == (op == "=")
     left, right = _orderable(actual), _orderable(expected)
-    if type(left) is not type(right):
-        left, right = str(left), str(right)
+    if isinstance(left, datetime) and isinstance(right, datetime):
+        return _order(left, op, right)
+    return _order(str(left), op, str(right))
+
+
+def _order(left: Orderable, op: str, right: Orderable) -> bool:
     return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
 
 
-def _orderable(value: str) -> object:
+def _orderable(value: str) -> datetime | str:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

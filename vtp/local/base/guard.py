@@ -60,11 +60,11 @@ class Guard:
         if not (signed_in or self._has_session(headers, method)):
             self._check_token(headers.get("Authorization", ""))
         if length and method in ("POST", "PUT", "PATCH") and not media:
-            media = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-            if media != "application/json":
+            content_type = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            if content_type != "application/json":
                 raise errors.ApiError(
                     errors.INVALID_ARGUMENT,
-                    f"Content-Type {media or '(none)'!r} is not accepted: "
+                    f"Content-Type {content_type or '(none)'!r} is not accepted: "
                     "request bodies must be application/json.",
                     http_status=415,
                 )

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+import proto
 from google.protobuf import json_format
 
 from vtp.local.base import errors
 
-M = TypeVar("M")
+M = TypeVar("M", bound=proto.Message)
 
 PARENT = r"/(?P<version>v1|v1beta1)/(?P<parent>projects/[^/]+/locations/[^/]+)"
 """A location, the parent of every resource (`-` stands for any project or location)."""

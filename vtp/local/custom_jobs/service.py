@@ -148,10 +148,7 @@ class CustomJobs:
         with self._changed:
             record = self._record(name)
             if record.job.state in JOB_ENDED:
-                raise errors.failed_precondition(
-                    f"Cannot cancel {record.job.name}: it is already in state "
-                    f"{record.job.state.name}."
-                )
+                raise errors.already_ended(record.job.name, record.job.state.name)
             if record.id in self._queue:
                 self._queue.remove(record.id)
                 self._finish_record(record, CANCELLED)

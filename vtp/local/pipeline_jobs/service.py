@@ -158,9 +158,7 @@ class PipelineJobs:
             record = self._record(name)
             state = record.resource.state
             if state in PIPELINE_ENDED:
-                raise errors.failed_precondition(
-                    f"Cannot cancel {record.resource.name}: it is already in state {state.name}."
-                )
+                raise errors.already_ended(record.resource.name, state.name)
             run = self._runs.get(record.id)
             if run is None:  # queued, never started
                 self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")

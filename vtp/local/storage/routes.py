@@ -314,8 +314,9 @@ class StorageApi:
         sources = request.json().get("sourceObjects")
         if not isinstance(sources, list) or not 1 <= len(sources) <= 32:
             raise errors.invalid_argument("Invalid sourceObjects: expected 1 to 32 objects.")
-        names = [s.get("name") if isinstance(s, dict) else None for s in sources]
-        if not all(isinstance(n, str) and n for n in names):
+        given = [s.get("name") if isinstance(s, dict) else None for s in sources]
+        names = [n for n in given if isinstance(n, str) and n]
+        if len(names) != len(given):
             raise errors.invalid_argument("Invalid sourceObjects: each needs a name.")
         paths = [self.buckets.open(bucket, self.buckets.info(bucket, n).name) for n in names]
         self.buckets.check_generation(bucket, name, request.query)

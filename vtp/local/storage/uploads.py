@@ -17,6 +17,7 @@ import secrets
 import shutil
 import time
 from dataclasses import dataclass
+from email.message import Message
 from email.parser import BytesParser
 from pathlib import Path
 from typing import BinaryIO
@@ -69,8 +70,13 @@ def split_multipart(content_type: str, body: bytes) -> tuple[dict, bytes]:
             "Invalid multipart upload: expected a multipart/related body of two parts, "
             "the JSON metadata and the object's data."
         )
-    metadata = metadata_from(parts[0].get_payload(decode=True) or b"")
-    return metadata, parts[1].get_payload(decode=True) or b""
+    return metadata_from(_data(parts[0])), _data(parts[1])
+
+
+def _data(part: Message) -> bytes:
+    """A MIME part's decoded bytes (b"" for a part that is itself multipart)."""
+    payload = part.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
 
 
 @dataclass(frozen=True)

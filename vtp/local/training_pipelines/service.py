@@ -98,10 +98,7 @@ class TrainingPipelines:
         with self._lock:
             record = self._record(name)
             if record.resource.state in PIPELINE_ENDED:
-                raise errors.failed_precondition(
-                    f"TrainingPipeline {name} has already ended "
-                    f"({record.resource.state.name}); it cannot be cancelled."
-                )
+                raise errors.already_ended(record.resource.name, record.resource.state.name)
             record.runtime["cancel"] = True
             self._set_state(record, State.PIPELINE_STATE_CANCELLING)
             job = record.runtime.get("job")

@@ -98,9 +98,7 @@ class Tuner:
         with self._lock:
             run = self._runs.get(record.id)
         if run is None:
-            raise errors.failed_precondition(
-                f"Cannot cancel {record.job.name}: it is already in state {record.job.state.name}."
-            )
+            raise errors.already_ended(record.job.name, record.job.state.name)
         run.cancel()
 
     def delete(self, name: str) -> dict:
