@@ -13,7 +13,7 @@ against whatever set the field at fault: a flag, a `--worker-pool-spec` key, or 
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
@@ -56,13 +56,54 @@ class JobFlags:
     """gs:// prefix for archives autopackaged from local code (default: --base-output-dir)."""
 
 
-# REST path in the CustomJob -> (flag, JobFlags attribute that holds it).
-_FLAG_FIELDS = {
+class SpecFlags(Protocol):
+    """The flags that `custom-jobs create` and `hp-tuning-jobs create` both set on a
+    CustomJobSpec (the job's, or the tuning job's `trialJobSpec`)."""
+
+    @property
+    def network(self) -> str | None: ...
+    @property
+    def service_account(self) -> str | None: ...
+    @property
+    def enable_web_access(self) -> bool: ...
+    @property
+    def enable_dashboard_access(self) -> bool: ...
+
+
+JOB_FLAG_FIELDS = {
     "displayName": ("--display-name", "display_name"),
     "labels": ("--labels", "labels"),
     "encryptionSpec": ("--kms-key", "kms_key"),
-    "jobSpec.network": ("--network", "network"),
-    "jobSpec.serviceAccount": ("--service-account", "service_account"),
+}
+"""REST path in a job -> (flag, attribute of the flags) for the job flags both commands take."""
+
+
+def spec_flag_fields(spec_path: str) -> dict[str, tuple[str, str]]:
+    """`JOB_FLAG_FIELDS` for the SpecFlags, whose fields lie under `spec_path`."""
+    return {
+        f"{spec_path}.network": ("--network", "network"),
+        f"{spec_path}.serviceAccount": ("--service-account", "service_account"),
+    }
+
+
+def spec_flag_values(flags: SpecFlags) -> dict[str, Any]:
+    """The CustomJobSpec fields the SpecFlags set, as gcloud sets them (access only turned on)."""
+    fields: dict[str, Any] = {}
+    if flags.network is not None:
+        fields["network"] = flags.network
+    if flags.service_account is not None:
+        fields["serviceAccount"] = flags.service_account
+    if flags.enable_web_access:
+        fields["enableWebAccess"] = True
+    if flags.enable_dashboard_access:
+        fields["enableDashboardAccess"] = True
+    return fields
+
+
+# REST path in the CustomJob -> (flag, JobFlags attribute that holds it).
+_FLAG_FIELDS = {
+    **JOB_FLAG_FIELDS,
+    **spec_flag_fields("jobSpec"),
     "jobSpec.persistentResourceId": ("--persistent-resource-id", "persistent_resource_id"),
     "jobSpec.baseOutputDirectory": ("--base-output-dir", "base_output_dir"),
     "jobSpec.scheduling.timeout": ("--timeout", "timeout"),
@@ -200,17 +241,9 @@ def _check_package_uris_used(pools: list[poolspec.PoolFlags], package_uris: list
 
 
 def _apply_spec_flags(spec: dict[str, Any], flags: JobFlags) -> None:
-    for key, value in (
-        ("network", flags.network),
-        ("serviceAccount", flags.service_account),
-        ("persistentResourceId", flags.persistent_resource_id),
-    ):
-        if value is not None:
-            spec[key] = value
-    if flags.enable_web_access:
-        spec["enableWebAccess"] = True
-    if flags.enable_dashboard_access:
-        spec["enableDashboardAccess"] = True
+    spec.update(spec_flag_values(flags))
+    if flags.persistent_resource_id is not None:
+        spec["persistentResourceId"] = flags.persistent_resource_id
     if flags.base_output_dir is not None:
         spec["baseOutputDirectory"] = {"outputUriPrefix": flags.base_output_dir}
     scheduling = _scheduling_flags(flags)
@@ -308,7 +341,7 @@ def _attribute(
     """Re-word an error on the merged request against the flag or file that set the field."""
     field, problem = exc.path, problem_of(exc)
     for path, (flag, attr) in _FLAG_FIELDS.items():
-        if _under(field, path) and (getattr(flags, attr) or not _in_config(config, path)):
+        if is_under(field, path) and (getattr(flags, attr) or not _in_config(config, path)):
             return SpecError(flag, problem)
     pool = _POOL_FIELD.match(field)
     if flag_pools and (pool or field == "jobSpec.workerPoolSpecs"):
@@ -332,7 +365,8 @@ def _pool_flag_error(pool: re.Match[str] | None, problem: str) -> SpecError:
     return SpecError(poolspec.Pool(index).where(key), problem)
 
 
-def _under(field: str, path: str) -> bool:
+def is_under(field: str, path: str) -> bool:
+    """True when `field` is the REST path `path` or a field inside it."""
     return field == path or field.startswith((f"{path}.", f"{path}["))
 
 

@@ -136,11 +136,18 @@ def _check_range(param: Param, where: str) -> None:
         raise SpecError(
             join(where, "maxValue"), f"must be above minValue ({high} <= {low}); swap them?"
         )
-    if param.scale_type in _LOG_SCALES and low <= 0:
+    _check_log_scale(
+        param, low, join(where, "minValue"), "a strictly positive range", "raise minValue above 0"
+    )
+
+
+def _check_log_scale(param: Param, smallest: float, path: str, needs: str, fix: str) -> None:
+    # Vertex searches a log scale through the logarithm of the values: none may be 0 or below.
+    if param.scale_type in _LOG_SCALES and smallest <= 0:
         raise SpecError(
-            join(where, "minValue"),
-            f"{param.scale_type.name} needs a strictly positive range, got {low}; "
-            "raise minValue above 0 or use UNIT_LINEAR_SCALE",
+            path,
+            f"{param.scale_type.name} needs {needs}, got {smallest}; "
+            f"{fix} or use UNIT_LINEAR_SCALE",
         )
 
 
@@ -157,12 +164,7 @@ def _check_discrete(param: Param, where: str) -> None:
             join(where, "values"),
             f"must be increasing and distinct; write them sorted: {sorted(set(values))}",
         )
-    if param.scale_type in _LOG_SCALES and values[0] <= 0:
-        raise SpecError(
-            join(where, "values"),
-            f"{param.scale_type.name} needs strictly positive values, got {values[0]}; "
-            "drop it or use UNIT_LINEAR_SCALE",
-        )
+    _check_log_scale(param, values[0], join(where, "values"), "strictly positive values", "drop it")
 
 
 def _check_categorical(param: Param, where: str) -> None:

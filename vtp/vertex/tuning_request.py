@@ -14,7 +14,13 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from vtp.vertex.jobspec import parse_labels
+from vtp.vertex.jobspec import (
+    JOB_FLAG_FIELDS,
+    is_under,
+    parse_labels,
+    spec_flag_fields,
+    spec_flag_values,
+)
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.study import load_config, tuning_job_from_dict
 from vtp.vertex.validation import problem_of, relocated
@@ -44,14 +50,11 @@ class TuningFlags:
 
 # REST path -> (flag, TuningFlags attribute), for errors in values a flag set.
 _FLAG_FIELDS = {
-    "displayName": ("--display-name", "display_name"),
+    **JOB_FLAG_FIELDS,
     "maxTrialCount": ("--max-trial-count", "max_trial_count"),
     "parallelTrialCount": ("--parallel-trial-count", "parallel_trial_count"),
-    "labels": ("--labels", "labels"),
-    "encryptionSpec": ("--kms-key", "kms_key"),
     "studySpec.algorithm": ("--algorithm", "algorithm"),
-    "trialJobSpec.network": ("--network", "network"),
-    "trialJobSpec.serviceAccount": ("--service-account", "service_account"),
+    **spec_flag_fields("trialJobSpec"),
 }
 
 
@@ -79,7 +82,7 @@ def merged_body(flags: TuningFlags) -> dict[str, Any]:
         if value is not None:
             body[key] = value
         body.setdefault(key, 1)  # gcloud's default when neither the file nor a flag sets it
-    trial = _trial_job_flags(flags)
+    trial = spec_flag_values(flags)
     if trial:
         body["trialJobSpec"] = _merged(body.get("trialJobSpec"), trial)
     if flags.display_name is not None:
@@ -97,19 +100,6 @@ def merged_body(flags: TuningFlags) -> dict[str, Any]:
     return body
 
 
-def _trial_job_flags(flags: TuningFlags) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if flags.network is not None:
-        fields["network"] = flags.network
-    if flags.service_account is not None:
-        fields["serviceAccount"] = flags.service_account
-    if flags.enable_web_access:
-        fields["enableWebAccess"] = True
-    if flags.enable_dashboard_access:
-        fields["enableDashboardAccess"] = True
-    return fields
-
-
 def _merged(base: Any, fields: dict[str, Any]) -> Any:
     # A non-mapping base is left for the validator to report against the file.
     if base is None:
@@ -121,6 +111,6 @@ def _attribute(exc: SpecError, flags: TuningFlags) -> SpecError:
     """Re-word an error on the merged job against the flag or the file that set the field."""
     for path, (flag, attr) in _FLAG_FIELDS.items():
         set_by_flag = getattr(flags, attr) not in (None, ())
-        if set_by_flag and (exc.path == path or exc.path.startswith((f"{path}.", f"{path}["))):
+        if set_by_flag and is_under(exc.path, path):
             return SpecError(flag, problem_of(exc))
     return relocated(exc, f"--config {flags.config}")

@@ -27,18 +27,18 @@ def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return run_vtp(capsys, "custom-jobs", *argv)
 
 
-def test_create_then_stream_logs_until_it_succeeds(local: LocalService, capsys) -> None:
+def created(capsys: pytest.CaptureFixture[str], display_name: str, *flags: str) -> str:
+    """The name of the job `custom-jobs create --local` made, running POOL with `flags`."""
     code, out, err = vtp(
-        capsys,
-        "create",
-        "--local",
-        "--display-name=hello",
-        POOL,
-        "--command=python,-c,import sys; print('hello from ' + sys.argv[1])",
-        "--args=workerpool0",
+        capsys, "create", "--local", f"--display-name={display_name}", POOL, *flags
     )
     assert code == 0, err
-    name = out.strip()
+    return out.strip()
+
+
+def test_create_then_stream_logs_until_it_succeeds(local: LocalService, capsys) -> None:
+    hello = "--command=python,-c,import sys; print('hello from ' + sys.argv[1])"
+    name = created(capsys, "hello", hello, "--args=workerpool0")
     assert name.startswith(local.parent + "/customJobs/")
 
     code, out, err = vtp(capsys, "stream-logs", name, "--local", "--polling-interval=0.1")
@@ -60,16 +60,7 @@ def test_create_then_stream_logs_until_it_succeeds(local: LocalService, capsys) 
 
 
 def test_cancel_stops_a_running_job(local: LocalService, capsys) -> None:
-    code, out, err = vtp(
-        capsys,
-        "create",
-        "--local",
-        "--display-name=sleeper",
-        POOL,
-        "--command=python,-c,import time; time.sleep(120)",
-    )
-    assert code == 0, err
-    name = out.strip()
+    name = created(capsys, "sleeper", "--command=python,-c,import time; time.sleep(120)")
     client = local.client()
     wait_for_state(client, name, [State.JOB_STATE_RUNNING])
     assert vtp(capsys, "cancel", name, "--local")[0] == 0
