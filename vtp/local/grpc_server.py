@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import Any, Protocol, get_type_hints
 from urllib.parse import urlencode
 
 import grpc
@@ -53,14 +53,28 @@ MAX_MESSAGE_BYTES = 32 << 20
 """Largest request message (the REST front end's body limit)."""
 
 
+class RestRule(Protocol):
+    """The class a REST transport has for one method (`JobServiceRestTransport._CreateCustomJob`):
+    its HTTP rule and transcoding, as static methods; a method with a body also has
+    `_get_request_body_json(transcoded)`."""
+
+    def _get_http_options(self) -> list[dict[str, str]]: ...
+    def _get_transcoded_request(
+        self, http_options: list[dict[str, str]], request: Any
+    ) -> dict[str, Any]: ...
+    def _get_query_params_json(self, transcoded_request: dict[str, Any]) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Method:
     """One gRPC method: its request and response types, and the REST transport class that holds
-    its HTTP rule (`_get_http_options`) and transcoding."""
+    its HTTP rule (`_get_http_options`) and transcoding.
 
-    rest: type
-    request: type
-    response: type | None
+    The message types are proto-plus classes (untyped: Any to mypy) or protobuf ones."""
+
+    rest: RestRule
+    request: type[Any]
+    response: type[Any] | None
 
     def decode(self, data: bytes) -> Any:
         """The request message from its wire bytes."""

@@ -19,9 +19,9 @@ The service runs commands from job specs by design, so only the user who started
 
 import hashlib
 import hmac
-from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
+from typing import Protocol, overload
 from urllib.parse import parse_qs, urlsplit
 
 from vtp.local.base import errors
@@ -41,6 +41,16 @@ SESSION_COOKIE = "vtp_console"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
+class Headers(Protocol):
+    """A request's headers by name: http.server's (an `email.message.Message`, which matches
+    names in any case), or a Mapping."""
+
+    @overload
+    def get(self, name: str, /) -> str | None: ...
+    @overload
+    def get(self, name: str, default: str, /) -> str: ...
+
+
 @dataclass(frozen=True)
 class Guard:
     """The checks for one service: its ports (plain HTTP first, then the TLS endpoint's) and
@@ -49,7 +59,7 @@ class Guard:
     ports: tuple[int, ...]
     token: str
 
-    def check(self, method: str, path: str, headers: Mapping[str, str], media: bool = False) -> int:
+    def check(self, method: str, path: str, headers: Headers, media: bool = False) -> int:
         """The body length to read; raise ApiError (4xx, naming what is wrong) otherwise.
         `media`: a Cloud Storage request, whose body may be of any type and up to
         MAX_MEDIA_BYTES."""
@@ -106,7 +116,7 @@ class Guard:
         presented = parse_qs(url.query).get("token", [""])[0]
         return hmac.compare_digest(presented.encode(), self.token.encode())
 
-    def _has_session(self, headers: Mapping[str, str], method: str) -> bool:
+    def _has_session(self, headers: Headers, method: str) -> bool:
         cookies = SimpleCookie()
         try:
             cookies.load(headers.get("Cookie", ""))
@@ -135,7 +145,7 @@ class Guard:
             )
 
 
-def body_length(headers: Mapping[str, str], limit: int = MAX_BODY_BYTES) -> int:
+def body_length(headers: Headers, limit: int = MAX_BODY_BYTES) -> int:
     """The declared body length; ApiError for chunked, malformed or oversized bodies."""
     if "chunked" in headers.get("Transfer-Encoding", "").lower():
         raise errors.ApiError(

@@ -48,7 +48,7 @@ def serve(path: str, method: str, session: str, storage_root: Path) -> Reply:
         )
         return _refusal(refused)
     if url.path == f"{CONSOLE_PREFIX}settings.json":
-        return Reply.of({"storageRoot": str(storage_root.resolve())}, **_SECURITY)
+        return Reply.of({"storageRoot": str(storage_root.resolve())}, headers=_SECURITY)
     if "token" in parse_qs(url.query) or url.path == CONSOLE_PREFIX.rstrip("/"):
         # Signed in by the URL: keep the session in a cookie, drop the token from the address.
         cookie = f"{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 import google_crc32c
 
@@ -37,6 +37,13 @@ from vtp.storage import path_under
 UPLOADS_DIR = ".vtp-uploads"
 LOCAL_PROJECT_NUMBER = "100000000001"
 """The project number every local bucket reports (there is one local project)."""
+
+
+class Readable(Protocol):
+    """Where an object's data comes from: a file, or a request body of known length."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
 
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 _CHUNK = 1 << 20
@@ -185,7 +192,7 @@ class Buckets:
                 f"ifGenerationNotMatch={not_match}."
             )
 
-    def write(self, bucket: str, name: str, source: BinaryIO) -> ObjectInfo:
+    def write(self, bucket: str, name: str, source: Readable) -> ObjectInfo:
         """Store `source` (read to its end) as the object, atomically; its new metadata."""
         self.existing_bucket(bucket)
         path = self.object_path(bucket, name)

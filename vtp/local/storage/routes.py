@@ -26,11 +26,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
 from urllib.parse import quote, unquote
 
 from vtp.local.base import errors
-from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER, Buckets, ObjectInfo
+from vtp.local.base.guard import Headers
+from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER, Buckets, ObjectInfo, Readable
 from vtp.local.storage.uploads import Chunk, Sessions, metadata_from, object_name, split_multipart
 
 PREFIXES = (
@@ -56,8 +56,8 @@ class StorageRequest:
     method: str
     path: str
     query: dict[str, list[str]]
-    headers: Mapping[str, str]
-    body: BinaryIO
+    headers: Headers
+    body: Readable
     length: int
     params: dict[str, str] = field(default_factory=dict)
 
@@ -88,9 +88,11 @@ class Reply:
     length: int = 0
 
     @classmethod
-    def of(cls, value: dict, status: int = 200, **headers: str) -> "Reply":
+    def of(
+        cls, value: dict, status: int = 200, headers: Mapping[str, str] | None = None
+    ) -> "Reply":
         """A JSON reply."""
-        return cls(status=status, body=json.dumps(value).encode(), headers=headers)
+        return cls(status=status, body=json.dumps(value).encode(), headers=dict(headers or {}))
 
 
 _Handler = Callable[[StorageRequest], Reply]

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from email.message import Message
 from email.parser import BytesParser
 from pathlib import Path
-from typing import BinaryIO
 
 from vtp.local.base import errors
-from vtp.local.storage.objects import UPLOADS_DIR, Buckets, ObjectInfo
+from vtp.local.storage.objects import UPLOADS_DIR, Buckets, ObjectInfo, Readable
 
 MAX_MULTIPART_BYTES = 64 << 20
 """Largest multipart upload body (clients switch to resumable uploads well below this)."""
@@ -134,7 +133,7 @@ class Sessions:
         (folder / f"session-{session}.json").write_text(json.dumps(record))
         return session
 
-    def put(self, session: str, chunk: Chunk, body: BinaryIO) -> tuple[int, ObjectInfo | None]:
+    def put(self, session: str, chunk: Chunk, body: Readable) -> tuple[int, ObjectInfo | None]:
         """Add a chunk; (bytes held, None) while incomplete, else (size, the new object)."""
         record, part = self._open(session)
         held = part.stat().st_size
