@@ -32,7 +32,7 @@ def apply() -> None:
         found, value = task_output(channel_ref.removeprefix(_PREFIX), io_store)
         return value if found else original(channel_ref, io_store)
 
-    resolve._vtp_fixed = True  # type: ignore[attr-defined]
+    resolve._vtp_fixed = True  # type: ignore[attr-defined]  # a marker: apply() runs once
     ConditionEvaluator._resolve_pipeline_channel = staticmethod(resolve)
 
 

@@ -46,7 +46,7 @@ def apply() -> None:
     if getattr(original, "_vtp_fixed", False):
         return
     patched = functools.wraps(original)(functools.partial(_replace_placeholders, original))
-    patched._vtp_fixed = True  # type: ignore[attr-defined]
+    patched._vtp_fixed = True  # type: ignore[attr-defined]  # a marker: apply() runs once
     placeholder_utils.replace_placeholders = patched
 
     handler = subprocess_task_handler.SubprocessTaskHandler
