@@ -6,6 +6,9 @@ URI, run by a prebuilt executor image as a `pythonPackageSpec`. Its `job_spec` o
 `custom_job`'s `job_spec`. The body lives in `vtp.launchers.autopackage`.
 """
 
+# mypy: disable-error-code="valid-type"
+# (kfp's own annotations, OutputPath(str) and NamedTuple("Outputs", [...]), are calls, not types)
+
 from typing import NamedTuple
 
 from kfp import dsl
@@ -70,5 +73,5 @@ def autopackage(
         extra_dirs=extra_dirs,
     )
     logging.info("staged %s", ", ".join(packaged.package_uris))
-    outputs = namedtuple("Outputs", ["package_uris", "python_package_spec", "job_spec"])
-    return outputs(packaged.package_uris, packaged.python_package_spec, packaged.job_spec)
+    Outputs = namedtuple("Outputs", ["package_uris", "python_package_spec", "job_spec"])
+    return Outputs(packaged.package_uris, packaged.python_package_spec, packaged.job_spec)

@@ -4,6 +4,9 @@ The body runs in the project's image; everything it does lives in
 `vtp.launchers.custom_job`, tested on its own against the local service.
 """
 
+# mypy: disable-error-code="valid-type"
+# (kfp's own annotations, OutputPath(str) and NamedTuple("Outputs", [...]), are calls, not types)
+
 from kfp import dsl
 from kfp.dsl import Artifact, Model, Output, OutputPath
 

@@ -6,6 +6,9 @@ components. The body runs in the project's image; everything it does lives in
 `vtp.launchers.deploy_model`.
 """
 
+# mypy: disable-error-code="valid-type"
+# (kfp's own annotations, OutputPath(str) and NamedTuple("Outputs", [...]), are calls, not types)
+
 from typing import NamedTuple
 
 from google_cloud_pipeline_components.types.artifact_types import VertexEndpoint, VertexModel
@@ -87,5 +90,5 @@ def deploy_model(
     predictions = launcher.predict(target, name, instances) if instances else []
     if predictions:
         logging.info("Sample prediction from %s: %s", name, predictions)
-    outputs = namedtuple("Outputs", ["sample_prediction"])
-    return outputs(launcher.sample_prediction_json(predictions))
+    Outputs = namedtuple("Outputs", ["sample_prediction"])
+    return Outputs(launcher.sample_prediction_json(predictions))

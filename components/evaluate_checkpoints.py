@@ -1,5 +1,8 @@
 """The `evaluate_checkpoints` component: score a run's checkpoints, output the best as a Model."""
 
+# mypy: disable-error-code="valid-type"
+# (kfp's own annotations, OutputPath(str) and NamedTuple("Outputs", [...]), are calls, not types)
+
 from typing import NamedTuple
 
 from kfp import dsl
@@ -56,5 +59,5 @@ def evaluate_checkpoints(
         {"step": top.step, "metric": metric, metric: top.result[metric]}
     )
     passed = evaluation.passes(top, metric, threshold)
-    outputs = namedtuple("Outputs", ["metric_value", "step", "passed"])
-    return outputs(float(top.result[metric]), top.step, passed)
+    Outputs = namedtuple("Outputs", ["metric_value", "step", "passed"])
+    return Outputs(float(top.result[metric]), top.step, passed)

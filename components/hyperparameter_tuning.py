@@ -1,5 +1,8 @@
 """The `hyperparameter_tuning` component: run a Vertex AI tuning job, output its best trial."""
 
+# mypy: disable-error-code="valid-type"
+# (kfp's own annotations, OutputPath(str) and NamedTuple("Outputs", [...]), are calls, not types)
+
 from typing import NamedTuple
 
 from kfp import dsl
@@ -98,5 +101,5 @@ def hyperparameter_tuning(
     trials.metadata.update({"tuning_job": final.name, "best_trial": best.trial_id})
     best_model.uri = f"{task.output_dir}/{best.trial_id}/model"
     best_model.metadata.update({"trial": best.trial_id, "metric": best.metric, **best.parameters})
-    outputs = namedtuple("Outputs", ["best_parameters", "best_metric"])
-    return outputs(best.parameters, best.metric)
+    Outputs = namedtuple("Outputs", ["best_parameters", "best_metric"])
+    return Outputs(best.parameters, best.metric)

@@ -10,6 +10,9 @@ the task, where module names are not defined; it is `images.COMPONENT_IMAGE` exa
 checks), so `vtp compile --image` rewrites it along with the component images.
 """
 
+# mypy: disable-error-code="valid-type"
+# (kfp's own annotations, OutputPath(str) and NamedTuple("Outputs", [...]), are calls, not types)
+
 from google_cloud_pipeline_components.types.artifact_types import VertexModel
 from kfp import dsl
 from kfp.dsl import Input, Model, Output, OutputPath

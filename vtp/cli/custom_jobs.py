@@ -15,9 +15,12 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtp.cli import UsageError, add_commands, command_group, failures, target
+
+if TYPE_CHECKING:  # imported when a command runs, so that `vtp --help` stays fast
+    from vtp.vertex.jobspec import JobFlags
 
 LOCAL_STAGING = "gs://vtp-local-staging"
 """Where `--local` stages autopackaged code when neither --staging-bucket nor --base-output-dir
@@ -175,12 +178,15 @@ def _stage(args: argparse.Namespace, flags: Any, package: Any) -> None:
         print(f"Python package [{uri}] is {state} for your custom job.", file=sys.stderr)
 
 
-def _job_flags(args: argparse.Namespace) -> Any:
+def _job_flags(args: argparse.Namespace) -> "JobFlags":
     """The parsed flags as `JobFlags` (repeated flags as tuples, in order)."""
     from vtp.vertex.jobspec import JobFlags
 
-    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(JobFlags)}
-    return JobFlags(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(JobFlags):
+        value = getattr(args, field.name)
+        values[field.name] = tuple(value) if isinstance(value, list) else value
+    return JobFlags(**values)
 
 
 def _describe(args: argparse.Namespace) -> int:

@@ -6,9 +6,13 @@ expired ones, no network, a refused call) into `Failed`, which `vtp.cli.main` pr
 else; `--debug` (or VTP_DEBUG=1) adds the traceback.
 """
 
+import http
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # imported when a command fails, so that `vtp --help` stays fast
+    from google.api_core import exceptions as api_exceptions
 
 T = TypeVar("T")
 
@@ -57,8 +61,18 @@ def describe(exc: BaseException, where: str = "Google Cloud") -> str | None:
     if isinstance(exc, api_exceptions.GoogleAPICallError):
         # REST errors read "POST https://...: message"; the URL is noise to the user.
         message = re.sub(r"^[A-Z]+ \S+: ", "", exc.message or "")
-        return f"{exc.code.name if exc.code else 'error'}: {message}"
+        return f"{_status(exc)}: {message}"
     return None
+
+
+def _status(exc: "api_exceptions.GoogleAPICallError") -> str:
+    """The status by name: BAD_REQUEST; one HTTP does not name (499) by its gRPC name."""
+    if not exc.code:
+        return "error"
+    try:
+        return http.HTTPStatus(exc.code).name
+    except ValueError:  # api_core gives some errors a bare int code (Cancelled is 499)
+        return exc.grpc_status_code.name if exc.grpc_status_code else str(exc.code)
 
 
 def _first_line(exc: BaseException) -> str:

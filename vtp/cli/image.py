@@ -15,8 +15,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtp.cli import UsageError, command_group, failures
+
+if TYPE_CHECKING:  # imported when the command runs, so that `vtp --help` stays fast
+    from vtp.vertex.image_build import Variant
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -83,7 +87,7 @@ def _docker_reachable() -> bool:
     return probe.returncode == 0
 
 
-def _docker(image: str, chosen: object, root: Path, push: bool) -> None:
+def _docker(image: str, chosen: "Variant", root: Path, push: bool) -> None:
     from vtp.vertex.image_build import docker_args
 
     print(f"Building {image} with the local Docker engine", file=sys.stderr)

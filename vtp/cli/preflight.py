@@ -21,7 +21,8 @@ def check(values: dict[str, Any]) -> None:
     if isinstance(metric, str) and metric not in HIGHER_IS_BETTER:
         raise UsageError(f"--param metric: {metric!r} is not one of {', '.join(HIGHER_IS_BETTER)}")
     strategy = values.get("scheduling_strategy")
-    strategies = [s.name for s in Scheduling.Strategy if s.value]
+    # proto.Enum is an IntEnum at run time, but untyped for mypy (no stubs): hence the ignore.
+    strategies = [s.name for s in Scheduling.Strategy if s.value]  # type: ignore[attr-defined]
     if isinstance(strategy, str) and strategy and strategy.upper() not in strategies:
         raise UsageError(
             f"--param scheduling_strategy: {strategy!r} is not one of {', '.join(strategies)}"

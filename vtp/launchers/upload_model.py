@@ -22,7 +22,7 @@ registered with only what the caller gives for it.
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,6 +212,7 @@ def find_uploaded(
 ) -> str | None:
     """The `name@version` an earlier attempt of this task registered, if any."""
     flt = f'labels.{TASK_LABEL}="{key}"'
+    found: Iterable[aiplatform_v1.Model]  # a pager of either kind
     if parent_model:
         found = client.list_model_versions(request={"name": parent_model, "filter": flt})
     else:

@@ -57,7 +57,8 @@ _FIXED_COUNT = re.compile(r"-(\d+)[gt]$")  # a2-highgpu-4g: 4 GPUs; ct5lp-hightp
 
 def valid_accelerator_types() -> list[str]:
     """All accelerator type names Vertex accepts, sorted (the UNSPECIFIED sentinel left out)."""
-    return sorted(t.name for t in AcceleratorType if t.value != 0)
+    # proto.Enum is an IntEnum at run time, but untyped for mypy (no stubs): hence the ignore.
+    return sorted(t.name for t in AcceleratorType if t.value != 0)  # type: ignore[attr-defined]
 
 
 def carrier_for_machine(machine_type: str) -> str | None:

@@ -182,13 +182,13 @@ def _check_categorical(param: Param, where: str) -> None:
 
 def _check_conditional(parent: Param, conditional: Conditional, path: str) -> None:
     parent_kind = value_kind(parent)
-    expected = _CONDITION_FOR_PARENT.get(parent_kind or "")
-    if expected is None:
+    if parent_kind not in _CONDITION_FOR_PARENT:
         raise SpecError(
             path,
             f"{parent.parameter_id!r} is a DOUBLE parameter and cannot have conditional "
             "parameters; make it discreteValueSpec or integerValueSpec",
         )
+    expected = _CONDITION_FOR_PARENT[parent_kind]
     given = type(conditional).pb(conditional).WhichOneof("parent_value_condition")
     if given != expected:
         raise SpecError(
@@ -213,12 +213,16 @@ def _check_conditional(parent: Param, conditional: Conditional, path: str) -> No
 def parent_admits(parent: Param, value: float | int | str) -> bool:
     """True when `value` is in the feasible set of the (discrete, integer, categorical) parent."""
     kind = value_kind(parent)
+    if kind == "categorical_value_spec":
+        return value in parent.categorical_value_spec.values
+    if isinstance(value, str):  # a category can only select a categorical parent's branch
+        return False
     if kind == "discrete_value_spec":
         return any(abs(v - value) <= DISCRETE_EPSILON for v in parent.discrete_value_spec.values)
     if kind == "integer_value_spec":
         spec = parent.integer_value_spec
         return spec.min_value <= value <= spec.max_value
-    return value in parent.categorical_value_spec.values
+    return False
 
 
 def _check_unique_ids(spec: StudySpec, path: str) -> None:

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from google.api_core import exceptions as api_exceptions
+
+from vtp.cli import failures
 
 POOL = "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=IMAGE"
 ON_VERTEX = {
@@ -117,3 +120,14 @@ def test_a_new_region_can_be_allowed(tmp_path: Path) -> None:
     assert vtp(argv, tmp_path).returncode == 2
     allowed = vtp(argv, tmp_path, VTP_EXTRA_REGIONS="mars-north1")
     assert allowed.returncode == 0, allowed.stderr
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (api_exceptions.BadRequest("POST https://x/v1/y: no field"), "BAD_REQUEST: no field"),
+        (api_exceptions.Cancelled("stopped"), "CANCELLED: stopped"),  # its code is a bare 499
+    ],
+)
+def test_a_refused_call_is_named_by_its_status(error: Exception, line: str) -> None:
+    assert failures.describe(error) == line
