@@ -93,6 +93,13 @@ def pool(**keys: Any) -> str:
     return "--worker-pool-spec=" + ",".join(f"{k.replace('_', '-')}={v}" for k, v in keys.items())
 
 
+def package_pool(machine_type: str, module: str, **keys: Any) -> str:
+    """A pool that runs Python package `module` on the prebuilt EXECUTOR image."""
+    return pool(
+        machine_type=machine_type, **keys, executor_image_uri=EXECUTOR, python_module=module
+    )
+
+
 @dataclass(frozen=True)
 class Case:
     """Flags for both CLIs, plus flags only one of them takes, and files they read."""
@@ -168,12 +175,7 @@ CASES = [
         (
             "--display-name=hello",
             "--python-package-uris=gs://my-bucket/training/hello-custom-training-1.0.tar.gz",
-            pool(
-                machine_type="n1-standard-4",
-                replica_count=1,
-                executor_image_uri=EXECUTOR,
-                python_module="trainer.task",
-            ),
+            package_pool("n1-standard-4", "trainer.task", replica_count=1),
         ),
     ),
     Case(
@@ -188,18 +190,8 @@ CASES = [
         (
             "--display-name=hello",
             "--python-package-uris=gs://b/trainer-0.1.tar.gz,gs://b/dep-2.0.whl",
-            pool(
-                machine_type="n1-standard-4",
-                replica_count=1,
-                executor_image_uri=EXECUTOR,
-                python_module="trainer.task",
-            ),
-            pool(
-                machine_type="n1-standard-8",
-                replica_count=4,
-                executor_image_uri=EXECUTOR,
-                python_module="trainer.worker",
-            ),
+            package_pool("n1-standard-4", "trainer.task", replica_count=1),
+            package_pool("n1-standard-8", "trainer.worker", replica_count=4),
         ),
     ),
     Case(
@@ -274,11 +266,7 @@ CASES = [
             "--args=^:^--layers=1,2:--x=y",
             "--args=--z",
             "--python-package-uris=gs://b/t.tar.gz",
-            pool(
-                machine_type="n1-standard-4",
-                executor_image_uri=EXECUTOR,
-                python_module="trainer.task",
-            ),
+            package_pool("n1-standard-4", "trainer.task"),
         ),
     ),
     Case(
@@ -506,9 +494,7 @@ def test_gcloud_sends_python_module_without_package_we_reject_it(
 ) -> None:
     flags = [
         "--display-name=p",
-        pool(
-            machine_type="n1-standard-4", executor_image_uri=EXECUTOR, python_module="trainer.task"
-        ),
+        package_pool("n1-standard-4", "trainer.task"),
     ]
     sent = gcloud_create(flags)
     assert sent["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"].get("packageUris", []) == []
