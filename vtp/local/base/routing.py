@@ -15,13 +15,14 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import proto
 from google.protobuf import json_format
 
 from vtp.local.base import errors
+from vtp.local.base.resources import rest_json
 
 M = TypeVar("M", bound=proto.Message)
 
@@ -180,6 +181,55 @@ class Router:
             f"{method} {path} ({match['kind']}) is not supported by the local Vertex service; "
             f"it serves {served} (and operations).",
         )
+
+
+Lister = Callable[[str, str, int, str], tuple[list[Any], str]]
+"""A service's list method: (parent, filter, page size, page token) -> (page, next token)."""
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One resource collection's routes: its path patterns, the resource name a request means,
+    and the standard get, list and delete methods (AIP-131, -132, -135) over a service."""
+
+    kind: str
+    """The collection's name in paths, and the key of its list responses (`schedules`)."""
+
+    group: str
+    """The route parameter that captures a resource's ID (`schedule`)."""
+
+    @property
+    def path(self) -> str:
+        """The collection's path pattern."""
+        return collection(self.kind)
+
+    @property
+    def item(self) -> str:
+        """One resource's path pattern."""
+        return resource(self.kind, self.group)
+
+    def name(self, request: Request) -> str:
+        """The resource name the request's path means."""
+        return f"{request.params['parent']}/{self.kind}/{request.params[self.group]}"
+
+    def add_standard(
+        self,
+        router: "Router",
+        get: Callable[[str], Any],
+        list_page_of: Lister,
+        delete: Callable[[str], dict],
+    ) -> None:
+        """Route get, list and delete to the service's functions; answers in REST JSON."""
+        router.add("GET", self.item, lambda r: rest_json(get(self.name(r)), r.enum_ints))
+        router.add("GET", self.path, lambda r: self._list(list_page_of, r))
+        router.add("DELETE", self.item, lambda r: json.dumps(delete(self.name(r))))
+
+    def _list(self, list_page_of: Lister, request: Request) -> str:
+        args = request.list_args()
+        parent = request.params["parent"]
+        found, token = list_page_of(parent, args.filter, args.page_size, args.page_token)
+        items = [json.loads(rest_json(m, request.enum_ints)) for m in found]
+        return list_page(self.kind, items, token)
 
 
 def operation_routes(router: Router, under: str, get: Callable[[str], dict]) -> None:

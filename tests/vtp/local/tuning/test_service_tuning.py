@@ -75,6 +75,17 @@ def score(x: float, y: float = 0.0) -> float:
     return 1 - (x - 0.3) ** 2 - y**2
 
 
+def created_with_trials(client, parent: str, job, trials: int):
+    """Create the tuning `job` under `parent`; return it once it has `trials` trials."""
+    created = client.create_hyperparameter_tuning_job(parent=parent, hyperparameter_tuning_job=job)
+    wait_until(
+        lambda: len(client.get_hyperparameter_tuning_job(name=created.name).trials) == trials,
+        60,
+        f"{trials} trials",
+    )
+    return created
+
+
 def test_grid_search_runs_exactly_the_grid(local_service, tmp_path):
     grid = [
         {"parameterId": "x", "discreteValueSpec": {"values": [0.1, 0.3, 0.5]}},
@@ -176,14 +187,7 @@ def test_median_rule_stops_the_trial_that_lags(local_service, tmp_path):
 def test_cancel_stops_running_trials(local_service, tmp_path):
     client = local_service.client()
     job = tuning_job(tmp_path, [X], "--steps=100", "--sleep=0.2", max_trials=4, parallel=2)
-    created = client.create_hyperparameter_tuning_job(
-        parent=local_service.parent, hyperparameter_tuning_job=job
-    )
-    wait_until(
-        lambda: len(client.get_hyperparameter_tuning_job(name=created.name).trials) == 2,
-        60,
-        "two running trials",
-    )
+    created = created_with_trials(client, local_service.parent, job, 2)
     client.cancel_hyperparameter_tuning_job(name=created.name)
     job = wait_for(client, created.name, TERMINAL)
     assert job.state == JobState.JOB_STATE_CANCELLED and job.error.code == 1
@@ -227,14 +231,7 @@ def test_a_restarted_service_finishes_the_job(tmp_path):
     try:
         client = service.client()
         job = tuning_job(tmp_path, [X], "--steps=5", "--sleep=0.2", max_trials=3)
-        created = client.create_hyperparameter_tuning_job(
-            parent=service.parent, hyperparameter_tuning_job=job
-        )
-        wait_until(
-            lambda: len(client.get_hyperparameter_tuning_job(name=created.name).trials) == 2,
-            60,
-            "the second trial",
-        )
+        created = created_with_trials(client, service.parent, job, 2)
         before = client.get_hyperparameter_tuning_job(name=created.name)
         service.stop()
         service = LocalService(tmp_path / "state").start()
