@@ -8,7 +8,6 @@ as Vertex does ("CustomJob projects/... not found.").
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from vtp.local.base import errors
@@ -20,28 +19,11 @@ ANY = "-"
 _NAME = re.compile(r"projects/(?P<p>[^/]+)/locations/(?P<l>[^/]+)/(?P<c>[^/]+)/(?P<id>[^/:@]+)")
 
 
-@dataclass(frozen=True)
-class ResourceName:
-    """A parsed resource name (the ID without any `@version` suffix)."""
-
-    project: str
-    location: str
-    collection: str
-    id: str
-
-    @property
-    def parent(self) -> str:
-        """`projects/{p}/locations/{l}`."""
-        return f"projects/{self.project}/locations/{self.location}"
-
-
-def parse_name(name: str, collection: str) -> ResourceName | None:
-    """`name` parsed if it names a resource of `collection` (`@...` after the ID is allowed and
-    dropped, as in `models/1@2`), else None."""
+def resource_id(name: str, collection: str) -> str | None:
+    """The ID in `name` if it names a resource of `collection` (`@...` after the ID is allowed
+    and dropped, as in `models/1@2`), else None."""
     match = _NAME.fullmatch(name.partition("@")[0])
-    if not match or match["c"] != collection:
-        return None
-    return ResourceName(match["p"], match["l"], match["c"], match["id"])
+    return match["id"] if match and match["c"] == collection else None
 
 
 def name_matches(pattern: str, name: str) -> bool:
@@ -63,8 +45,8 @@ def find(
     """The stored resource `name` means: `get(id)`, checked against its stored name's project and
     location; raise NOT_FOUND `"{kind} {name} not found."` otherwise (a malformed name too: no
     resource has it)."""
-    parsed = parse_name(name, collection)
-    found = get(parsed.id) if parsed else None
+    found_id = resource_id(name, collection)
+    found = get(found_id) if found_id else None
     if found is None or not name_matches(name.partition("@")[0], stored_name(found)):
         raise errors.not_found(f"{kind} {name} not found.")
     return found

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 import proto
-from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
@@ -25,11 +24,6 @@ def rest_json(message: proto.Message, enum_ints: bool = False) -> str:
         always_print_fields_with_no_presence=False,
         indent=None,
     )
-
-
-def job_json(job: aiplatform_v1.CustomJob, enum_ints: bool = False) -> str:
-    """A CustomJob as the REST API returns it."""
-    return rest_json(job, enum_ints)
 
 
 def matching_page(

@@ -32,33 +32,28 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from vtp.local.base import errors
-from vtp.local.base.resources import job_json
-from vtp.local.base.routing import (
-    Request,
-    Router,
-    collection,
-    list_page,
-    parse_message,
-    resource,
-)
+from vtp.local.base.resources import rest_json
+from vtp.local.base.routing import Collection, Request, Router, list_page, parse_message
 from vtp.local.custom_jobs.service import MAX_LOG_BYTES, CustomJobs
 
 MAX_WAIT_SECONDS = 60
-_JOBS = collection("customJobs")
-_JOB = resource("customJobs", "job")
+JOBS = Collection("customJobs", "job")
+_JOB = JOBS.item  # the local extensions below are methods of one job
 
 
 def add_routes(router: Router, service: CustomJobs) -> None:
     """Route the customJobs methods to `service`."""
-    router.add("POST", _JOBS, lambda r: _create(service, r))
-    router.add("GET", _JOBS, lambda r: _list(service, r))
-    router.add("GET", _JOB, lambda r: job_json(service.get_custom_job(_name(r)), r.enum_ints))
-    router.add("DELETE", _JOB, lambda r: json.dumps(service.delete_custom_job(_name(r))))
+    router.add("POST", JOBS.path, lambda r: _create(service, r))
+    JOBS.add_standard(
+        router, service.get_custom_job, service.list_custom_jobs, service.delete_custom_job
+    )
     router.add("POST", _JOB + ":cancel", lambda r: _cancel(service, r))
     router.add("POST", _JOB + ":preempt", lambda r: _preempt(service, r))
     router.add("GET", _JOB + ":logs", lambda r: _logs(service, r))
     router.add("GET", _JOB + ":wait", lambda r: _wait(service, r))
-    router.add("GET", _JOB + ":replicas", lambda r: json.dumps(service.replica_states(_name(r))))
+    router.add(
+        "GET", _JOB + ":replicas", lambda r: json.dumps(service.replica_states(JOBS.name(r)))
+    )
     router.add("POST", "/v2/entries:list", lambda r: _entries(service, r))
 
 
@@ -69,21 +64,11 @@ def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
 
 def _create(service: CustomJobs, request: Request) -> str:
     name = service.create_custom_job(request.params["parent"], parse_job(request.body))
-    return job_json(service.get_custom_job(name), request.enum_ints)
-
-
-def _list(service: CustomJobs, request: Request) -> str:
-    args = request.list_args()
-    jobs, token = service.list_custom_jobs(
-        request.params["parent"], args.filter, args.page_size, args.page_token
-    )
-    return list_page(
-        "customJobs", [json.loads(job_json(j, request.enum_ints)) for j in jobs], token
-    )
+    return rest_json(service.get_custom_job(name), request.enum_ints)
 
 
 def _cancel(service: CustomJobs, request: Request) -> str:
-    service.cancel_custom_job(_name(request))
+    service.cancel_custom_job(JOBS.name(request))
     return "{}"
 
 
@@ -94,14 +79,14 @@ def _preempt(service: CustomJobs, request: Request) -> str:
         raise errors.invalid_argument('preempt: "replica" is required, e.g. "workerpool1-0".')
     grace = body.get("gracePeriod")
     seconds = None if grace is None else _seconds("preempt", "gracePeriod", grace)
-    service.preempt_replica(_name(request), replica, seconds)
+    service.preempt_replica(JOBS.name(request), replica, seconds)
     return "{}"
 
 
 def _logs(service: CustomJobs, request: Request) -> str:
     max_bytes = request.integer("maxBytes") or MAX_LOG_BYTES
     logs = service.read_logs(
-        _name(request), request.arg("replica"), request.integer("offset"), max_bytes
+        JOBS.name(request), request.arg("replica"), request.integer("offset"), max_bytes
     )
     return json.dumps(logs)
 
@@ -114,12 +99,8 @@ def _wait(service: CustomJobs, request: Request) -> str:
     timeout = _seconds("wait", "timeout", request.arg("timeout", "10s"))
     if not 0 <= timeout <= MAX_WAIT_SECONDS:
         raise errors.invalid_argument(f'wait: "timeout" must be 0s to {MAX_WAIT_SECONDS}s.')
-    job = service.watch_custom_job(_name(request), states[seen], timeout)
-    return job_json(job, request.enum_ints)
-
-
-def _name(request: Request) -> str:
-    return f"{request.params['parent']}/customJobs/{request.params['job']}"
+    job = service.watch_custom_job(JOBS.name(request), states[seen], timeout)
+    return rest_json(job, request.enum_ints)
 
 
 def _seconds(method: str, field: str, value: object) -> float:

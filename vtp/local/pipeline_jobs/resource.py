@@ -6,7 +6,7 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
-from vtp.local.base.resources import rest_json, set_times
+from vtp.local.base.resources import set_times
 
 State = aiplatform_v1.PipelineState
 _OUTPUT_ONLY = (
@@ -28,11 +28,6 @@ def task_jobs(run_root: Path) -> list[str]:
             if resource.get("resourceType") in _CANCELLABLE:
                 names.append(resource.get("resourceUri", "").partition("/v1/")[2])
     return [name for name in names if name]
-
-
-def job_json(job: aiplatform_v1.PipelineJob, enum_ints: bool = False) -> str:
-    """A PipelineJob as the REST API returns it: camelCase, defaults left out."""
-    return rest_json(job, enum_ints)
 
 
 def created_job(

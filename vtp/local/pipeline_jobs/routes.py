@@ -16,30 +16,20 @@ import json
 
 from google.cloud import aiplatform_v1
 
-from vtp.local.base.routing import (
-    Request,
-    Router,
-    collection,
-    list_page,
-    parse_message,
-    resource,
-)
-from vtp.local.pipeline_jobs.resource import job_json
+from vtp.local.base.resources import rest_json
+from vtp.local.base.routing import Collection, Request, Router, parse_message
 from vtp.local.pipeline_jobs.service import PipelineJobs
 
-_JOBS = collection("pipelineJobs")
-_JOB = resource("pipelineJobs", "job")
+JOBS = Collection("pipelineJobs", "job")
 MAX_LOG_BYTES = 1 << 20
 
 
 def add_routes(router: Router, jobs: PipelineJobs) -> None:
     """Route the pipelineJobs methods to `jobs`."""
-    router.add("POST", _JOBS, lambda r: job_json(_create(jobs, r), r.enum_ints))
-    router.add("GET", _JOBS, lambda r: _list(jobs, r))
-    router.add("GET", _JOB, lambda r: job_json(jobs.get(_name(r)), r.enum_ints))
-    router.add("DELETE", _JOB, lambda r: json.dumps(jobs.delete(_name(r))))
-    router.add("POST", _JOB + ":cancel", lambda r: _cancel(jobs, r))
-    router.add("GET", _JOB + ":logs", lambda r: _logs(jobs, r))
+    router.add("POST", JOBS.path, lambda r: rest_json(_create(jobs, r), r.enum_ints))
+    JOBS.add_standard(router, jobs.get, jobs.list, jobs.delete)
+    router.add("POST", JOBS.item + ":cancel", lambda r: _cancel(jobs, r))
+    router.add("GET", JOBS.item + ":logs", lambda r: _logs(jobs, r))
 
 
 def parse_job(body: bytes) -> aiplatform_v1.PipelineJob:
@@ -52,23 +42,11 @@ def _create(jobs: PipelineJobs, request: Request) -> aiplatform_v1.PipelineJob:
     return jobs.create(request.params["parent"], job, request.arg("pipelineJobId"))
 
 
-def _list(jobs: PipelineJobs, request: Request) -> str:
-    args = request.list_args()
-    found, token = jobs.list(request.params["parent"], args.filter, args.page_size, args.page_token)
-    return list_page(
-        "pipelineJobs", [json.loads(job_json(j, request.enum_ints)) for j in found], token
-    )
-
-
 def _cancel(jobs: PipelineJobs, request: Request) -> str:
-    jobs.cancel(_name(request))
+    jobs.cancel(JOBS.name(request))
     return "{}"
 
 
 def _logs(jobs: PipelineJobs, request: Request) -> str:
     max_bytes = request.integer("maxBytes") or MAX_LOG_BYTES
-    return json.dumps(jobs.read_logs(_name(request), request.integer("offset"), max_bytes))
-
-
-def _name(request: Request) -> str:
-    return f"{request.params['parent']}/pipelineJobs/{request.params['job']}"
+    return json.dumps(jobs.read_logs(JOBS.name(request), request.integer("offset"), max_bytes))

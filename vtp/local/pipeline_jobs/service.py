@@ -26,7 +26,7 @@ from google.rpc import status_pb2
 
 from vtp import storage
 from vtp.local.base import errors
-from vtp.local.base.names import find, parse_name
+from vtp.local.base.names import find, resource_id
 from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
@@ -245,7 +245,7 @@ class PipelineJobs:
 
     def _cancel_job(self, name: str) -> None:
         """Cancel a CustomJob or HyperparameterTuningJob of this service by name."""
-        if parse_name(name, "hyperparameterTuningJobs"):
+        if resource_id(name, "hyperparameterTuningJobs"):
             self.tuning.cancel(name)
         else:
             self.jobs.cancel_custom_job(name)

@@ -12,8 +12,9 @@
 """
 
 from vtp.local.base import errors
+from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import Collection, Request, Router
-from vtp.local.schedules.service import Schedules, schedule_json
+from vtp.local.schedules.service import Schedules
 
 SCHEDULES = Collection("schedules", "schedule")
 
@@ -23,7 +24,7 @@ def add_routes(router: Router, schedules: Schedules) -> None:
     router.add(
         "POST",
         SCHEDULES.path,
-        lambda r: schedule_json(schedules.create(r.params["parent"], r.body), r.enum_ints),
+        lambda r: rest_json(schedules.create(r.params["parent"], r.body), r.enum_ints),
     )
     SCHEDULES.add_standard(router, schedules.get, schedules.list, schedules.delete)
     router.add("POST", SCHEDULES.item + ":pause", lambda r: _pause(schedules, r))

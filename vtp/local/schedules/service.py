@@ -22,7 +22,7 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
 from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, rest_json, set_times, time_of
+from vtp.local.base.resources import matching_page, new_id, set_times, time_of
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.pipeline_jobs.service import PipelineJobs
@@ -264,8 +264,3 @@ class Schedules:
 def parse(body: bytes) -> Schedule:
     """A Schedule from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
     return parse_message(Schedule, body)
-
-
-def schedule_json(schedule: Schedule, enum_ints: bool = False) -> str:
-    """A Schedule as the REST API returns it: camelCase, defaults left out."""
-    return rest_json(schedule, enum_ints)

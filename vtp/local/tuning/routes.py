@@ -10,8 +10,9 @@
 integers when the request asks for `$alt=json;enum-encoding=int`.
 """
 
+from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import Collection, Request, Router
-from vtp.local.tuning.service import Tuner, job_json
+from vtp.local.tuning.service import Tuner
 
 JOBS = Collection("hyperparameterTuningJobs", "job")
 
@@ -19,7 +20,9 @@ JOBS = Collection("hyperparameterTuningJobs", "job")
 def add_routes(router: Router, tuner: Tuner) -> None:
     """Route the hyperparameterTuningJobs methods to `tuner`."""
     router.add(
-        "POST", JOBS.path, lambda r: job_json(tuner.create(r.params["parent"], r.body), r.enum_ints)
+        "POST",
+        JOBS.path,
+        lambda r: rest_json(tuner.create(r.params["parent"], r.body), r.enum_ints),
     )
     JOBS.add_standard(router, tuner.get, tuner.list, tuner.delete)
     router.add("POST", JOBS.item + ":cancel", lambda r: _cancel(tuner, r))

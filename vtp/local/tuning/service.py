@@ -18,7 +18,7 @@ from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
 from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
+from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.sqlite import Database
 from vtp.local.base.threads import Workers
@@ -143,11 +143,6 @@ class Tuner:
 
     def _metrics_dir(self, job_id: str) -> Path:
         return self.root.config.state_dir / "tuning" / job_id
-
-
-def job_json(job: HyperparameterTuningJob, enum_ints: bool = False) -> str:
-    """A HyperparameterTuningJob as the REST API returns it: camelCase, defaults left out."""
-    return rest_json(job, enum_ints)
 
 
 def _parse(body: bytes) -> HyperparameterTuningJob:
