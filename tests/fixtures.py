@@ -262,6 +262,14 @@ def train_digits(out: Path, **flags: object) -> Path:
     return out
 
 
+VERTEX_TARGET = (
+    "--project=my-project",
+    "--region=europe-west4",
+    "--pipeline-root=gs://my-bucket/root",
+)
+"""The flags of a submission to (dry-run) Vertex that the CLI tests share."""
+
+
 def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:
     """`vtp ARGV` in this process: its exit status, stdout and stderr."""
     from vtp.cli import main

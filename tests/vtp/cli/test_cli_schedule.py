@@ -15,11 +15,10 @@ import requests
 from google.cloud import scheduler_v1
 from google.cloud.aiplatform_v1 import PipelineJob, PipelineState, Schedule
 
-from tests.fixtures import LocalService, run_vtp
+from tests.fixtures import VERTEX_TARGET, LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 
-TARGET = ("--project=my-project", "--region=europe-west4", "--pipeline-root=gs://my-bucket/root")
 SA = "scheduler@my-project.iam.gserviceaccount.com"
 NIGHTLY = ("--cron=0 3 * * *", "--time-zone=Europe/Paris")
 
@@ -38,7 +37,7 @@ def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:
         "nightly export",
         "--pipeline=export",
         *NIGHTLY,
-        *TARGET,
+        *VERTEX_TARGET,
         "--param=checkpoints_uri=gs://my-bucket/run/checkpoints",
         f"--service-account={SA}",
         "--max-run-count=30",
@@ -76,7 +75,7 @@ def cloud_scheduler_dry_run(capsys, *argv: str) -> scheduler_v1.Job:
 
 def test_cloud_scheduler_dry_run_posts_the_pipeline_job_with_an_oauth_token(capsys) -> None:
     job = cloud_scheduler_dry_run(
-        capsys, "--pipeline=export", *TARGET, "--param=checkpoints_uri=gs://my-bucket/c"
+        capsys, "--pipeline=export", *VERTEX_TARGET, "--param=checkpoints_uri=gs://my-bucket/c"
     )
     assert job.name == "projects/my-project/locations/europe-west4/jobs/nightly-export"
     assert (job.schedule, job.time_zone) == ("0 3 * * *", "Europe/Paris")
@@ -227,7 +226,7 @@ def test_bad_input_exits_2_naming_the_flag(capsys, case) -> None:
     argv = [f for f in defaults if f.split("=")[0] not in given or f.startswith("--param")]
     local = ["--dry-run"] if "--local" not in flags else []
     code, out, err = vtp(
-        capsys, "create", name, "--pipeline=export", *TARGET, *argv, *flags, *local
+        capsys, "create", name, "--pipeline=export", *VERTEX_TARGET, *argv, *flags, *local
     )
     assert (code, out) == (2, "")
     assert message in err

@@ -8,10 +8,9 @@ import yaml
 from google.cloud.aiplatform_v1 import PipelineJob
 
 from pipelines.compile import compiled_dir
-from tests.fixtures import LocalService, run_vtp
+from tests.fixtures import VERTEX_TARGET, LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 
-TARGET = ("--project=my-project", "--region=europe-west4", "--pipeline-root=gs://my-bucket/root")
 SA = "runner@my-project.iam.gserviceaccount.com"
 
 
@@ -26,7 +25,7 @@ def test_dry_run_prints_the_pipeline_job_the_sdk_builds(capsys) -> None:
     code, out, err = vtp(
         capsys,
         "train",
-        *TARGET,
+        *VERTEX_TARGET,
         "--param=output_root=gs://my-bucket/train",
         "--param=threshold=0.9",
         "--param=last_k=2",
@@ -62,7 +61,7 @@ def test_dry_run_prints_the_pipeline_job_the_sdk_builds(capsys) -> None:
 
 def test_a_compiled_file_can_be_submitted_and_keeps_its_caching(capsys, tiny_yaml) -> None:
     code, out, err = vtp(
-        capsys, str(tiny_yaml), *TARGET, "--param=marker_uri=gs://b/m", "--dry-run"
+        capsys, str(tiny_yaml), *VERTEX_TARGET, "--param=marker_uri=gs://b/m", "--dry-run"
     )
     assert code == 0, err
     body = json.loads(out)
@@ -73,38 +72,51 @@ def test_a_compiled_file_can_be_submitted_and_keeps_its_caching(capsys, tiny_yam
 
 
 BAD = {
-    "unknown pipeline": (["trian", *TARGET], "PIPELINE: unknown pipeline 'trian'"),
-    "missing file": (["nowhere.yaml", *TARGET], "PIPELINE: no compiled pipeline file"),
+    "unknown pipeline": (["trian", *VERTEX_TARGET], "PIPELINE: unknown pipeline 'trian'"),
+    "missing file": (["nowhere.yaml", *VERTEX_TARGET], "PIPELINE: no compiled pipeline file"),
     "unknown param": (
-        ["export", *TARGET, "--param=checkpoint_uri=gs://b/c"],
+        ["export", *VERTEX_TARGET, "--param=checkpoint_uri=gs://b/c"],
         "--param checkpoint_uri",
     ),
-    "missing param": (["export", *TARGET], "--param checkpoints_uri=VALUE is required"),
+    "missing param": (["export", *VERTEX_TARGET], "--param checkpoints_uri=VALUE is required"),
     "not an integer": (
-        ["export", *TARGET, "--param=checkpoints_uri=gs://b/c", "--param=last_k=two"],
+        ["export", *VERTEX_TARGET, "--param=checkpoints_uri=gs://b/c", "--param=last_k=two"],
         "--param last_k: expected a NUMBER_INTEGER",
     ),
     "not a list": (
-        ["train", *TARGET, "--param=output_root=gs://b/o", "--param=trainer_args=--epochs=3"],
+        [
+            "train",
+            *VERTEX_TARGET,
+            "--param=output_root=gs://b/o",
+            "--param=trainer_args=--epochs=3",
+        ],
         "--param trainer_args: expected a LIST value",
     ),
     "output root off Cloud Storage": (
-        ["train", *TARGET, "--param=output_root=/tmp/x"],
+        ["train", *VERTEX_TARGET, "--param=output_root=/tmp/x"],
         "--param output_root: '/tmp/x' is not a Cloud Storage URI",
     ),
     "checkpoints off Cloud Storage": (
-        ["export", *TARGET, "--param=checkpoints_uri=/data/run/checkpoints"],
+        ["export", *VERTEX_TARGET, "--param=checkpoints_uri=/data/run/checkpoints"],
         "--param checkpoints_uri: '/data/run/checkpoints' is not a Cloud Storage URI",
     ),
     "location param": (
-        ["export", *TARGET, "--param=checkpoints_uri=gs://my-bucket/c", "--param=location=moon"],
+        [
+            "export",
+            *VERTEX_TARGET,
+            "--param=checkpoints_uri=gs://my-bucket/c",
+            "--param=location=moon",
+        ],
         "--param location: 'moon' is not a Vertex AI location",
     ),
     "local output root": (
         ["train", "--local", "--param=output_root=runs"],
         "--param output_root: 'runs' is not a Cloud Storage URI",
     ),
-    "param syntax": (["export", *TARGET, "--param=checkpoints_uri"], "--param expects NAME=VALUE"),
+    "param syntax": (
+        ["export", *VERTEX_TARGET, "--param=checkpoints_uri"],
+        "--param expects NAME=VALUE",
+    ),
     "local root": (
         ["export", "--project=p", "--region=us-central1", "--pipeline-root=/tmp/root"],
         "--pipeline-root must be a Cloud Storage URI",
@@ -119,7 +131,7 @@ BAD = {
         "no project: pass --project",
     ),
     "service account": (
-        ["export", *TARGET, "--param=checkpoints_uri=gs://b/c", "--service-account=runner"],
+        ["export", *VERTEX_TARGET, "--param=checkpoints_uri=gs://b/c", "--service-account=runner"],
         "--service-account must be an email",
     ),
     "dry run and local": (["export", "--local", "--dry-run"], "--dry-run and --local"),

@@ -3,9 +3,9 @@
 import base64
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import proto
 
@@ -96,3 +96,10 @@ def time_of(message: object, field: str) -> datetime:
     if not isinstance(value, datetime):
         raise TypeError(f"{field} is not set")
     return value
+
+
+def require_ended(resource: Any, ended: Collection[Any]) -> None:
+    """Raise FAILED_PRECONDITION unless `resource` (a job or pipeline) is in a state of `ended`:
+    Vertex deletes only what has ended."""
+    if resource.state not in ended:
+        raise errors.still_running(resource.name, resource.state.name)

@@ -224,6 +224,22 @@ class Collection:
         router.add("GET", self.path, lambda r: self._list(list_page_of, r))
         router.add("DELETE", self.item, lambda r: json.dumps(delete(self.name(r))))
 
+    def add_create(self, router: "Router", create: Callable[[str, bytes], Any]) -> None:
+        """Route POST on the collection to `create(parent, body)`; answers the new resource."""
+        router.add(
+            "POST", self.path, lambda r: rest_json(create(r.params["parent"], r.body), r.enum_ints)
+        )
+
+    def add_action(self, router: "Router", verb: str, act: Callable[[str], object]) -> None:
+        """Route `POST {item}:{verb}` to `act(name)`; answers `{}` (Vertex's Empty), as the
+        cancel, pause and similar custom methods do (AIP-136)."""
+
+        def handler(request: Request) -> str:
+            act(self.name(request))
+            return "{}"
+
+        router.add("POST", f"{self.item}:{verb}", handler)
+
     def _list(self, list_page_of: Lister, request: Request) -> str:
         args = request.list_args()
         parent = request.params["parent"]

@@ -47,7 +47,7 @@ def add_routes(router: Router, service: CustomJobs) -> None:
     JOBS.add_standard(
         router, service.get_custom_job, service.list_custom_jobs, service.delete_custom_job
     )
-    router.add("POST", _JOB + ":cancel", lambda r: _cancel(service, r))
+    JOBS.add_action(router, "cancel", service.cancel_custom_job)
     router.add("POST", _JOB + ":preempt", lambda r: _preempt(service, r))
     router.add("GET", _JOB + ":logs", lambda r: _logs(service, r))
     router.add("GET", _JOB + ":wait", lambda r: _wait(service, r))
@@ -65,11 +65,6 @@ def parse_job(body: bytes) -> aiplatform_v1.CustomJob:
 def _create(service: CustomJobs, request: Request) -> str:
     name = service.create_custom_job(request.params["parent"], parse_job(request.body))
     return rest_json(service.get_custom_job(name), request.enum_ints)
-
-
-def _cancel(service: CustomJobs, request: Request) -> str:
-    service.cancel_custom_job(JOBS.name(request))
-    return "{}"
 
 
 def _preempt(service: CustomJobs, request: Request) -> str:

@@ -27,7 +27,7 @@ from google.rpc import status_pb2
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, page, set_times
+from vtp.local.base.resources import matching_page, new_id, page, require_ended, set_times
 from vtp.local.base.sqlite import Database
 from vtp.local.custom_jobs.store import SCHEMA, JobRecord, Store
 from vtp.local.runtime import gcs_mount, rules
@@ -161,8 +161,7 @@ class CustomJobs:
     def delete_custom_job(self, name: str) -> dict:
         """Delete an ended job and its files; return the (done) long-running Operation."""
         record = self._record(name)
-        if record.job.state not in JOB_ENDED:
-            raise errors.still_running(record.job.name, record.job.state.name)
+        require_ended(record.job, JOB_ENDED)
         self.store.delete_job(record.id)
         shutil.rmtree(self._job_dir(record), ignore_errors=True)
         return self.root.operations.deleted(record.job.name.split("/customJobs/")[0])

@@ -17,39 +17,29 @@
 import base64
 import json
 
-from google.cloud.aiplatform_v1 import Endpoint
-
 from vtp.local.base import errors
 from vtp.local.base.resources import rest_json
-from vtp.local.base.routing import (
-    OPERATIONS_PARENT,
-    Request,
-    Router,
-    collection,
-    list_page,
-    operation_routes,
-    resource,
-)
+from vtp.local.base.routing import OPERATIONS_PARENT, Collection, Request, Router, operation_routes
 from vtp.local.endpoints.service import Endpoints
 
-_ENDPOINTS = collection("endpoints")
-_ENDPOINT = resource("endpoints", "endpoint")
+ENDPOINTS = Collection("endpoints", "endpoint")
+_ENDPOINT = ENDPOINTS.item
 
 
 def add_routes(router: Router, endpoints: Endpoints) -> None:
     """Route the endpoints methods to `endpoints`."""
-    router.add("POST", _ENDPOINTS, lambda r: _create(endpoints, r))
-    router.add("GET", _ENDPOINTS, lambda r: _list(endpoints, r))
-    router.add("GET", _ENDPOINT, lambda r: _json(endpoints.get(_name(r))))
+    router.add("POST", ENDPOINTS.path, lambda r: _create(endpoints, r))
+    ENDPOINTS.add_standard(router, endpoints.get, endpoints.list_endpoints, endpoints.delete)
     router.add("PATCH", _ENDPOINT, lambda r: _update(endpoints, r))
-    router.add("DELETE", _ENDPOINT, lambda r: json.dumps(endpoints.delete(_name(r))))
     router.add(
-        "POST", _ENDPOINT + ":deployModel", lambda r: _dumps(endpoints.deploy(_name(r), r.body))
+        "POST",
+        _ENDPOINT + ":deployModel",
+        lambda r: json.dumps(endpoints.deploy(ENDPOINTS.name(r), r.body)),
     )
     router.add(
         "POST",
         _ENDPOINT + ":undeployModel",
-        lambda r: _dumps(endpoints.undeploy(_name(r), r.body)),
+        lambda r: json.dumps(endpoints.undeploy(ENDPOINTS.name(r), r.body)),
     )
     router.add("POST", _ENDPOINT + ":predict", lambda r: _predict(endpoints, r, raw=False))
     router.add("POST", _ENDPOINT + ":rawPredict", lambda r: _predict(endpoints, r, raw=True))
@@ -62,18 +52,10 @@ def _create(endpoints: Endpoints, request: Request) -> str:
     return json.dumps(endpoints.create(parent, request.body, request.arg("endpointId")))
 
 
-def _list(endpoints: Endpoints, request: Request) -> str:
-    args = request.list_args()
-    found, token = endpoints.list_endpoints(
-        request.params["parent"], args.filter, args.page_size, args.page_token
-    )
-    return list_page("endpoints", [json.loads(_json(e)) for e in found], token)
-
-
 def _update(endpoints: Endpoints, request: Request) -> str:
     body = request.json()
     payload = json.dumps(body.get("endpoint", body)).encode()  # the SDK sends the resource
-    return _json(endpoints.update(_name(request), payload, request.arg("updateMask")))
+    return rest_json(endpoints.update(ENDPOINTS.name(request), payload, request.arg("updateMask")))
 
 
 def _predict(endpoints: Endpoints, request: Request, raw: bool) -> str:
@@ -85,7 +67,7 @@ def _predict(endpoints: Endpoints, request: Request, raw: bool) -> str:
                 payload = base64.b64decode(wrapped["data"])
             except ValueError:
                 raise errors.invalid_argument("httpBody.data is not base64.") from None
-    status, answer, _ = endpoints.predict(_name(request), payload, raw=raw)
+    status, answer, _ = endpoints.predict(ENDPOINTS.name(request), payload, raw=raw)
     if raw and status != 200:
         raise errors.ApiError(
             errors.INVALID_ARGUMENT if 400 <= status < 500 else errors.INTERNAL,
@@ -93,15 +75,3 @@ def _predict(endpoints: Endpoints, request: Request, raw: bool) -> str:
             http_status=status,
         )
     return answer.decode()
-
-
-def _json(endpoint: Endpoint) -> str:
-    return rest_json(endpoint)
-
-
-def _dumps(operation: dict) -> str:
-    return json.dumps(operation)
-
-
-def _name(request: Request) -> str:
-    return f"{request.params['parent']}/endpoints/{request.params['endpoint']}"

@@ -28,7 +28,7 @@ def add_routes(router: Router, jobs: PipelineJobs) -> None:
     """Route the pipelineJobs methods to `jobs`."""
     router.add("POST", JOBS.path, lambda r: rest_json(_create(jobs, r), r.enum_ints))
     JOBS.add_standard(router, jobs.get, jobs.list, jobs.delete)
-    router.add("POST", JOBS.item + ":cancel", lambda r: _cancel(jobs, r))
+    JOBS.add_action(router, "cancel", jobs.cancel)
     router.add("GET", JOBS.item + ":logs", lambda r: _logs(jobs, r))
 
 
@@ -40,11 +40,6 @@ def parse_job(body: bytes) -> aiplatform_v1.PipelineJob:
 def _create(jobs: PipelineJobs, request: Request) -> aiplatform_v1.PipelineJob:
     job = parse_job(request.body)
     return jobs.create(request.params["parent"], job, request.arg("pipelineJobId"))
-
-
-def _cancel(jobs: PipelineJobs, request: Request) -> str:
-    jobs.cancel(JOBS.name(request))
-    return "{}"
 
 
 def _logs(jobs: PipelineJobs, request: Request) -> str:

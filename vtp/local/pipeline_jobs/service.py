@@ -27,7 +27,7 @@ from google.rpc import status_pb2
 from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.names import find, resource_id
-from vtp.local.base.resources import matching_page, new_id, set_times
+from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.pipeline_jobs import spec as specs
@@ -169,8 +169,7 @@ class PipelineJobs:
     def delete(self, name: str) -> dict:
         """Delete an ended job and its run files; return the done Operation."""
         record = self._record(name)
-        if record.resource.state not in PIPELINE_ENDED:
-            raise errors.still_running(record.resource.name, record.resource.state.name)
+        require_ended(record.resource, PIPELINE_ENDED)
         self.store.delete(record.id)
         shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
         return self.root.operations.deleted(record.parent)

@@ -12,7 +12,6 @@
 """
 
 from vtp.local.base import errors
-from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import Collection, Request, Router
 from vtp.local.schedules.service import Schedules
 
@@ -21,19 +20,10 @@ SCHEDULES = Collection("schedules", "schedule")
 
 def add_routes(router: Router, schedules: Schedules) -> None:
     """Route the schedules methods to `schedules`."""
-    router.add(
-        "POST",
-        SCHEDULES.path,
-        lambda r: rest_json(schedules.create(r.params["parent"], r.body), r.enum_ints),
-    )
+    SCHEDULES.add_create(router, schedules.create)
     SCHEDULES.add_standard(router, schedules.get, schedules.list, schedules.delete)
-    router.add("POST", SCHEDULES.item + ":pause", lambda r: _pause(schedules, r))
+    SCHEDULES.add_action(router, "pause", schedules.pause)
     router.add("POST", SCHEDULES.item + ":resume", lambda r: _resume(schedules, r))
-
-
-def _pause(schedules: Schedules, request: Request) -> str:
-    schedules.pause(SCHEDULES.name(request))
-    return "{}"
 
 
 def _resume(schedules: Schedules, request: Request) -> str:

@@ -10,8 +10,7 @@
 `$alt=json;enum-encoding=int`.
 """
 
-from vtp.local.base.resources import rest_json
-from vtp.local.base.routing import Collection, Request, Router
+from vtp.local.base.routing import Collection, Router
 from vtp.local.training_pipelines.service import TrainingPipelines
 
 PIPELINES = Collection("trainingPipelines", "pipeline")
@@ -19,15 +18,6 @@ PIPELINES = Collection("trainingPipelines", "pipeline")
 
 def add_routes(router: Router, pipelines: TrainingPipelines) -> None:
     """Route the trainingPipelines methods to `pipelines`."""
-    router.add(
-        "POST",
-        PIPELINES.path,
-        lambda r: rest_json(pipelines.create(r.params["parent"], r.body), r.enum_ints),
-    )
+    PIPELINES.add_create(router, pipelines.create)
     PIPELINES.add_standard(router, pipelines.get, pipelines.list_pipelines, pipelines.delete)
-    router.add("POST", PIPELINES.item + ":cancel", lambda r: _cancel(pipelines, r))
-
-
-def _cancel(pipelines: TrainingPipelines, request: Request) -> str:
-    pipelines.cancel(PIPELINES.name(request))
-    return "{}"
+    PIPELINES.add_action(router, "cancel", pipelines.cancel)

@@ -27,7 +27,7 @@ from google.protobuf import json_format, struct_pb2
 
 from vtp.local.base import errors
 from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, set_times
+from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.base.threads import Workers
@@ -110,8 +110,7 @@ class TrainingPipelines:
         """Delete an ended pipeline; the done Operation."""
         with self._lock:
             record = self._record(name)
-            if record.resource.state not in PIPELINE_ENDED:
-                raise errors.still_running(name, record.resource.state.name)
+            require_ended(record.resource, PIPELINE_ENDED)
             self.store.delete(record.id)
         return self.root.operations.deleted(record.parent)
 

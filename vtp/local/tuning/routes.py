@@ -10,8 +10,7 @@
 integers when the request asks for `$alt=json;enum-encoding=int`.
 """
 
-from vtp.local.base.resources import rest_json
-from vtp.local.base.routing import Collection, Request, Router
+from vtp.local.base.routing import Collection, Router
 from vtp.local.tuning.service import Tuner
 
 JOBS = Collection("hyperparameterTuningJobs", "job")
@@ -19,15 +18,6 @@ JOBS = Collection("hyperparameterTuningJobs", "job")
 
 def add_routes(router: Router, tuner: Tuner) -> None:
     """Route the hyperparameterTuningJobs methods to `tuner`."""
-    router.add(
-        "POST",
-        JOBS.path,
-        lambda r: rest_json(tuner.create(r.params["parent"], r.body), r.enum_ints),
-    )
+    JOBS.add_create(router, tuner.create)
     JOBS.add_standard(router, tuner.get, tuner.list, tuner.delete)
-    router.add("POST", JOBS.item + ":cancel", lambda r: _cancel(tuner, r))
-
-
-def _cancel(tuner: Tuner, request: Request) -> str:
-    tuner.cancel(JOBS.name(request))
-    return "{}"
+    JOBS.add_action(router, "cancel", tuner.cancel)

@@ -18,7 +18,7 @@ from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
 from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, set_times
+from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.sqlite import Database
 from vtp.local.base.threads import Workers
@@ -104,8 +104,7 @@ class Tuner:
     def delete(self, name: str) -> dict:
         """Delete an ended job, its trials' CustomJobs and files; return the done Operation."""
         record = self._record(name)
-        if record.job.state not in JOB_ENDED:
-            raise errors.still_running(record.job.name, record.job.state.name)
+        require_ended(record.job, JOB_ENDED)
         for trial in record.job.trials:
             if trial.custom_job:
                 try:
