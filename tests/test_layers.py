@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("vtp.local.service",),
     ("vtp.local.runtime",),
     ("vtp.local.base",),
+    ("vtp.engine",),
     ("vtp.launchers",),
     ("trainer",),
     ("vtp.vertex",),

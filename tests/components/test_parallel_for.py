@@ -16,7 +16,7 @@ from kfp import dsl, local
 from components.custom_job import custom_job
 from tests.fixtures import PROJECT, REGION, LocalService
 from tests.vtp.local.conftest import SCRIPT
-from vtp.local.pipeline_jobs import kfp_fixes
+from vtp.engine import kfp_fixes
 
 State = aiplatform_v1.JobState
 

@@ -79,7 +79,7 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from vtp.local.pipeline_jobs import fork_tasks
+    from vtp.engine import fork_tasks
     from vtp.run import sources
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize

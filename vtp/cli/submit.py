@@ -241,7 +241,7 @@ class _LocalLog:
 
     def print_new(self) -> None:
         """Print the complete lines written since the last call, without kfp's dumps."""
-        from vtp.local.pipeline_jobs.task_output import plain, readable
+        from vtp.engine.task_output import plain, readable
 
         answer = failures.call(
             lambda: self.session.get(self.url, params={"offset": self.offset}, timeout=30),

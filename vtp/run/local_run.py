@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from vtp import storage
+from vtp.engine import fork_tasks, kfp_fixes, vertex_tasks
+from vtp.engine import task_output as output
 from vtp.local.console import console_url
-from vtp.local.pipeline_jobs import fork_tasks, kfp_fixes, vertex_tasks
-from vtp.local.pipeline_jobs import task_output as output
 from vtp.vertex import local_auth
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 

@@ -1,6 +1,6 @@
 """`vtp run`'s task output: kfp's executor-input dump and loading chatter are dropped."""
 
-from vtp.local.pipeline_jobs.task_output import readable
+from vtp.engine.task_output import readable
 
 TASK_OUTPUT = """\
 [KFP Executor 2026-11-21 22:00:26,440 INFO]: Looking for component `custom_job` in x.py

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from vtp.local.pipeline_jobs import worker
+from vtp.engine import worker
 from vtp.local.runtime.process import TOKEN_ENV, signal_group, spawn
 
 
@@ -37,7 +37,7 @@ class RunProcess:
 
     def start(self) -> int:
         """Spawn the worker in a process group of its own; return its pid."""
-        argv = [sys.executable, "-m", "vtp.local.pipeline_jobs.worker", str(self.run_dir)]
+        argv = [sys.executable, "-m", "vtp.engine.worker", str(self.run_dir)]
         self._process = spawn(argv, self._env, self.run_dir, self.run_dir / "run.log")
         return self._process.pid
 

@@ -25,13 +25,13 @@ from google.protobuf import json_format
 from google.rpc import status_pb2
 
 from vtp import storage
+from vtp.engine import vertex_tasks, worker
 from vtp.local.base import errors
 from vtp.local.base.names import find, resource_id
 from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.pipeline_jobs import spec as specs
-from vtp.local.pipeline_jobs import vertex_tasks, worker
 from vtp.local.pipeline_jobs.process import RunProcess
 from vtp.local.pipeline_jobs.resource import created_job, task_jobs
 from vtp.local.pipeline_jobs.task_details import task_details

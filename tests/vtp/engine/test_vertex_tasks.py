@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from vtp.local.pipeline_jobs import vertex_tasks
+from vtp.engine import vertex_tasks
 
 
 def resolve(command: list[str], parameters: dict | None = None) -> list[str]:

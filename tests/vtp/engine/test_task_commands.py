@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from kfp import dsl
 
-from vtp.local.pipeline_jobs.task_commands import Plan, plan
+from vtp.engine.task_commands import Plan, plan
 
 
 def _full_command(component: object, python: str = sys.executable) -> list[str]:

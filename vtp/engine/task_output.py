@@ -16,7 +16,7 @@ import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from vtp.local.pipeline_jobs import fork_tasks
+from vtp.engine import fork_tasks
 
 _DUMP_START = "Got executor_input:"
 _NOISE = ("Looking for component `", "Loading KFP component ", "Wrote executor output file")

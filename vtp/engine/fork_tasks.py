@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from vtp.local.pipeline_jobs.task_commands import Plan, plan
+from vtp.engine.task_commands import Plan, plan
 from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
 
 FORK_ENV = "VTP_TASK_FORK"
@@ -55,7 +55,7 @@ class TaskServer:
             listener.bind(self.socket_path)
             listener.listen(64)
             fd = str(listener.fileno())
-            argv = [sys.executable, "-m", "vtp.local.pipeline_jobs.fork_server", fd]
+            argv = [sys.executable, "-m", "vtp.engine.fork_server", fd]
             with open(Path(self._folder.name) / "server.log", "wb") as log:
                 self._process = subprocess.Popen(
                     argv,

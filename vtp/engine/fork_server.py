@@ -1,4 +1,4 @@
-"""A fork server for local pipeline tasks: `python -m vtp.local.pipeline_jobs.fork_server FD`.
+"""A fork server for local pipeline tasks: `python -m vtp.engine.fork_server FD`.
 
 A local task used to be a fresh interpreter that spent one to three seconds importing kfp, the
 aiplatform types and torch before running a component body of a few milliseconds. This server

@@ -1,4 +1,4 @@
-"""One pipeline run: `python -m vtp.local.pipeline_jobs.worker RUN_DIR`, in its own process group.
+"""One pipeline run: `python -m vtp.engine.worker RUN_DIR`, in its own process group.
 
 The service writes `RUN_DIR/request.json` (the compiled spec, the typed arguments and the local
 pipeline root) and starts this module with `VTP_LOCAL_ENDPOINT` and `VTP_GCS_ROOT` set, so every
@@ -28,7 +28,7 @@ def run(run_dir: Path) -> dict[str, Any]:
     """Run the requested pipeline with kfp.local; return the result."""
     from kfp import components, local
 
-    from vtp.local.pipeline_jobs import fork_tasks, kfp_fixes, task_output, vertex_tasks
+    from vtp.engine import fork_tasks, kfp_fixes, task_output, vertex_tasks
 
     asked = json.loads((run_dir / REQUEST).read_text())
     kfp_fixes.apply()

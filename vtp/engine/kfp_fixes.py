@@ -19,7 +19,7 @@ def apply() -> None:
     """Patch kfp.local once (idempotent)."""
     from kfp.local.orchestrator.enhanced_dag_orchestrator import ConditionEvaluator
 
-    from vtp.local.pipeline_jobs import vertex_tasks
+    from vtp.engine import vertex_tasks
 
     vertex_tasks.apply()
 
