@@ -53,6 +53,11 @@ def failure_tail() -> list[str]:
     return list(_failed_tails[-1]) if _failed_tails else []
 
 
+def executor_line(line: str) -> str:
+    """A line of a task's output without the `[KFP Executor ...]:` prefix."""
+    return _EXECUTOR_PREFIX.sub("", line)
+
+
 def run_task_process(full_command: list[str], env_vars: dict[str, str] | None = None) -> int:
     """kfp.local's `run_local_subprocess`, printing the task's lines through `readable`; the
     task is forked from a warm process when it can be (`fork_tasks`)."""

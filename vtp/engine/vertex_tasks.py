@@ -154,6 +154,15 @@ def _with_escapes(values: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
+def resolve_command(full_command: list[str], **kwargs: Any) -> list[str]:
+    """kfp.local's `replace_placeholders` (same arguments) with Vertex's placeholders too."""
+    from kfp.local import placeholder_utils
+
+    original = placeholder_utils.replace_placeholders
+    original = getattr(original, "__wrapped__", original)
+    return _replace_placeholders(original, full_command, **kwargs)
+
+
 def _replace_placeholders(original: Any, full_command: list[str], **kwargs: Any) -> list[str]:
     executor_input = _integral_numbers(kwargs["executor_input_dict"])
     values = _with_escapes(vertex_values(kwargs["unique_pipeline_id"]))

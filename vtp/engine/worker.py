@@ -11,12 +11,17 @@ reports. The result goes to `RUN_DIR/result.json`: `{"succeeded": bool, "error":
 """
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vtp.engine.dag import Engine
 
 REQUEST, RESULT, STARTED = "request.json", "result.json", "started"
+_engine: "Engine | None" = None
 
 
 def request(spec: dict[str, Any], arguments: dict[str, Any], pipeline_root: Path) -> dict:
@@ -25,26 +30,40 @@ def request(spec: dict[str, Any], arguments: dict[str, Any], pipeline_root: Path
 
 
 def run(run_dir: Path) -> dict[str, Any]:
-    """Run the requested pipeline with kfp.local; return the result."""
-    from kfp import components, local
+    """Run the requested pipeline with the engine; return the result."""
+    from google.protobuf import json_format
+    from kfp.pipeline_spec import pipeline_spec_pb2
 
-    from vtp.engine import fork_tasks, kfp_fixes, task_output, vertex_tasks
+    from vtp.engine import fork_tasks, vertex_tasks
+    from vtp.engine.cache import CACHE_DIR_ENV, Cache
+    from vtp.engine.dag import Engine
+    from vtp.engine.journal import Journal
 
+    global _engine
     asked = json.loads((run_dir / REQUEST).read_text())
-    kfp_fixes.apply()
-    task_output.quiet()
     vertex_tasks.check_runnable(asked["pipelineSpec"])
-    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=asked["pipelineRoot"])
-    pipeline = components.load_component_from_text(json.dumps(asked["pipelineSpec"]))
+    spec = pipeline_spec_pb2.PipelineSpec()
+    json_format.ParseDict(asked["pipelineSpec"], spec, ignore_unknown_fields=True)
+    cache_dir = os.environ.get(CACHE_DIR_ENV) or asked.get("cacheDir") or run_dir.parent / ".cache"
+    caching = asked.get("enableCaching", True)
+    project = os.environ.get(vertex_tasks.PROJECT_ENV) or "local"
+    location = os.environ.get(vertex_tasks.LOCATION_ENV) or "us-central1"
+    job_name = f"projects/{project}/locations/{location}/pipelineJobs/{run_dir.name}"
+    _engine = Engine(
+        spec,
+        asked["pipelineRoot"],
+        run_dir.name,
+        job_name,
+        Journal(run_dir),
+        Cache(Path(cache_dir)) if caching else None,
+    )
     (run_dir / STARTED).touch()
-    try:
-        with fork_tasks.serving():
-            pipeline(**asked["arguments"])
-    except Exception as exc:  # kfp.local reports a failed task as RuntimeError
-        # kfp.local names the task that failed; the cause is in what that task printed last.
-        summary = task_output.plain(str(exc)) or type(exc).__name__
-        return {"succeeded": False, "error": "\n".join([summary, *task_output.failure_tail()])}
-    return {"succeeded": True, "error": ""}
+    with fork_tasks.serving():
+        node = _engine.run(asked["arguments"])
+    if node.state == "SUCCEEDED":
+        return {"succeeded": True, "error": ""}
+    error = "\n".join(_engine.failures) or node.error or node.state.lower()
+    return {"succeeded": False, "error": error}
 
 
 def read_result(run_dir: Path) -> dict[str, Any] | None:
@@ -68,7 +87,9 @@ def main(argv: list[str]) -> int:
 
 
 def _note_cancel(signum: int, frame: object) -> None:
-    print("cancel requested: the running task was sent SIGTERM", flush=True)
+    print("cancel requested: the running tasks were sent SIGTERM", flush=True)
+    if _engine is not None:
+        _engine.cancel()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,187 @@
+"""One executor task of a run: a container (a lightweight Python component, or GCPC's) or an
+importer, given its component spec, executor spec and resolved inputs.
+
+kfp.local's utilities build what Vertex's driver builds: the executor input (`{{$}}`), the
+command with its placeholders resolved (Vertex's own too, `vertex_tasks.py`), and the outputs
+read back from the executor output file. The process is forked from the warm fork server when it
+can be (`fork_tasks.py`) and its lines go to the run's log, each prefixed with the task.
+"""
+
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from google.protobuf import json_format
+from kfp import dsl
+from kfp.dsl import executor as kfp_executor
+from kfp.local import executor_input_utils, executor_output_utils
+from kfp.pipeline_spec import pipeline_spec_pb2
+
+from vtp.engine import fork_tasks, task_output, vertex_tasks
+
+# kfp's protobuf classes carry no type information: the aliases name what a value is.
+ComponentSpec: TypeAlias = Any  # pipeline_spec_pb2.ComponentSpec
+ExecutorSpec: TypeAlias = Any  # pipeline_spec_pb2.PipelineDeploymentConfig.ExecutorSpec
+
+
+@dataclass
+class Outcome:
+    """How one execution ended: its outputs (parameters as Python values, artifacts as
+    `dsl.Artifact`s or lists of them) or the cause of its failure."""
+
+    succeeded: bool
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Names:
+    """What Vertex's placeholders name: the run and the task."""
+
+    run_id: str
+    pipeline_name: str
+    task_name: str
+    task_root: str
+    pipeline_root: str
+
+
+def run_container(
+    component: ComponentSpec,
+    executor: ExecutorSpec,
+    arguments: dict[str, Any],
+    names: Names,
+    log_prefix: str,
+) -> Outcome:
+    """Run the container executor's command on this machine with `arguments`."""
+    executor_input = executor_input_utils.construct_executor_input(
+        component_spec=component,
+        arguments=arguments,
+        task_root=names.task_root,
+        block_input_artifact=False,
+    )
+    container = executor.container
+    as_dict = executor_input_utils.executor_input_to_dict(executor_input, component)
+    command = vertex_tasks.resolve_command(
+        list(container.command) + list(container.args),
+        executor_input_dict=as_dict,
+        pipeline_resource_name=names.pipeline_name,
+        task_resource_name=names.task_name,
+        pipeline_root=names.pipeline_root,
+        unique_pipeline_id=names.run_id,
+    )
+    env = {**os.environ, **{e.name: e.value for e in container.env}}
+    os.makedirs(names.task_root, exist_ok=True)
+    code, tail = _run(command, env, log_prefix)
+    if code != 0:
+        cause = next((line for line in reversed(tail) if line.strip()), "")
+        how = f"exit status {code}" if code > 0 else f"signal {-code}"
+        return Outcome(False, error=f"{cause} ({how})" if cause else how)
+    try:
+        outputs = executor_output_utils.get_outputs_for_task(executor_input, component)
+    except (OSError, ValueError, KeyError) as exc:
+        return Outcome(False, error=f"cannot read its outputs: {exc}")
+    return Outcome(True, _with_declared_artifacts(outputs, executor_input, component))
+
+
+def run_importer(
+    component: ComponentSpec, executor: ExecutorSpec, arguments: dict[str, Any]
+) -> Outcome:
+    """An importer's one output, `artifact`: the URI it names (a constant or an input
+    parameter), with its type and metadata. Nothing is copied, as on Vertex."""
+    importer = executor.importer
+    if importer.artifact_uri.HasField("runtime_parameter"):
+        uri = arguments.get(importer.artifact_uri.runtime_parameter)
+    else:
+        uri = importer.artifact_uri.constant.string_value
+    if not uri:
+        return Outcome(False, error="the importer has no artifact URI")
+    metadata = _resolve_metadata(json_format.MessageToDict(importer.metadata), arguments)
+    artifact = kfp_executor.create_artifact_instance(
+        {
+            "name": "artifact",
+            "uri": str(uri),
+            "type": json_format.MessageToDict(importer.type_schema),
+            "metadata": metadata,
+        }
+    )
+    return Outcome(True, {"artifact": artifact})
+
+
+def _resolve_metadata(metadata: Any, arguments: dict[str, Any]) -> Any:
+    """Importer metadata with `{{$.inputs.parameters['x']}}` values put in."""
+    if isinstance(metadata, dict):
+        return {
+            _resolve_metadata(k, arguments): _resolve_metadata(v, arguments)
+            for k, v in metadata.items()
+        }
+    if isinstance(metadata, list):
+        return [_resolve_metadata(v, arguments) for v in metadata]
+    if isinstance(metadata, str) and metadata.startswith("{{$.inputs.parameters['"):
+        return arguments.get(metadata[len("{{$.inputs.parameters['") : -len("']}}")], metadata)
+    return metadata
+
+
+def _with_declared_artifacts(
+    outputs: dict[str, Any],
+    executor_input: pipeline_spec_pb2.ExecutorInput,
+    component: ComponentSpec,
+) -> dict[str, Any]:
+    """The outputs, plus every declared output artifact the executor output file left out (a
+    component that writes no executor output file still made its artifacts at their URIs)."""
+    for name in component.output_definitions.artifacts:
+        if name in outputs:
+            continue
+        runtime = executor_input.outputs.artifacts[name]
+        artifacts = [
+            executor_output_utils.runtime_artifact_to_dsl_artifact(a) for a in runtime.artifacts
+        ]
+        declared = component.output_definitions.artifacts[name]
+        outputs[name] = artifacts if declared.is_artifact_list else artifacts[0]
+    return outputs
+
+
+def _run(command: list[str], env: dict[str, str], prefix: str) -> tuple[int, list[str]]:
+    """Run the task's process; print its lines with `prefix`; its status and last lines."""
+    tail: deque[str] = deque(maxlen=task_output.TAIL_LINES)
+    with fork_tasks.task_process(command, env) as process:
+        for line in task_output.readable(process.lines):
+            text = task_output.plain(line.rstrip("\n"))
+            tail.append(task_output.executor_line(text))
+            print(f"{prefix}{text}", flush=True)
+        return process.wait(), list(tail)
+
+
+def as_records(value: Any) -> list[dict[str, Any]]:
+    """An artifact output (one or a list) as JSON records: uri, metadata, schema, name."""
+    items = value if isinstance(value, list) else [value]
+    return [
+        {
+            "name": a.name,
+            "uri": a.uri,
+            "metadata": dict(a.metadata or {}),
+            "schema": a.schema_title,
+            "schema_version": a.schema_version,
+        }
+        for a in items
+        if isinstance(a, dsl.Artifact)
+    ]
+
+
+def from_records(records: list[dict[str, Any]], is_list: bool) -> Any:
+    """Artifacts back from `as_records`."""
+    artifacts = [
+        kfp_executor.create_artifact_instance(
+            {
+                "name": r.get("name", ""),
+                "uri": r["uri"],
+                "metadata": r.get("metadata", {}),
+                "type": {
+                    "schemaTitle": r.get("schema", "system.Artifact"),
+                    "schemaVersion": r.get("schema_version", "0.0.1"),
+                },
+            }
+        )
+        for r in records
+    ]
+    return artifacts if is_list else (artifacts[0] if artifacts else None)
