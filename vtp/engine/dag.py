@@ -440,37 +440,10 @@ def _dag_outputs(
 
 
 def _collect(component: ComponentSpec, iterations: list[Node]) -> dict[str, Any]:
-    """A loop's outputs: each output's values over the iterations, as one list (a value that
-    is itself a list of a nested loop is spread into it)."""
-    nested = _nested_outputs(component)
-    collected: dict[str, Any] = {}
-    for name in [*component.output_definitions.parameters, *component.output_definitions.artifacts]:
-        values: list[Any] = []
-        for node in iterations:
-            if name not in node.outputs:
-                continue
-            value = node.outputs[name]
-            values.extend(value if name in nested and isinstance(value, list) else [value])
-        collected[name] = values
-    return collected
-
-
-def _nested_outputs(component: ComponentSpec) -> set[str]:
-    """The DAG outputs of `component` that come from a loop inside it (already lists)."""
-    tasks = component.dag.tasks
-    loops = {
-        n
-        for n, t in tasks.items()
-        if t.HasField("parameter_iterator") or t.HasField("artifact_iterator")
-    }
-    found = set()
-    for name, spec in component.dag.outputs.parameters.items():
-        if spec.value_from_parameter.producer_subtask in loops:
-            found.add(name)
-    for name, art in component.dag.outputs.artifacts.items():
-        if any(s.producer_subtask in loops for s in art.artifact_selectors):
-            found.add(name)
-    return found
+    """A loop's outputs: each output's values over the iterations, as one list (a list of lists
+    over nested loops, as `dsl.Collected` gives them on Vertex)."""
+    names = [*component.output_definitions.parameters, *component.output_definitions.artifacts]
+    return {name: [n.outputs[name] for n in iterations if name in n.outputs] for name in names}
 
 
 def _entry(component: ComponentSpec, outputs: dict[str, Any]) -> dict[str, Any]:

@@ -7,9 +7,12 @@ read back from the executor output file. The process is forked from the warm for
 can be (`fork_tasks.py`) and its lines go to the run's log, each prefixed with the task.
 """
 
+import json
 import os
+import shutil
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from google.protobuf import json_format
@@ -18,6 +21,7 @@ from kfp.dsl import executor as kfp_executor
 from kfp.local import executor_input_utils, executor_output_utils
 from kfp.pipeline_spec import pipeline_spec_pb2
 
+from vtp import storage
 from vtp.engine import fork_tasks, task_output, vertex_tasks
 
 # kfp's protobuf classes carry no type information: the aliases name what a value is.
@@ -78,10 +82,32 @@ def run_container(
         how = f"exit status {code}" if code > 0 else f"signal {-code}"
         return Outcome(False, error=f"{cause} ({how})" if cause else how)
     try:
+        _upload_custom_paths(executor_input.outputs.output_file)
         outputs = executor_output_utils.get_outputs_for_task(executor_input, component)
     except (OSError, ValueError, KeyError) as exc:
         return Outcome(False, error=f"cannot read its outputs: {exc}")
     return Outcome(True, _with_declared_artifacts(outputs, executor_input, component))
+
+
+def _upload_custom_paths(output_file: str) -> None:
+    """Copy each output artifact the task wrote at a path of its own (`artifact.set_path`)
+    to the artifact's URI, as the KFP launcher uploads it."""
+    try:
+        with open(output_file) as f:
+            written = json.load(f)
+    except FileNotFoundError:
+        return
+    for artifact_list in (written.get("artifacts") or {}).values():
+        for artifact in artifact_list.get("artifacts", []):
+            source, uri = artifact.get("custom_path"), artifact.get("uri", "")
+            if not source or not os.path.exists(source):
+                continue
+            target = storage.local_path(uri) if storage.is_gcs_uri(uri) else Path(uri)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.isdir(source):
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(source, target)
 
 
 def run_importer(
