@@ -8,9 +8,12 @@ exactly as the fresh interpreter would (`runpy`), so kfp's executor contract is 
 
 Imports come in stages, and each stage lives in its own process: the server inherits a socket
 that already listens (FD), so a client can connect at once; it imports the first stage (what a
-task that submits a Vertex job needs) and forks a zygote for the next stage (torch, the full
-SDK), and so on. Until a later zygote reports ready, tasks fork from
-the deepest one that is, so the first task never waits for torch. Requests travel down the chain
+task that submits a Vertex job needs) and forks a zygote for the next stage (the full SDK, then
+torch), and so on. Until a later zygote reports ready, tasks fork from the deepest one that is,
+so the first task never waits for an import. A process with more than one thread is never
+forked from: a lock another thread held would stay locked in the child forever (the hang of
+OpenMP or MKL after fork). A stage whose imports started a thread (torch does) reports itself
+unfit and ends, and tasks fork from the stage above it. Requests travel down the chain
 as file descriptors (SCM_RIGHTS); nothing is copied.
 
 The wire protocol, per connection (client in `fork_tasks.py`):
@@ -61,26 +64,26 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "vtp.launchers.custom_job",
         "vtp.launchers.tuning",
     ),
-    # What evaluation, export and model upload need: torch, the trainer, GCPC's artifact types.
+    # What the SDK's users (GCPC's launchers, a team's own components), evaluation, export
+    # and model upload import, torch aside.
     (
-        "torch",
-        "torch.export._trace",
-        "trainer.evaluate",
-        "trainer.export",
+        "google.cloud.aiplatform",
+        "google_cloud_pipeline_components.types.artifact_types",
         "vtp.launchers.evaluation",
         "vtp.launchers.upload_model",
         "vtp.launchers.deploy_model",
-        "google_cloud_pipeline_components.types.artifact_types",
     ),
-    # What components that use the SDK itself (GCPC's launchers, a team's own) import.
-    ("google.cloud.aiplatform",),
+    # torch and what imports it. Importing torch starts a native thread, and a process with
+    # threads is not forked from (see `_serve`): on such a build this stage ends unused, and
+    # tasks import torch themselves.
+    ("torch", "torch.export._trace", "trainer.evaluate", "trainer.export"),
 )
 FOREGROUND_STAGES = 2
 """Stages after these import at low priority: jobs may be running by then, and take precedence."""
 PRELOAD_ENV = "VTP_TASK_PRELOAD"
 """Comma-separated modules a pipeline's own tasks import, added to the last stage."""
 HOOK_FILE = STARTUP_HOOK_DIR / "sitecustomize.py"
-_READY = b"R"
+_READY, _UNFIT = b"R", b"U"
 _STATUS = struct.Struct("!i")
 _LENGTH = struct.Struct("!Q")
 
@@ -110,6 +113,10 @@ def _serve(
     """Import this stage, start the next, then hand each request on or fork a task for it."""
     _preload(remaining[0], background=depth >= FOREGROUND_STAGES)
     if upstream is not None:
+        if native_threads() > 1:  # forking now could copy a lock another thread holds
+            _log.debug("fork server: stage %d started threads; tasks fork from above", depth)
+            upstream.sendall(_UNFIT)
+            return
         upstream.sendall(_READY)
     zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
     zygote_ready = False
@@ -132,6 +139,14 @@ def _serve(
                 connection.close()
             else:
                 _fork_task(connection, (source, zygote))
+
+
+def native_threads() -> int:
+    """How many threads this process has (native ones too: a library's pool counts)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
 
 
 def _preload(modules: Sequence[str], background: bool) -> None:
