@@ -24,6 +24,8 @@ imported early, so start-up stays fast):
   do) authenticates to the service.
 - GCPC's launchers (`..._remote_runner`): they poll every 20 s, which costs nothing locally;
   they poll every second here.
+- `kfp.dsl.types.artifact_types` (with VTP_GCS_ROOT, the local storage root): an artifact whose
+  URI is `gs://...` has its `.path` under that root, where Vertex has the `/gcs/` mount.
 - `google.api_core.client_options` and `requests.sessions`: a client or a request addressed to
   Vertex's hosts (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to
   the service's TLS endpoint instead: code with hard-coded Vertex endpoints (GCPC's launchers,
@@ -155,6 +157,13 @@ def _patch_storage(module: ModuleType) -> None:
     module.Client.__init__ = __init__
 
 
+def _patch_gcs_mount(module: ModuleType) -> None:
+    """kfp's artifacts find `gs://B/P` at `/gcs/B/P` (Cloud Storage FUSE on Vertex); here the
+    same object is the file `$VTP_GCS_ROOT/B/P`."""
+    if hasattr(module, "_GCS_LOCAL_MOUNT_PREFIX"):
+        _rebind(module, _GCS_LOCAL_MOUNT_PREFIX=os.environ["VTP_GCS_ROOT"].rstrip("/") + "/")
+
+
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
     """Runs `patches[name](module)` right after module `name` is first executed."""
 
@@ -190,8 +199,19 @@ def install() -> None:
     At start-up nothing is imported yet; a task forked from a warm process (the local fork
     server) calls this once it has taken the task's environment.
     """
-    if not (os.environ.get("VTP_LOCAL_API_ENDPOINT") and _token()):
-        return
+    patches: dict[str, Callable[[ModuleType], None]] = {}
+    if os.environ.get("VTP_GCS_ROOT"):
+        patches["kfp.dsl.types.artifact_types"] = _patch_gcs_mount
+    if os.environ.get("VTP_LOCAL_API_ENDPOINT") and _token():
+        patches.update(_client_patches())
+    for name in [n for n in patches if n in sys.modules]:
+        patches.pop(name)(sys.modules[name])
+    if patches:
+        sys.meta_path.insert(0, _PatchAfterImport(patches))
+
+
+def _client_patches() -> dict[str, Callable[[ModuleType], None]]:
+    """What points the SDK and Cloud Storage clients at the service."""
     patches: dict[str, Callable[[ModuleType], None]] = {
         "google.cloud.aiplatform.initializer": _patch_initializer,
         "google.cloud.aiplatform.utils.resource_manager_utils": _patch_resource_manager,
@@ -204,9 +224,7 @@ def install() -> None:
         patches[launchers + runner] = _patch_polling
     if os.environ.get("STORAGE_EMULATOR_HOST"):
         patches["google.cloud.storage.client"] = _patch_storage
-    for name in [n for n in patches if n in sys.modules]:
-        patches.pop(name)(sys.modules[name])
-    sys.meta_path.insert(0, _PatchAfterImport(patches))
+    return patches
 
 
 def _chain() -> None:
