@@ -24,15 +24,15 @@ def file_map() -> str:
 
 
 def tracked_sources() -> set[str]:
-    """Files that need a line: everything but tests, compiled YAML, package markers and the
-    pictures under docs/."""
+    """Files that need a line: everything but tests, compiled YAML, package markers, the
+    pictures under docs/ and third parties' files (bench/third_party/: one line for the folder)."""
     files = subprocess.run(
         ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
     return {
         f
         for f in files
-        if not f.startswith(("tests/", "compiled/"))
+        if not f.startswith(("tests/", "compiled/", "bench/third_party/"))
         and not f.endswith("__init__.py")
         and f != ".gitignore"
         and not f.endswith(".png")
