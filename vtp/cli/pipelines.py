@@ -1,15 +1,20 @@
 """`vtp run` (a pipeline on this machine) and `vtp compile` (the YAML for Vertex Pipelines).
 
-vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]']
+vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]'] [--no-cache]
 vtp run my_pipeline.py[:function] | package.module:function | my_pipeline.yaml
+vtp run my_components.py:component --param a=1
 vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
+
+`vtp run` compiles what it is given to a PipelineSpec, creates a pipeline job on the local
+service of its state directory (`vtp.run.local_run`), prints the run's log while it runs and a
+summary at the end; Ctrl-C cancels the job and exits 130. Expected refusals (an unknown
+pipeline, a file that does not load, a bad --param, a state directory another `vtp run` holds)
+are one line, exit 2, before any job exists.
 """
 
 import argparse
-import contextlib
 import logging
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="open the local console in a browser; it stays up after the run until Ctrl-C",
     )
+    run.add_argument(
+        "--cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="turn caching on or off for every task, as `vtp submit --[no-]enable-caching` does "
+        "(default: as compiled; a task whose component and inputs ran before reuses its outputs)",
+    )
     run.set_defaults(func=_run)
     comp = subparsers.add_parser("compile", help="compile the pipelines to compiled/*.yaml")
     comp.add_argument("pipelines", nargs="*", metavar="PIPELINE", help="default: all")
@@ -54,15 +66,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_params(
-    pipeline: Any, name: str, flags: list[str], implied: dict[str, Any] | None = None
+    spec: dict[str, Any], name: str, flags: list[str], implied: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The run's arguments: `--param NAME=VALUE` flags typed as pipeline `name` declares them
-    (as `vtp submit` does) over the `implied` local defaults; every required one present."""
-    from google.protobuf import json_format
-
+    """The run's arguments: `--param NAME=VALUE` flags typed as the compiled pipeline `spec`
+    (called `name`) declares them (as `vtp submit` does) over the `implied` local defaults;
+    every required one present."""
     from vtp.vertex import pipeline_job
 
-    declared = pipeline_job.parameters(json_format.MessageToDict(pipeline.pipeline_spec))
+    declared = pipeline_job.parameters(spec)
     try:
         values = pipeline_job.typed_values(name, pipeline_job.parse_param_flags(flags), declared)
         pipeline_job.check_values(values, on_vertex=False)
@@ -79,37 +90,54 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from vtp.engine import fork_tasks
-    from vtp.run import sources
+    from vtp.engine import vertex_tasks
+    from vtp.run import sources, target
+    from vtp.run.follow import write
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize
 
-    # Tasks fork from a server that imports kfp, the SDK and torch while the file loads.
-    with fork_tasks.serving():
-        try:
-            source = sources.load(args.pipeline)
-        except sources.SourceError as exc:
-            raise UsageError(str(exc)) from None
-        pipeline = source.pipeline
-        arguments = run_params(pipeline, source.name, args.param, source.local_params)
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    try:
+        source = sources.load(args.pipeline)
+        spec = source.spec()
+    except sources.SourceError as exc:
+        raise UsageError(str(exc)) from None
+    arguments = run_params(spec, source.name, args.param, source.local_params)
+    try:
+        vertex_tasks.check_runnable(spec)
+    except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
+        raise UsageError(f"PIPELINE {args.pipeline!r}: {exc}") from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    try:
         result = run_pipeline(
             args.pipeline,
-            pipeline,
+            spec,
             arguments,
-            args.state_dir.resolve(),
+            args.state_dir,
+            report=lambda ended: write(sys.stdout, summarize(ended) + "\n"),
+            cache=args.cache,
             open_console=args.open,
-            after=_linger if args.open else lambda: None,
         )
-    print(summarize(result))
+    except target.StateDirBusy as exc:
+        raise UsageError(f"--state-dir: {exc}") from None
+    if result is None or result.interrupted:
+        write(sys.stderr, f"vtp: interrupted: {_what_stopped(result)}\n")
+        return 130
     return 0 if result.succeeded else 1
 
 
-def _linger() -> None:
-    """Keep the console up after the run until Ctrl-C."""
-    print("The run has ended; the console stays up until Ctrl-C.", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):
-        threading.Event().wait()
+def _what_stopped(result: Any) -> str:
+    """One line: what an interrupted `vtp run` cancelled (a RunResult, or None)."""
+    from vtp.vertex.states import PIPELINE_ENDED
+
+    if result is None:
+        return "nothing was started"
+    if result.job.state not in PIPELINE_ENDED:
+        return (
+            f"stopped waiting for {result.job.name} ({result.job.state.name}); "
+            "the service stops what it started"
+        )
+    with_it = f"; with it: {', '.join(result.notes)}" if result.notes else ""
+    return f"cancelled {result.job.name}{with_it}"
 
 
 def _compile(args: argparse.Namespace) -> int:

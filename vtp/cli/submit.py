@@ -7,12 +7,16 @@ The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yam
 `--dry-run` prints it (REST JSON) and sends nothing. The pipeline's `project` and `location`
 parameters default to `--project` and `--region`. Bad input exits 2 naming the flag, before
 anything is sent. `--local` sends the same request to the local service ($VTP_LOCAL_ENDPOINT),
-which runs it with kfp.local; there `--project`, `--region` and `--pipeline-root` have defaults.
-Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket: it must exist.
+which runs it as it runs `vtp run`'s jobs; there `--project`, `--region` and `--pipeline-root`
+have defaults, and `--wait` prints the run's log as `vtp run` does. `--[no-]enable-caching`
+sets every task's `cachingOptions.enableCache` through the SDK (`vtp run --[no-]cache` applies
+the same function). Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket:
+it must exist.
 """
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,6 +28,7 @@ TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
 """What `vtp submit PIPELINE` takes as a compiled file rather than a shipped pipeline's name."""
 
 _DONE = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,7 +68,8 @@ def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
         "--enable-caching",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="turn caching on or off for every task (default: as compiled)",
+        help="turn caching on or off for every task, as `vtp run --[no-]cache` does "
+        "(default: as compiled)",
     )
     add("--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)")
     add(
@@ -205,13 +211,13 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
     """Poll the run until it ends, reporting each state on stderr (and, locally, printing its
-    task logs as `vtp run` does); 0 only if it succeeded."""
+    log as `vtp run` does); 0 only if it succeeded."""
     interval, seen = (0.5 if args.local else 30.0), ""
-    logs = _LocalLog(name) if args.local else None
+    logs = _local_log(name) if args.local else None
     while True:
         job = failures.call(lambda: client.get_pipeline_job(name=name), where(args))
         if logs:
-            logs.print_new()
+            _print_log(logs, final=False)
         if job.state.name != seen:
             seen = job.state.name
             print(f"PipelineJob [{name}] is {seen}.", file=sys.stderr, flush=True)
@@ -219,7 +225,7 @@ def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
             break
         time.sleep(interval)
     if logs:
-        logs.print_new()
+        _print_log(logs, final=True)
     if seen != "PIPELINE_STATE_SUCCEEDED":
         if job.error.message:
             print(f"vtp: pipeline failed: {job.error.message}", file=sys.stderr)
@@ -227,33 +233,24 @@ def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
     return 0
 
 
-class _LocalLog:
-    """A local run's log (the pipelineJobs `:logs` route), read on from where it was left."""
+def _local_log(name: str) -> Any:
+    """The local run's log (the pipelineJobs `:logs` route), read as `vtp run` reads it."""
+    from vtp.run.follow import LogReader
+    from vtp.run.job import RunClient
+    from vtp.vertex.endpoint import local_endpoint
+    from vtp.vertex.local_auth import find_token
 
-    def __init__(self, name: str) -> None:
-        from vtp.vertex.endpoint import local_endpoint
-        from vtp.vertex.local_auth import local_session
+    url = local_endpoint()
+    return LogReader(RunClient(url, find_token(url) or ""), name)
 
-        self.url = f"{local_endpoint()}/v1/{name}:logs"
-        self.session = local_session(local_endpoint())
-        self.offset = 0
-        self.partial = ""
 
-    def print_new(self) -> None:
-        """Print the complete lines written since the last call, without kfp's dumps."""
-        from vtp.engine.task_output import plain, readable
+def _print_log(logs: Any, final: bool) -> None:
+    """Print the lines written since the last call, without colour codes off a terminal."""
+    from vtp.run.follow import write
 
-        answer = failures.call(
-            lambda: self.session.get(self.url, params={"offset": self.offset}, timeout=30),
-            self.url,
-        )
-        if not answer.ok:
-            return
-        body = answer.json()
-        self.offset = int(body.get("nextOffset", self.offset))
-        *lines, self.partial = (self.partial + body.get("text", "")).split("\n")
-        for line in readable(f"{line}\n" for line in lines):
-            print(line if sys.stdout.isatty() else plain(line), end="", flush=True)
+    lines = failures.call(lambda: logs.new_lines(final), logs.client.url)
+    text = "".join(lines)
+    write(sys.stdout, text if sys.stdout.isatty() else _ANSI.sub("", text))
 
 
 def _client(args: argparse.Namespace, client_class: type, location: str) -> Any:

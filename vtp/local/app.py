@@ -9,7 +9,8 @@
 3. builds the root (`Service`) and every resource service in dependency order, each given what
    it needs in its constructor: custom jobs; tuning (its trials are custom jobs); models;
    training pipelines (a custom job, then a model); endpoints (deploy models); pipeline jobs
-   (cancel the custom and tuning jobs their tasks started); schedules (create pipeline jobs);
+   (cancel the custom and tuning jobs their tasks started, undeploy the models they deployed);
+   schedules (create pipeline jobs);
 4. adds every resource's routes, and the operations and health routes, to the router.
 
 `start()` starts the root, then each resource in that order (each recovers what a previous
@@ -80,7 +81,7 @@ def build_resources(root: Service) -> Resources:
     models = ModelRegistry(root)
     training = TrainingPipelines(root, custom_jobs, models)
     endpoints = Endpoints(root, models)
-    pipeline_jobs = PipelineJobs(root, custom_jobs, tuning)
+    pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints)
     schedules = Schedules(root, pipeline_jobs)
     return Resources(custom_jobs, tuning, models, training, endpoints, pipeline_jobs, schedules)
 

@@ -1,128 +1,114 @@
-"""Run a pipeline on this machine: an embedded local Vertex service plus kfp.local.
+"""`vtp run`: a pipeline job on the local service, followed to its end.
 
-The pipeline runs unchanged: its components talk to the local service through the aiplatform
-client (`VTP_LOCAL_ENDPOINT`), and `gs://` URIs resolve under the service's storage root
-(`VTP_GCS_ROOT`), exactly as they would on Vertex through the Cloud Storage FUSE mount.
+The pipeline (or component) is compiled to its PipelineSpec and created as a PipelineJob on the
+service of the state directory (`target.py`: a `vtp local serve` that holds it, else one of the
+run's own), which runs it in a worker process like any other pipeline job: the same engine, the
+same caching, the same console page, whichever client asked. Its components talk to that service
+through the aiplatform clients, and `gs://` URIs resolve under its storage root, as on Vertex
+through the Cloud Storage FUSE mount. The run's log streams to the terminal while it runs
+(`follow.py`); its end, read back with the tasks' details, makes the summary (`summary.py`).
+
+Ctrl-C or SIGTERM cancels the job: the service stops the running task and what the tasks started
+(jobs, tuning jobs, deployed models), and the run's own service then stops, so nothing is left
+running. The run exits 130.
 """
 
-import builtins
-import contextlib
 import logging
-import os
+import sys
 import time
 import webbrowser
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vtp import storage
-from vtp.engine import fork_tasks, kfp_fixes, vertex_tasks
-from vtp.engine import task_output as output
-from vtp.local.console import console_url
-from vtp.vertex import local_auth
-from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
+from google.cloud import aiplatform_v1
+
+from vtp.run import follow, job, target
 
 _log = logging.getLogger(__name__)
-LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
+State = aiplatform_v1.PipelineState
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """What a local pipeline run produced."""
+    """How a local pipeline job ended, and where to look at it."""
 
     pipeline: str
-    succeeded: bool
+    """What the user named (`train`, `my_pipeline.py`, ...)."""
+    job: aiplatform_v1.PipelineJob
+    """The job as it ended, its tasks in `job_detail.task_details`."""
     seconds: float
-    outputs: dict[str, Any]
-    pipeline_root: Path
     storage_root: Path
     """Where gs:// lives locally: gs://BUCKET/PATH is STORAGE_ROOT/BUCKET/PATH."""
-    error: str = ""
+    console: str
+    """The console's page of the run (signed in)."""
+    console_stays: bool
+    """Whether that page is still served once `vtp run` has exited (a `vtp local serve`'s)."""
+    state_dir: Path
+    notes: list[str] = field(default_factory=list)
+    """What the service stopped with a cancelled run, one line each."""
+    interrupted: bool = False
+    """Cancelled by Ctrl-C or SIGTERM."""
 
-
-@contextlib.contextmanager
-def embedded_service(state_dir: Path, **overrides: Any) -> Iterator[str]:
-    """A local Vertex service on a free port for the duration; sets the env the components read."""
-    from vtp.local.app import running
-    from vtp.local.base.config import ServiceConfig
-    from vtp.local.runtime.capacity import detect_gpus
-
-    config = ServiceConfig.from_env(state_dir, port=0, gpus=tuple(detect_gpus()), **overrides)
-    with running(config) as service:
-        # What tasks need: the service, its storage root and token, and the client settings
-        # (start-up hook, TLS trust) that point GCPC's launchers and the SDK back at it.
-        env = {
-            **service.root.client_env,
-            LOCAL_ENDPOINT_ENV: service.url,
-            storage.GCS_ROOT_ENV: str(config.storage_root.resolve()),
-            local_auth.TOKEN_ENV: service.token,
-        }
-        env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [env.get("PYTHONPATH"), os.environ.get("PYTHONPATH")])
-        )
-        saved = {key: os.environ.get(key) for key in env}
-        os.environ.update(env)
-        _log.info("Local Vertex service at %s (state in %s)", service.url, state_dir)
-        _log.info("Console: %s", console_url(service.url, service.token))
-        try:
-            yield service.url
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    @property
+    def succeeded(self) -> bool:
+        """Whether the job SUCCEEDED."""
+        return self.job.state == State.PIPELINE_STATE_SUCCEEDED
 
 
 def run_pipeline(
     name: str,
-    pipeline: Callable[..., Any],
-    arguments: Mapping[str, Any],
+    spec: dict[str, Any],
+    arguments: dict[str, Any],
     state_dir: Path,
+    report: Callable[[RunResult], None],
+    cache: bool | None = None,
     open_console: bool = False,
-    after: Callable[[], None] = lambda: None,
-) -> RunResult:
-    """Run `pipeline` (called `name`) with kfp.local against an embedded service in `state_dir`.
-
-    `open_console` opens the console in a browser once the service is up; `after()` runs once
-    the pipeline has ended, while the service (and its console) still serve."""
-    from kfp import local
-
-    kfp_fixes.apply()
-    vertex_tasks.check_runnable(_spec_of(pipeline))
-    output.quiet()
-    started = time.monotonic()
-    # The fork server imports while the service starts: both are ready by the first task.
-    with fork_tasks.serving(), embedded_service(state_dir) as url:
+) -> RunResult | None:
+    """Run `spec` (called `name`) with `arguments` as a pipeline job on the service of
+    `state_dir`; `report(result)` once it has ended, while the service still serves. None when
+    a signal came before the job was created (nothing ran). `open_console` opens the run's
+    console page in a browser; a service of the run's own then serves until Ctrl-C."""
+    interrupts = follow.Interrupts()
+    with interrupts.installed(), target.service_for(state_dir) as service:
+        if interrupts.count:
+            return None
+        client = job.RunClient(service.url, service.token)
+        created = client.create(job.request(spec, arguments, cache))
+        started = time.monotonic()
+        page = service.console(created.name)
+        _log.info("Pipeline job %s; console: %s", created.name, page)
         if open_console:
-            webbrowser.open(console_url(url, os.environ[local_auth.TOKEN_ENV]))
-        # Under the storage root, so every artifact also has a gs:// URI (the Model Registry
-        # takes artifact URIs only in Cloud Storage), as under a gs:// pipeline root on Vertex.
-        pipeline_root = storage.local_path(LOCAL_PIPELINE_ROOT)
-        storage_root = storage.gcs_root()
-        local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(pipeline_root))
-        original_print = builtins.print
-        try:
-            task = pipeline(**arguments)
-        except RuntimeError as exc:  # kfp.local's report of a failed task
-            elapsed = time.monotonic() - started
-            error = "\n".join([output.plain(str(exc)), *output.failure_tail()])
-            after()
-            return RunResult(name, False, elapsed, {}, pipeline_root, storage_root, error)
-        finally:
-            # kfp.local indents task output by swapping builtins.print; ParallelFor threads can
-            # leave a swapped one installed.
-            builtins.print = original_print
-        elapsed = time.monotonic() - started
-        after()
-    outputs = dict(task.outputs) if task.outputs else {}
-    return RunResult(name, True, elapsed, outputs, pipeline_root, storage_root)
+            webbrowser.open(page)
+        followed = follow.follow(
+            client, created.name, interrupts, on_cancel=lambda: _cancelling(created.name)
+        )
+        result = RunResult(
+            pipeline=name,
+            job=client.get(created.name),
+            seconds=time.monotonic() - started,
+            storage_root=service.storage_root,
+            console=page,
+            console_stays=not service.embedded,
+            state_dir=service.state_dir,
+            notes=followed.notes,
+            interrupted=followed.cancelled,
+        )
+        report(result)
+        if open_console and service.embedded and not interrupts.count:
+            _linger(interrupts)
+    return result
 
 
-def _spec_of(pipeline: Any) -> dict[str, Any]:
-    """The compiled pipeline spec of a kfp pipeline object, as a dict."""
-    from google.protobuf import json_format
+def _cancelling(name: str) -> None:
+    follow.write(
+        sys.stderr, f"\nCancelling pipeline job {name} (Ctrl-C again: stop waiting for it)\n"
+    )
 
-    spec = getattr(pipeline, "pipeline_spec", None)
-    return json_format.MessageToDict(spec) if spec is not None else {}
+
+def _linger(interrupts: follow.Interrupts) -> None:
+    """Keep the console up after the run until Ctrl-C."""
+    follow.write(sys.stdout, "The run has ended; the console stays up until Ctrl-C.\n")
+    while not interrupts.count:
+        interrupts.wait(3600)

@@ -1,14 +1,19 @@
 """What `vtp run PIPELINE` can name: a shipped pipeline, or one of the user's own.
 
     train | tune | export                 a pipeline this project ships (`pipelines.catalog`)
-    path/to/pipeline.py[:function]        a file of the user's with a @dsl.pipeline function
+    path/to/pipeline.py[:function]        a file of the user's with a @dsl.pipeline function,
+                                          or a single @dsl.component (run as a one-task pipeline)
     package.module:function               the same, importable from the current directory
-    path/to/pipeline.yaml                 a compiled pipeline (kfp's IR YAML or JSON)
+    path/to/pipeline.yaml                 a compiled pipeline or component (kfp's IR YAML or JSON)
 
 A file's own folder goes first on `sys.path` while it loads, so its imports of its neighbours
 work as they do when the user runs it with python. Without `:function`, the file must define
 exactly one pipeline. Local runs fill in `project` (and the catalog's other local defaults for
 shipped pipelines) when the pipeline declares them and the user gives none.
+
+Whatever the form, what runs is its compiled PipelineSpec (`Source.spec()`, the dict kfp's
+compiler writes as YAML): a component compiles to a pipeline of that one task, as kfp's
+compiler compiles it.
 """
 
 import importlib
@@ -31,11 +36,19 @@ class SourceError(ValueError):
 
 @dataclass(frozen=True)
 class Source:
-    """A pipeline to run, its name for people, and the values a local run starts from."""
+    """A pipeline (or component) to run, its name for people, and the values a local run
+    starts from."""
 
     name: str
     pipeline: Any
+    """A kfp BaseComponent: a @dsl.pipeline, a @dsl.component, or one loaded from YAML."""
     local_params: dict[str, Any] = field(default_factory=dict)
+
+    def spec(self) -> dict[str, Any]:
+        """The compiled PipelineSpec, as a dict (what `kfp.compiler` writes as YAML)."""
+        from google.protobuf import json_format
+
+        return json_format.MessageToDict(self.pipeline.pipeline_spec)
 
 
 def load(ref: str) -> Source:
@@ -98,15 +111,27 @@ def _from_module(name: str) -> Any:
 
 
 def _pick(module: Any, function: str, ref: str) -> Any:
+    from kfp.dsl.base_component import BaseComponent
     from kfp.dsl.graph_component import GraphComponent
 
     if function:
         found = getattr(module, function, None)
-        if not isinstance(found, GraphComponent):
-            raise SourceError(f"PIPELINE {ref!r}: {function!r} is not a @dsl.pipeline function")
+        if not isinstance(found, BaseComponent):
+            raise SourceError(
+                f"PIPELINE {ref!r}: {function!r} is not a @dsl.pipeline function or a "
+                "@dsl.component"
+            )
         return found
     pipelines = {n: v for n, v in vars(module).items() if isinstance(v, GraphComponent)}
     if len(pipelines) != 1:
         names = ", ".join(sorted(pipelines)) or "none"
-        raise SourceError(f"PIPELINE {ref!r}: name one with :function (pipelines here: {names})")
+        components = sorted(
+            n
+            for n, v in vars(module).items()
+            if isinstance(v, BaseComponent) and not isinstance(v, GraphComponent)
+        )
+        also = f"; components: {', '.join(components)}" if components else ""
+        raise SourceError(
+            f"PIPELINE {ref!r}: name one with :function (pipelines here: {names}{also})"
+        )
     return next(iter(pipelines.values()))

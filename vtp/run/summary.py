@@ -1,68 +1,124 @@
 """The lines `vtp run` ends with: did it work, how good is the model, and where everything is.
 
-Every artifact is named twice: as the `gs://` URI the pipeline would use on Vertex, and as the
-local path it is at (`gs://BUCKET/PATH` is `<storage root>/BUCKET/PATH`). A training job's
-TensorBoard logs come with the command that opens them.
+Read from the pipeline job and its task details, as the console reads them: the tasks in the
+order they started (each ParallelFor iteration on its own, named by its place), each with its
+state when it did not simply succeed (`cached` for a cache hit, which Vertex reports as a
+SKIPPED task whose execution is CACHED), its output parameters and artifacts. Every artifact is
+named twice: as the `gs://` URI the pipeline would use on Vertex, and as the local path it is at
+(`gs://BUCKET/PATH` is `<storage root>/BUCKET/PATH`). A training job's TensorBoard logs come with
+the command that opens them. Then the run's console page and, when it failed, why: the job's
+error, whose first line names the failed task and whose next lines are that task's last lines.
 """
 
-import json
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+
+from google.cloud import aiplatform_v1
 
 from vtp import storage
 from vtp.run.local_run import RunResult
 from vtp.vertex.humanize import readable
 
-
-def task_outputs(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Each finished task's executor output in a kfp.local run directory, by task name."""
-    found = {}
-    for output in sorted(run_dir.glob("**/executor_output.json")):
-        found[output.parent.name] = json.loads(output.read_text())
-    return found
-
-
-def latest_run(pipeline_root: Path) -> Path | None:
-    """The newest run directory under a kfp.local pipeline root."""
-    runs = [path for path in pipeline_root.glob("*") if path.is_dir()]
-    return max(runs, key=lambda path: path.stat().st_mtime, default=None)
+Task = aiplatform_v1.PipelineTaskDetail
+TaskState = Task.State
+_DAG = "system.DAGExecution"
 
 
 def summarize(result: RunResult) -> str:
     """A short, human summary of a local run."""
-    status = "SUCCEEDED" if result.succeeded else "FAILED"
-    lines = [f"Pipeline {result.pipeline} {status} in {result.seconds:.0f}s"]
-    if result.error:
-        first, *cause = result.error.splitlines()
+    job = result.job
+    state = job.state.name.removeprefix("PIPELINE_STATE_")
+    lines = [f"Pipeline {result.pipeline} {state} in {result.seconds:.0f}s"]
+    for task in shown_tasks(list(job.job_detail.task_details)):
+        lines.extend(f"  {line}" for line in _task(task, result.storage_root))
+    root = result.storage_root
+    lines.append(f"  local Cloud Storage: gs://BUCKET/PATH is {root}/BUCKET/PATH")
+    outputs = job.runtime_config.gcs_output_directory
+    if outputs:
+        lines.append(f"  outputs of every task: {where(f'{outputs}/{_id(job.name)}', root)}")
+    lines.append(f"  pipeline job: {job.name}")
+    lines.extend(f"  {line}" for line in _console(result))
+    if result.notes:
+        lines.append("  stopped with the run:")
+        lines.extend(f"    {note}" for note in result.notes)
+    if job.error.message and not result.interrupted:
+        first, *cause = job.error.message.splitlines()
         lines.append(f"  error: {first}")
         if cause:
             lines.append("  the failed task's last lines:")
             lines.extend(f"    {line}" for line in cause)
-    run_dir = latest_run(result.pipeline_root)
-    for task, output in (task_outputs(run_dir) if run_dir else {}).items():
-        lines.extend(f"  {line}" for line in _task(task, output, result.storage_root))
-    lines.append(f"  local Cloud Storage: gs://BUCKET/PATH is {result.storage_root}/BUCKET/PATH")
-    if run_dir:
-        lines.append(f"  outputs of every task: {run_dir}")
     return "\n".join(lines)
 
 
-def _task(task: str, output: dict[str, Any], root: Path) -> list[str]:
-    lines = [f"{task}:"]
-    params = output.get("parameterValues", {})
+def shown_tasks(tasks: list[Task]) -> list[tuple[str, Task]]:
+    """The executor tasks (not the pipeline, its conditions, loops or iterations), each with
+    the name it is shown by, in the order they started (those not started yet last)."""
+    parents = {t.parent_task_id for t in tasks if t.parent_task_id}
+    executors = [
+        t
+        for t in tasks
+        if not (t.task_id and t.task_id in parents) and t.execution.schema_title != _DAG
+    ]
+    order = sorted(range(len(executors)), key=lambda i: (_started(executors[i]), i))
+    counts: dict[str, int] = {}
+    for task in executors:
+        counts[task.task_name] = counts.get(task.task_name, 0) + 1
+    seen: dict[str, int] = {}
+    shown = []
+    for task in (executors[i] for i in order):
+        name = task.task_name
+        if counts[name] > 1:  # a task of a ParallelFor: one per iteration
+            seen[name] = seen.get(name, 0) + 1
+            name = task.task_unique_name or f"{name} [{seen[name]}]"
+        shown.append((name, task))
+    return shown
+
+
+def _started(task: Task) -> float:
+    """When the task started, in seconds since the epoch; infinity when it has not."""
+    value = getattr(task, "start_time", None)
+    return value.timestamp() if isinstance(value, datetime) else float("inf")
+
+
+def _task(shown: tuple[str, Task], root: Path) -> list[str]:
+    name, task = shown
+    status = _status(task)
+    lines = [f"{name}:{f' {status}' if status else ''}"]
+    metadata = dict(task.execution.metadata or {})
+    params = {k.removeprefix("output:"): v for k, v in metadata.items() if k.startswith("output:")}
     if params:
-        values = ", ".join(f"{name} {readable(value)}" for name, value in sorted(params.items()))
+        values = ", ".join(f"{n} {readable(v)}" for n, v in sorted(params.items()))
         lines.append(f"  {values}")
-    for name, group in sorted(output.get("artifacts", {}).items()):
-        artifact = group["artifacts"][0]
-        resource = artifact.get("metadata", {}).get("resourceName")
-        lines.append(f"  {name}: {resource or where(artifact['uri'], root)}")
-        if name == "model" and task.startswith("custom-job"):
-            logs = where(artifact["uri"].rstrip("/").rsplit("/", 1)[0] + "/logs", root)
-            local = logs.split(" (", 1)[-1].rstrip(")") if " (" in logs else logs
-            lines.append(f"  tensorboard logs: {logs}")
-            lines.append(f"    open them: tensorboard --logdir {local}")
+    for output, group in sorted(task.outputs.items()):
+        for artifact in group.artifacts:
+            resource = dict(artifact.metadata or {}).get("resourceName")
+            lines.append(f"  {output}: {resource or where(artifact.uri, root)}")
+            if output == "model" and task.task_name.startswith("custom-job"):
+                logs = artifact.uri.rstrip("/").rsplit("/", 1)[0] + "/logs"
+                lines.append(f"  tensorboard logs: {where(logs, root)}")
+                lines.append(f"    open them: tensorboard --logdir {_local(logs, root)}")
+    if task.error.message and task.state == TaskState.FAILED:
+        lines.append(f"  error: {task.error.message.splitlines()[0]}")
     return lines
+
+
+def _status(task: Task) -> str:
+    """How the task ended, unless it simply succeeded."""
+    if task.execution.state == aiplatform_v1.Execution.State.CACHED:
+        return "cached"
+    if task.state in (TaskState.SUCCEEDED, TaskState.STATE_UNSPECIFIED):
+        return ""
+    return task.state.name
+
+
+def _console(result: RunResult) -> list[str]:
+    if result.console_stays:
+        return [f"console: {result.console}"]
+    page = result.console.split("#", 1)[-1]
+    return [
+        f"console: run `vtp local serve --state-dir {result.state_dir}` and open its Console "
+        f"address with #{page}"
+    ]
 
 
 def where(uri: str, root: Path) -> str:
@@ -75,3 +131,14 @@ def where(uri: str, root: Path) -> str:
         return f"gs://{relative.as_posix()} ({path})"
     except ValueError:
         return uri
+
+
+def _local(uri: str, root: Path) -> str:
+    try:
+        return str(storage.path_under(root, uri)) if storage.is_gcs_uri(uri) else uri
+    except ValueError:
+        return uri
+
+
+def _id(name: str) -> str:
+    return name.rsplit("/", 1)[-1]

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 
 from pipelines import catalog
 from pipelines.train import train_pipeline
@@ -19,7 +20,8 @@ def test_params_take_the_types_the_pipeline_declares() -> None:
         "last_k=2",
     ]
     implied = catalog.entry("train").local_params
-    assert run_params(train_pipeline, "train", flags, implied) == {
+    spec = json_format.MessageToDict(train_pipeline.pipeline_spec)
+    assert run_params(spec, "train", flags, implied) == {
         **implied,
         "threshold": 1.0,
         "trainer_args": ["--epochs=3"],

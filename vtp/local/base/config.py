@@ -18,6 +18,16 @@ PROJECT_IMAGE_NAMES = ("vtp", "vertex-torch-pipelines")
 """An image whose name has one of these as a path component is this project's image."""
 
 
+def not_resumed_message(kind: str) -> str:
+    """Why a service that does not resume (`resume_unfinished=False`) cancelled a `kind` an
+    earlier service left unfinished: the error message the resource ends with."""
+    return (
+        f"The local service stopped before this {kind} ended, and the service that started "
+        "next (`vtp run`'s) starts nothing an earlier one left unfinished; create it again "
+        "(`vtp local serve` is the service that resumes unfinished work)."
+    )
+
+
 @dataclass(frozen=True)
 class ServiceConfig:
     """Everything the local service needs to know; `from_env` fills what flags leave out."""
@@ -60,6 +70,13 @@ class ServiceConfig:
     pass_env: tuple[str, ...] = ()
     """Variables of the service's environment that replicas also get (`--pass-env NAME`); by
     default they get only what a container on Vertex would have."""
+
+    resume_unfinished: bool = True
+    """Start again, when the service starts, what a previous service in this state directory
+    left unfinished: queued and interrupted custom jobs, queued pipeline jobs, the servers of
+    deployed models (`vtp local serve`, which logs one line per resource it restores). False
+    (`vtp run`'s own service) starts none of it: those jobs end CANCELLED with a message saying
+    why, and deployed models stay recorded but unserved until a service that resumes starts."""
 
     def __post_init__(self) -> None:
         # Replicas run in their own working directories: every path they get must be absolute.

@@ -25,6 +25,7 @@ from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
 
 from vtp.local.base import errors
+from vtp.local.base.config import not_resumed_message
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, page, require_ended, set_times
@@ -333,12 +334,23 @@ class CustomJobs:
                 self._recover_job(record)
 
     def _recover_job(self, record: JobRecord) -> None:
+        """Settle one job a previous service left unfinished: run it again (queued, or
+        interrupted with a restart left) when the config resumes, else cancel it saying why.
+        Either way, one log line names the job and what became of it."""
         state = record.job.state
-        if state == State.JOB_STATE_QUEUED:
-            self._queue.append(record.id)
-        elif state == State.JOB_STATE_CANCELLING:
+        unfinished = (State.JOB_STATE_QUEUED, State.JOB_STATE_PENDING, State.JOB_STATE_RUNNING)
+        what = f"CustomJob {record.job.name} ({record.job.display_name})"
+        if state == State.JOB_STATE_CANCELLING:
             self._finish_record(record, CANCELLED)
-        elif state in (State.JOB_STATE_PENDING, State.JOB_STATE_RUNNING):
+        elif state in unfinished and not self.config.resume_unfinished:
+            message = not_resumed_message("CustomJob")
+            cancelled = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, message)
+            self._finish_record(record, cancelled)
+            _log.info("not restored: %s, left %s: cancelled", what, State(state).name)
+        elif state == State.JOB_STATE_QUEUED:
+            self._queue.append(record.id)
+            _log.info("restored: %s, queued: starts once its replicas fit", what)
+        elif state in unfinished:
             scheduling = record.job.job_spec.scheduling
             policy = rules.Policy(
                 scheduling.restart_job_on_worker_restart, scheduling.disable_retries
@@ -347,12 +359,13 @@ class CustomJobs:
                 record.runtime.internal_restarts += 1
                 self._update(record, State.JOB_STATE_QUEUED)
                 self._queue.append(record.id)
-                _log.info("job %s: the service stopped while it ran; queued again", record.id)
+                _log.info("restored: %s, running when the service stopped: queued again", what)
             else:
                 failed = Outcome(
                     State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE
                 )
                 self._finish_record(record, failed)
+                _log.info("not restored: %s, no restart left: failed", what)
 
     # -- helpers ------------------------------------------------------------------------------
 

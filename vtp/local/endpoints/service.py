@@ -10,10 +10,12 @@ As on Vertex:
   model by those weights and answers with its predictions and its ID.
 - A model that is deployed cannot be deleted; an endpoint with deployed models cannot either.
 - Undeploying stops the server; the service's stop stops them all; a restarted service starts
-  the servers of every deployed model again.
+  the servers of every deployed model again, one log line each, unless its config does not
+  resume unfinished work (`vtp run`'s service): the deployments stay recorded, unserved.
 """
 
 import json
+import logging
 import os
 import random
 import threading
@@ -39,6 +41,7 @@ from vtp.local.service import Service
 _TYPE = "type.googleapis.com/google.cloud.aiplatform.v1."
 DEFAULT_PAGE_SIZE = 100
 UPDATABLE = ("display_name", "description", "labels", "traffic_split")
+_log = logging.getLogger(__name__)
 
 
 class Endpoints:
@@ -54,8 +57,19 @@ class Endpoints:
         registry.deployments = self.deployments_of
 
     def start(self) -> None:
-        """Start the servers of every deployed model again (after a service restart)."""
-        self.restart_servers()
+        """Start the servers of every deployed model again (after a service restart), or, when
+        the config does not resume unfinished work, say which stay stopped."""
+        if self.root.config.resume_unfinished:
+            self.restart_servers()
+            return
+        for record in self.store.all():
+            for deployed in record.resource.deployed_models:
+                _log.info(
+                    "not restored: the server of deployed model %s (%s) on %s stays stopped",
+                    deployed.id,
+                    deployed.model,
+                    record.resource.name,
+                )
 
     # -- endpoints -------------------------------------------------------------------------
 
@@ -258,7 +272,9 @@ class Endpoints:
         server = self._servers.get(deployed.id)
         if server is None:
             raise errors.failed_precondition(
-                f"Deployed model {deployed.id} on {name} is not serving (it is starting again)."
+                f"Deployed model {deployed.id} on {name} is not serving: its server is starting "
+                "again, or was left stopped by a service that does not resume earlier work "
+                "(`vtp run`'s; `vtp local serve` starts it)."
             )
         forward = (
             body
@@ -325,6 +341,12 @@ class Endpoints:
                 server = self._start_server(endpoint.name, deployed, plan)
                 with self._lock:
                     self._servers[deployed.id] = server
+                _log.info(
+                    "restored: serving deployed model %s (%s) on %s again",
+                    deployed.id,
+                    deployed.model,
+                    endpoint.name,
+                )
 
     def close(self) -> None:
         """Stop every server (the service is stopping; deployments stay recorded)."""

@@ -4,7 +4,13 @@ The worker and every task it starts share one process group, so a cancel reaches
 task directly (SIGTERM; the custom_job component then cancels its CustomJob), and SIGKILL after
 the grace period ends whatever ignored it. Whatever is left of the group when the worker exits
 is killed too, so no task outlives its run. The group carries a token in its environment, which
-a restarted service uses to find what a killed one left behind (`vtp.local.runtime.process`).
+a restarted service uses to find what a killed one left behind (`vtp.local.runtime.process`),
+and the run's directory (`RUN_DIR_ENV`), so a process of the run can be told by its environment
+whatever its command line and working directory.
+
+The worker works in the user's folder (the service's `project_dir`), which is also on its
+PYTHONPATH, as a replica's: a task that imports a module of the user's finds it, whichever
+client created the run.
 """
 
 import os
@@ -19,14 +25,25 @@ from pathlib import Path
 from vtp.engine import worker
 from vtp.local.runtime.process import TOKEN_ENV, signal_group, spawn
 
+RUN_DIR_ENV = "VTP_PIPELINE_RUN_DIR"
+"""The run's directory (where request.json is), in the environment of every process of the run."""
+
 
 class RunProcess:
     """The worker process of one run, started, watched, cancelled and killed."""
 
-    def __init__(self, run_dir: Path, env: Mapping[str, str], poll: float, grace: float) -> None:
-        self.run_dir, self.poll, self.grace = run_dir, poll, grace
+    def __init__(
+        self, run_dir: Path, env: Mapping[str, str], poll: float, grace: float, cwd: Path
+    ) -> None:
+        self.run_dir, self.poll, self.grace, self.cwd = run_dir, poll, grace, cwd
         self.token = secrets.token_hex(16)
-        self._env = {**os.environ, **env, TOKEN_ENV: self.token, "PYTHONUNBUFFERED": "1"}
+        self._env = {
+            **os.environ,
+            **env,
+            TOKEN_ENV: self.token,
+            RUN_DIR_ENV: str(run_dir),
+            "PYTHONUNBUFFERED": "1",
+        }
         self._process: subprocess.Popen | None = None
         self._cancelled_at: float | None = None
 
@@ -38,7 +55,7 @@ class RunProcess:
     def start(self) -> int:
         """Spawn the worker in a process group of its own; return its pid."""
         argv = [sys.executable, "-m", "vtp.engine.worker", str(self.run_dir)]
-        self._process = spawn(argv, self._env, self.run_dir, self.run_dir / "run.log")
+        self._process = spawn(argv, self._env, self.cwd, self.run_dir / "run.log")
         return self._process.pid
 
     def watch(self, on_started: Callable[[], None]) -> int:

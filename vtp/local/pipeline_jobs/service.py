@@ -1,14 +1,16 @@
-"""The pipeline half of the local service: pipelineJobs created, run with kfp.local, cancelled.
+"""The pipeline half of the local service: pipelineJobs created, run by a worker, cancelled.
 
-Each run is a `worker.py` process in its own process group, started with the service's URL and
-storage root, so the components it runs call back into this service exactly as they call Vertex.
-A watcher thread per run moves it through Vertex's states (QUEUED -> PENDING -> RUNNING ->
-SUCCEEDED / FAILED, or CANCELLING -> CANCELLED): cancel sends SIGTERM to the group, and SIGKILL
-after the service's grace period; then, as Vertex does, the jobs the tasks recorded in their
-`gcp_resources` outputs are cancelled too (through the CustomJobs and tuning services). A service
-that closes while runs are in flight kills them; on the next start, runs left unfinished fail
-with a message saying so (kfp.local cannot resume a DAG), and the jobs their tasks had started
-are cancelled, since nothing watches them any more.
+Each run is a `vtp.engine.worker` process in its own process group, started with the service's
+URL and storage root, in the user's folder (`project_dir`, also on its PYTHONPATH), so the
+components it runs call back into this service exactly as they call Vertex and import the user's
+modules as a replica does. A watcher thread per run moves it through Vertex's states (QUEUED ->
+PENDING -> RUNNING -> SUCCEEDED / FAILED, or CANCELLING -> CANCELLED): cancel sends SIGTERM to
+the group, and SIGKILL after the service's grace period; then the jobs the tasks started are
+cancelled and the models they deployed undeployed (`teardown.py`), each noted in the run's log.
+A service that closes while runs are in flight kills them; on the next start, runs left
+unfinished fail with a message saying so, and what their tasks had started is stopped, since
+nothing watches it any more. Runs still queued start then, or, under a config that does not
+resume unfinished work (`vtp run`'s service), are cancelled saying why.
 """
 
 import json
@@ -27,14 +29,17 @@ from google.rpc import status_pb2
 from vtp import storage
 from vtp.engine import vertex_tasks, worker
 from vtp.local.base import errors
-from vtp.local.base.names import find, resource_id
+from vtp.local.base.config import not_resumed_message
+from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
+from vtp.local.endpoints.service import Endpoints
 from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs.process import RunProcess
-from vtp.local.pipeline_jobs.resource import created_job, task_jobs
+from vtp.local.pipeline_jobs.resource import created_job
 from vtp.local.pipeline_jobs.task_details import task_details
+from vtp.local.pipeline_jobs.teardown import Teardown
 from vtp.local.runtime.logs import read as read_log
 from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
 from vtp.local.service import Service
@@ -52,10 +57,14 @@ _log = logging.getLogger(__name__)
 
 class PipelineJobs:
     """PipelineJobs, each run by a worker process; the jobs their tasks start are CustomJobs
-    of `jobs` and tuning jobs of `tuning`, which a cancelled run cancels."""
+    of `jobs` and tuning jobs of `tuning`, which a cancelled run cancels, and the models they
+    deploy are on `endpoints`, which a cancelled run undeploys."""
 
-    def __init__(self, root: Service, jobs: CustomJobs, tuning: Tuner) -> None:
+    def __init__(
+        self, root: Service, jobs: CustomJobs, tuning: Tuner, endpoints: Endpoints
+    ) -> None:
         self.root, self.jobs, self.tuning = root, jobs, tuning
+        self.teardown = Teardown(jobs, tuning, endpoints)
         self.config = root.config
         self.store = ResourceStore(
             self.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
@@ -69,8 +78,8 @@ class PipelineJobs:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Settle the runs a previous service left in flight, cancel their tasks' jobs, and
-        start the runs still queued."""
+        """Settle the runs a previous service left in flight, stop what their tasks started,
+        and start the runs still queued (or cancel them, when the config does not resume)."""
         with self._lock:
             self._recover()
         self._cancel_orphans()
@@ -78,7 +87,18 @@ class PipelineJobs:
             self._started = True
             for record in list(self.store.all()):
                 if record.resource.state == State.PIPELINE_STATE_QUEUED:
-                    self._launch(record)
+                    self._restore(record)
+
+    def _restore(self, record: Record) -> None:
+        """Start a run a previous service left queued, or cancel it; log which."""
+        what = f"PipelineJob {record.resource.name} ({record.resource.display_name})"
+        if self.config.resume_unfinished:
+            _log.info("restored: %s, queued: starts now", what)
+            self._launch(record)
+        else:
+            message = not_resumed_message("PipelineJob")
+            self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, message)
+            _log.info("not restored: %s, left queued: cancelled", what)
 
     def close(self) -> None:
         """Kill every run (they fail: kfp.local cannot resume), wait for them, close the store."""
@@ -201,12 +221,19 @@ class PipelineJobs:
             vertex_tasks.PROJECT_ENV: record.parent.split("/")[1],
             vertex_tasks.LOCATION_ENV: record.parent.split("/")[3],
         }
-        if env.get("PYTHONPATH"):  # the start-up hook first, then what the service was given
-            env["PYTHONPATH"] = os.pathsep.join(
-                filter(None, [env["PYTHONPATH"], os.environ.get("PYTHONPATH")])
-            )
         config = self.config
-        run = RunProcess(self._run_dir(record.id), env, config.poll_interval, config.grace_period)
+        assert config.project_dir is not None, "ServiceConfig resolves it"
+        # The start-up hook first, then the user's folder (as replicas have it), then what the
+        # service was given.
+        paths = [env.get("PYTHONPATH"), str(config.project_dir), os.environ.get("PYTHONPATH")]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+        run = RunProcess(
+            self._run_dir(record.id),
+            env,
+            config.poll_interval,
+            config.grace_period,
+            cwd=config.project_dir,
+        )
         record.runtime["token"] = run.token
         self.store.update(record)  # before the process exists: a restart can find it
         record.runtime["pid"] = run.start()
@@ -230,24 +257,9 @@ class PipelineJobs:
                 self._settle(record, code)
 
     def _cancel_task_jobs(self, record: Record) -> None:
-        """Cancel what the run's tasks started, as Vertex does from their gcp_resources.
-
-        A task cancels its own job on SIGTERM; this also covers one stopped before it could
-        (killed after the grace period, or signalled while it was still submitting).
-        """
-        for name in task_jobs(Path(record.runtime.get("root", ""))):
-            try:
-                self._cancel_job(name)
-                _log.info("pipeline job %s: cancelled %s", record.id, name)
-            except errors.ApiError as exc:  # it ended already, or is gone
-                _log.debug("pipeline job %s: cancel %s: %s", record.id, name, exc.message)
-
-    def _cancel_job(self, name: str) -> None:
-        """Cancel a CustomJob or HyperparameterTuningJob of this service by name."""
-        if resource_id(name, "hyperparameterTuningJobs"):
-            self.tuning.cancel(name)
-        else:
-            self.jobs.cancel_custom_job(name)
+        """Stop what the run's tasks started: their jobs cancelled, their models undeployed."""
+        root = Path(record.runtime.get("root", ""))
+        self.teardown.stop_all(record.resource, root, self._run_dir(record.id) / "run.log")
 
     def _running(self, job_id: str) -> None:
         with self._lock:

@@ -212,8 +212,9 @@ def start_sleeping_run(service: LocalService, tiny_yaml: Path, name: str) -> tup
     wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
     started = service.gcs_root / "vtp-test" / "m" / f"{name}.started"
     wait_until(started.exists, 30, "the task to start")
-    # Every process of the run (worker, fork server, the task forked from it) works in the
-    # run's directory; a task in a fresh interpreter also names its outputs in its command line.
+    # Every process of the run (worker, fork server, the task forked from it) has the run's
+    # directory in its environment; a task in a fresh interpreter also names its outputs in its
+    # command line.
     return created.name, str(service.state_dir / "pipelines" / created.name.rsplit("/", 1)[1])
 
 
@@ -243,14 +244,20 @@ def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path,
 
 
 def processes_mentioning(text: str) -> list[int]:
-    """Pids of live processes whose command line or working directory contains `text`."""
+    """Pids of live processes whose command line, working directory or environment contains
+    `text` (every process of a run has the run's directory in its environment)."""
     found = []
     for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
         try:
-            if entry.name.isdigit() and (
-                text in (entry / "cmdline").read_text() or text in os.readlink(entry / "cwd")
-            ):
-                found.append(int(entry.name))
+            places = [
+                (entry / "cmdline").read_text(errors="replace"),
+                os.readlink(entry / "cwd"),
+                (entry / "environ").read_text(errors="replace"),
+            ]
         except OSError:
             continue
+        if any(text in place for place in places):
+            found.append(int(entry.name))
     return found

@@ -1,0 +1,137 @@
+"""Following a local pipeline job to its end: its log as it grows, its state, and Ctrl-C.
+
+`follow` prints each complete line of the run's log as it appears and polls the job until it
+ends. While it follows, SIGINT and SIGTERM do not end the process (`Interrupts`): the first asks
+the service to cancel the job, which stops the running task and what the tasks started (jobs
+cancelled, models undeployed, each noted in the log), and following goes on until the job is
+CANCELLED; a second stops waiting. Nothing is left half-done by a signal landing in the middle
+of a request: the handler only counts.
+
+Output that cannot be written (the reader of a pipe has gone, as `vtp run | tee` loses `tee` on
+Ctrl-C) is dropped, so the run is still cancelled and reported on stderr, without a
+BrokenPipeError.
+"""
+
+import contextlib
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import TextIO
+
+from google.api_core.exceptions import BadRequest, FailedPrecondition
+
+from vtp.local.pipeline_jobs.teardown import NOTE
+from vtp.run.job import RunClient
+from vtp.vertex.states import PIPELINE_ENDED
+
+POLL_SECONDS = 0.3
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Interrupts:
+    """SIGINT and SIGTERM counted, not acted on, while `installed()`."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._event = threading.Event()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator["Interrupts"]:
+        """Count the signals for the duration; the previous handlers come back after."""
+        previous = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def wait(self, seconds: float) -> None:
+        """Sleep up to `seconds`, less if a signal comes."""
+        self._event.wait(seconds)
+        self._event.clear()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        self._event.set()
+
+
+def write(stream: TextIO, text: str) -> None:
+    """Write and flush `text`; a stream whose reader has gone is replaced by /dev/null."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except (BrokenPipeError, ValueError):  # ValueError: closed
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+@dataclass
+class LogReader:
+    """A run's log read on from where it was left, complete lines only."""
+
+    client: RunClient
+    name: str
+    offset: int = 0
+    partial: str = ""
+
+    def new_lines(self, final: bool = False) -> list[str]:
+        """The lines written since the last call (`final`: an unterminated last one too)."""
+        lines: list[str] = []
+        while True:
+            text, offset = self.client.logs(self.name, self.offset)
+            self.offset, data = offset, self.partial + text
+            *complete, self.partial = data.split("\n")
+            lines += [f"{line}\n" for line in complete]
+            if not text:
+                break
+        if final and self.partial:
+            lines.append(self.partial + "\n")
+            self.partial = ""
+        return lines
+
+
+@dataclass
+class Followed:
+    """What following a run saw."""
+
+    notes: list[str] = field(default_factory=list)
+    """What the service stopped with the run (its `NOTE` lines in the log)."""
+    cancelled: bool = False
+    """Whether a signal cancelled the run."""
+    waited: bool = True
+    """False when a second signal stopped the wait before the run ended."""
+
+
+def follow(
+    client: RunClient,
+    name: str,
+    interrupts: Interrupts,
+    out: TextIO = sys.stdout,
+    on_cancel: Callable[[], None] = lambda: None,
+) -> Followed:
+    """Print the run `name`'s log to `out` until it ends; the first signal cancels it (after
+    `on_cancel()`), a second stops waiting."""
+    log, seen = LogReader(client, name), Followed()
+    colours = out.isatty()
+    while True:
+        state = client.get(name).state
+        for line in log.new_lines(final=state in PIPELINE_ENDED):
+            if line.startswith(NOTE):
+                seen.notes.append(line[len(NOTE) :].rstrip())
+            write(out, line if colours else _ANSI.sub("", line))
+        if state in PIPELINE_ENDED:
+            return seen
+        if interrupts.count and not seen.cancelled:
+            seen.cancelled = True
+            on_cancel()
+            with contextlib.suppress(FailedPrecondition, BadRequest):  # it has just ended
+                client.cancel(name)
+        elif interrupts.count > 1:
+            seen.waited = False
+            return seen
+        interrupts.wait(POLL_SECONDS)

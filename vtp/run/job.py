@@ -1,0 +1,110 @@
+"""The PipelineJob `vtp run` creates, and the calls that create, read and cancel it.
+
+The request is what the aiplatform SDK's `PipelineJob(template_path=..., parameter_values=...,
+enable_caching=...)` sends for the same compiled spec: the spec, the typed parameter values, the
+pipeline root (`gs://vtp-local/pipeline-root`, under the local Cloud Storage root) and, when
+caching is forced on or off, every task's `cachingOptions.enableCache` set by the SDK's own
+function (as `vtp submit --enable-caching/--no-enable-caching` sets it).
+
+The calls go over REST, through the aiplatform PipelineServiceClient, rather than to the
+service's Python objects: a run then takes one path whether the service is `vtp run`'s own or a
+`vtp local serve`'s, and what `vtp run` reports is what the console, gcloud and the SDK see. The
+run's log is the service's local `:logs` extension of pipelineJobs.
+"""
+
+import copy
+import itertools
+import re
+from datetime import datetime
+from typing import Any
+
+from google.api_core.client_options import ClientOptions
+from google.cloud import aiplatform_v1
+from google.oauth2.credentials import Credentials
+
+from vtp.vertex.pipeline_job import LOCAL_PIPELINE_ROOT
+
+PARENT = "projects/local/locations/us-central1"
+"""Where local runs are created (the project and region a local run fills in)."""
+
+
+def request(
+    spec: dict[str, Any], arguments: dict[str, Any], cache: bool | None = None
+) -> aiplatform_v1.PipelineJob:
+    """The PipelineJob for `spec` run with `arguments` (typed values); `cache` True or False
+    sets every task's caching, None keeps what the spec says."""
+    spec = copy.deepcopy(spec)
+    if cache is not None:
+        set_caching(spec, cache)
+    runtime = aiplatform_v1.PipelineJob.RuntimeConfig(
+        gcs_output_directory=LOCAL_PIPELINE_ROOT, parameter_values=arguments
+    )
+    return aiplatform_v1.PipelineJob(
+        display_name=spec["pipelineInfo"]["name"], pipeline_spec=spec, runtime_config=runtime
+    )
+
+
+def set_caching(spec: dict[str, Any], enabled: bool) -> None:
+    """Set `cachingOptions.enableCache` on every task of `spec`, in place, with the function
+    the SDK's `PipelineJob(enable_caching=...)` applies."""
+    from google.cloud.aiplatform.pipeline_jobs import _set_enable_caching_value
+
+    _set_enable_caching_value(spec, enabled)
+
+
+def job_id(pipeline_name: str, now: datetime | None = None) -> str:
+    """`<pipeline name>-<YYYYmmddHHMMSS>`, the ID `aiplatform.PipelineJob` gives a job."""
+    name = re.sub("[^-0-9a-z]+", "-", pipeline_name.lower()).strip("-")
+    if not name[:1].isalpha():
+        name = f"run-{name}".rstrip("-")
+    return f"{name[:100]}-{(now or datetime.now()).strftime('%Y%m%d%H%M%S')}"
+
+
+class RunClient:
+    """The pipelineJobs methods of the local service at `url`, with its `token`."""
+
+    def __init__(self, url: str, token: str) -> None:
+        import requests
+
+        self.url = url.rstrip("/")
+        self.client = aiplatform_v1.PipelineServiceClient(
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=self.url),
+            credentials=Credentials(token),
+        )
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def create(self, job: aiplatform_v1.PipelineJob) -> aiplatform_v1.PipelineJob:
+        """Create `job` under PARENT with an ID as the SDK makes one (`job_id`); the created
+        job (its name, QUEUED)."""
+        from google.api_core.exceptions import AlreadyExists
+
+        base = job_id(job.display_name)
+        for attempt in itertools.count(1):
+            wanted = base if attempt == 1 else f"{base}-{attempt}"
+            try:
+                return self.client.create_pipeline_job(
+                    parent=PARENT, pipeline_job=job, pipeline_job_id=wanted
+                )
+            except AlreadyExists:  # another run of it in the same second
+                if attempt == 10:
+                    raise
+        raise AssertionError("unreachable")
+
+    def get(self, name: str) -> aiplatform_v1.PipelineJob:
+        """The job `name` now, its tasks in `job_detail.task_details`."""
+        return self.client.get_pipeline_job(name=name)
+
+    def cancel(self, name: str) -> None:
+        """Ask the service to cancel the job (it then stops what its tasks started)."""
+        self.client.cancel_pipeline_job(name=name)
+
+    def logs(self, name: str, offset: int) -> tuple[str, int]:
+        """The run's log text from byte `offset`, and the offset to read on from."""
+        answer = self.session.get(
+            f"{self.url}/v1/{name}:logs", params={"offset": offset}, timeout=30
+        )
+        answer.raise_for_status()
+        body = answer.json()
+        return body.get("text", ""), int(body.get("nextOffset", offset))
