@@ -1,0 +1,160 @@
+"""The engine runs compiled pipelines as Vertex does: each test compiles a small pipeline, runs
+it in a real worker process (`python -m vtp.engine.worker RUN_DIR`, its tasks real processes)
+and reads the journal the service would read."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kfp import compiler, dsl
+from kfp.dsl import Dataset, Input, Output
+
+from vtp.engine import journal, worker
+from vtp.vertex.local_auth import STARTUP_HOOK_DIR
+
+
+def run(pipeline: Any, state: Path, **arguments: Any) -> tuple[dict, dict[str, dict]]:
+    """Run `pipeline` in a worker under `state`; its result and its tasks by path."""
+    package = state / "pipeline.yaml"
+    compiler.Compiler().compile(pipeline, str(package))
+    spec = yaml.safe_load(package.read_text())
+    run_dir = state / "pipelines" / f"run-{len(list(state.glob('pipelines/run-*')))}"
+    run_dir.mkdir(parents=True)
+    request = worker.request(spec, arguments, state / "gcs" / "root")
+    (run_dir / worker.REQUEST).write_text(json.dumps(request))
+    env = {
+        **os.environ,
+        "VTP_GCS_ROOT": str(state / "gcs"),
+        "PYTHONPATH": os.pathsep.join([str(STARTUP_HOOK_DIR), *sys.path]),
+    }
+    subprocess.run([sys.executable, "-m", "vtp.engine.worker", str(run_dir)], env=env, check=False)
+    result = worker.read_result(run_dir)
+    assert result is not None
+    return result, {r["path"] or "": r for r in journal.read(run_dir)}
+
+
+@dsl.component(base_image="python:3.11")
+def flip(side: str) -> str:
+    return side
+
+
+@dsl.component(base_image="python:3.11")
+def shout(text: str) -> str:
+    return text.upper()
+
+
+@dsl.component(base_image="python:3.11")
+def total(values: list) -> int:
+    return sum(values)
+
+
+@dsl.component(base_image="python:3.11")
+def square(x: int) -> int:
+    return x * x
+
+
+@dsl.component(base_image="python:3.11")
+def fail(message: str):
+    raise ValueError(message)
+
+
+@dsl.component(base_image="python:3.11")
+def report(status: dsl.PipelineTaskFinalStatus) -> str:
+    return f"{status.state}:{status.pipeline_task_name}"
+
+
+@dsl.component(base_image="python:3.11")
+def write(text: str, data: Output[Dataset]):
+    with open(data.path, "w") as f:
+        f.write(text)
+
+
+@dsl.component(base_image="python:3.11")
+def read(data: Input[Dataset]) -> str:
+    with open(data.path) as f:
+        return f.read()
+
+
+@dsl.pipeline
+def branches(side: str = "heads") -> str:
+    coin = flip(side=side)
+    with dsl.If(coin.output == "heads"):
+        heads = shout(text="heads won")
+    with dsl.Else():
+        tails = shout(text="tails won")
+    return dsl.OneOf(heads.output, tails.output)
+
+
+@dsl.pipeline
+def squares(items: list = [1, 2, 3]) -> int:  # noqa: B006 (a KFP default, never mutated)
+    with dsl.ParallelFor(items, parallelism=2) as x:
+        sq = square(x=x)
+    return total(values=dsl.Collected(sq.output)).output
+
+
+@dsl.pipeline
+def with_exit_handler(message: str = "boom"):
+    final = report()
+    with dsl.ExitHandler(final):
+        fail(message=message)
+
+
+@dsl.pipeline
+def artifacts(text: str = "hello") -> str:
+    return read(data=write(text=text).outputs["data"]).output
+
+
+def test_a_condition_runs_one_branch_and_one_of_takes_its_output(tmp_path: Path) -> None:
+    result, tasks = run(branches, tmp_path, side="tails")
+    assert result["succeeded"], result
+    assert tasks["condition-branches-1/condition-2"]["state"] == "SKIPPED"
+    assert tasks["condition-branches-1/condition-3/shout-2"]["outputs"] == {"Output": "TAILS WON"}
+    assert tasks[""]["state"] == "SUCCEEDED"
+
+
+def test_a_loop_runs_each_item_and_collects_their_outputs(tmp_path: Path) -> None:
+    result, tasks = run(squares, tmp_path, items=[2, 3, 4])
+    assert result["succeeded"], result
+    iterations = sorted(r["item"] for r in tasks.values() if r.get("kind") == "iteration")
+    assert iterations == [2, 3, 4]
+    assert tasks["total"]["outputs"] == {"Output": 29}
+
+
+def test_the_exit_task_runs_after_a_failure_and_sees_it(tmp_path: Path) -> None:
+    result, tasks = run(with_exit_handler, tmp_path)
+    assert not result["succeeded"]
+    assert "exit-handler-1/fail" in result["error"] and "boom" in result["error"]
+    assert tasks["report"]["outputs"] == {"Output": "FAILED:exit-handler-1"}
+
+
+def test_artifacts_pass_between_tasks(tmp_path: Path) -> None:
+    result, tasks = run(artifacts, tmp_path, text="data")
+    assert result["succeeded"], result
+    assert tasks["read"]["outputs"] == {"Output": "data"}
+    assert tasks["write"]["artifacts"]["data"][0]["schema"] == "system.Dataset"
+
+
+def test_a_second_identical_run_is_served_from_the_cache(tmp_path: Path) -> None:
+    run(artifacts, tmp_path, text="once")
+    result, tasks = run(artifacts, tmp_path, text="once")
+    assert result["succeeded"], result
+    assert tasks["write"].get("cached") and tasks["read"].get("cached")
+    _, changed = run(artifacts, tmp_path, text="twice")
+    assert not changed["write"].get("cached") and not changed["read"].get("cached")
+    assert changed["read"]["outputs"] == {"Output": "twice"}
+
+
+def test_caching_off_runs_everything(tmp_path: Path) -> None:
+    run(artifacts, tmp_path)
+    spec = yaml.safe_load((tmp_path / "pipeline.yaml").read_text())
+    run_dir = tmp_path / "pipelines" / "off"
+    run_dir.mkdir(parents=True)
+    request = {**worker.request(spec, {}, tmp_path / "gcs" / "root"), "enableCaching": False}
+    (run_dir / worker.REQUEST).write_text(json.dumps(request))
+    env = {**os.environ, "VTP_GCS_ROOT": str(tmp_path / "gcs")}
+    subprocess.run([sys.executable, "-m", "vtp.engine.worker", str(run_dir)], env=env, check=True)
+    assert journal.read(run_dir) and not any(r.get("cached") for r in journal.read(run_dir))
