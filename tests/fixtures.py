@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import requests
 from google.api_core.client_options import ClientOptions
@@ -293,3 +294,31 @@ def shell_commands(block: str) -> list[str]:
     """A bash block's command lines: continuations joined, comments and blank lines dropped."""
     lines = (line.split("  #", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines())
     return [line for line in lines if line and not line.startswith("#")]
+
+
+def run_in_worker(pipeline: Any, state: Path, **arguments: Any) -> tuple[dict, dict[str, dict]]:
+    """Run `pipeline` in the engine's worker process under `state` (no service: its tasks see
+    this process's environment); the result and the tasks' journal records by path."""
+    import yaml
+    from kfp import compiler
+
+    from vtp.engine import journal, worker
+    from vtp.vertex.local_auth import STARTUP_HOOK_DIR
+
+    state.mkdir(parents=True, exist_ok=True)
+    package = state / "pipeline.yaml"
+    compiler.Compiler().compile(pipeline, str(package))
+    spec = yaml.safe_load(package.read_text())
+    run_dir = state / "pipelines" / f"run-{len(list(state.glob('pipelines/run-*')))}"
+    run_dir.mkdir(parents=True)
+    request = worker.request(spec, arguments, state / "gcs" / "root")
+    (run_dir / worker.REQUEST).write_text(json.dumps(request))
+    env = {
+        **os.environ,
+        "VTP_GCS_ROOT": str(state / "gcs"),
+        "PYTHONPATH": os.pathsep.join([str(STARTUP_HOOK_DIR), *sys.path]),
+    }
+    subprocess.run([sys.executable, "-m", "vtp.engine.worker", str(run_dir)], env=env, check=False)
+    result = worker.read_result(run_dir)
+    assert result is not None
+    return result, {r["path"] or "": r for r in journal.read(run_dir)}

@@ -1,4 +1,4 @@
-"""`custom_job` in a `dsl.ParallelFor` under kfp.local: one job and one output dir per iteration.
+"""`custom_job` in a `dsl.ParallelFor` of a local run: one job and one output dir per iteration.
 
 Every iteration of a ParallelFor has the same task name, so the re-attach key and the output
 directory must also depend on what the iteration runs; otherwise iterations 2..N re-attach to
@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 from google.cloud import aiplatform_v1
-from kfp import dsl, local
+from kfp import dsl
 
 from components.custom_job import custom_job
-from tests.fixtures import PROJECT, REGION, LocalService
+from tests.fixtures import PROJECT, REGION, LocalService, run_in_worker
 from tests.vtp.local.conftest import SCRIPT
-from vtp.engine import kfp_fixes
 
 State = aiplatform_v1.JobState
 
@@ -55,9 +54,8 @@ def test_each_iteration_runs_its_own_job_in_its_own_directory(
                 poll_interval_seconds=0.1,
             )
 
-    kfp_fixes.apply()
-    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path / "root"))
-    parallel_jobs(output_root="gs://bucket/parallel")
+    result, _ = run_in_worker(parallel_jobs, tmp_path / "run", output_root="gs://bucket/parallel")
+    assert result["succeeded"], result
 
     request = {"parent": local_service.parent, "filter": 'display_name="iteration"'}
     jobs = list(local_service.client().list_custom_jobs(request=request))

@@ -1,5 +1,6 @@
-"""What kfp.local (2.17) lacks to run pipelines written for Vertex Pipelines: Vertex's runtime
-placeholders, and Google Cloud Pipeline Components (GCPC) container components.
+"""What the engine adds to kfp.local's task utilities (2.17) to run pipelines written for Vertex
+Pipelines: Vertex's runtime placeholders, and Google Cloud Pipeline Components (GCPC) container
+components.
 
 - **Placeholders.** Vertex resolves `{{$.pipeline_google_cloud_project_id}}`,
   `{{$.pipeline_google_cloud_location}}`, `{{$.pipeline_persistent_resource_id}}`,
@@ -11,17 +12,16 @@ placeholders, and Google Cloud Pipeline Components (GCPC) container components.
   A `{{$.pipeline_...}}` placeholder not in that list fails naming it and the component.
 - **GCPC's container components.** Their image only holds GCPC, and their command runs one of
   its launcher modules (`python3 -u -m google_cloud_pipeline_components.container.v1.<op>.
-  launcher`). kfp.local's SubprocessRunner refuses container components; these run on this
-  machine with the installed GCPC, and the start-up hook every local task gets
-  (`vtp.vertex.local_auth.client_settings`) points the clients they make at the local service.
-  Only the GCPC versions in SUPPORTED_GCPC are accepted: the launchers' internals (hard-coded
-  endpoints, `google.auth.default()`) are what the hook was checked against.
+  launcher`). These run on this machine with the installed GCPC, and the start-up hook every
+  local task gets (`vtp.vertex.local_auth.client_settings`) points the clients they make at the
+  local service. Only the GCPC versions in SUPPORTED_GCPC are accepted: the launchers'
+  internals (hard-coded endpoints, `google.auth.default()`) are what the hook was checked
+  against.
 - **Other container components** need a container engine: `check_runnable` fails the run before
   it starts, naming each such component and its image, and whether an engine answers (running
   them in one is not built yet).
 """
 
-import functools
 import json
 import os
 import re
@@ -36,29 +36,6 @@ SUPPORTED_GCPC = ("2.22.",)
 """GCPC releases whose launchers run locally (prefixes of the installed version)."""
 PROJECT_ENV, LOCATION_ENV = "VTP_LOCAL_PROJECT", "VTP_LOCAL_LOCATION"
 EXECUTOR_MODULE = "kfp.dsl.executor_main"
-
-
-def apply() -> None:
-    """Patch kfp.local once: Vertex placeholders, GCPC components on the host (idempotent)."""
-    from kfp.local import placeholder_utils, subprocess_task_handler
-
-    original = placeholder_utils.replace_placeholders
-    if getattr(original, "_vtp_fixed", False):
-        return
-    patched = functools.wraps(original)(functools.partial(_replace_placeholders, original))
-    patched._vtp_fixed = True  # type: ignore[attr-defined]  # a marker: apply() runs once
-    placeholder_utils.replace_placeholders = patched
-
-    handler = subprocess_task_handler.SubprocessTaskHandler
-    refuse = handler.validate_not_container_component
-
-    def validate(self: Any, full_command: list[str]) -> None:
-        if is_gcpc_launcher(full_command):
-            check_gcpc_version()
-            return
-        refuse(self, full_command)
-
-    handler.validate_not_container_component = validate
 
 
 def is_gcpc_launcher(command: list[str]) -> bool:
@@ -158,9 +135,7 @@ def resolve_command(full_command: list[str], **kwargs: Any) -> list[str]:
     """kfp.local's `replace_placeholders` (same arguments) with Vertex's placeholders too."""
     from kfp.local import placeholder_utils
 
-    original = placeholder_utils.replace_placeholders
-    original = getattr(original, "__wrapped__", original)
-    return _replace_placeholders(original, full_command, **kwargs)
+    return _replace_placeholders(placeholder_utils.replace_placeholders, full_command, **kwargs)
 
 
 def _replace_placeholders(original: Any, full_command: list[str], **kwargs: Any) -> list[str]:

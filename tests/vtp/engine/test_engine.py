@@ -7,34 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import yaml
-from kfp import compiler, dsl
+from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
 
+from tests.fixtures import run_in_worker as run
 from vtp.engine import journal, worker
-from vtp.vertex.local_auth import STARTUP_HOOK_DIR
-
-
-def run(pipeline: Any, state: Path, **arguments: Any) -> tuple[dict, dict[str, dict]]:
-    """Run `pipeline` in a worker under `state`; its result and its tasks by path."""
-    package = state / "pipeline.yaml"
-    compiler.Compiler().compile(pipeline, str(package))
-    spec = yaml.safe_load(package.read_text())
-    run_dir = state / "pipelines" / f"run-{len(list(state.glob('pipelines/run-*')))}"
-    run_dir.mkdir(parents=True)
-    request = worker.request(spec, arguments, state / "gcs" / "root")
-    (run_dir / worker.REQUEST).write_text(json.dumps(request))
-    env = {
-        **os.environ,
-        "VTP_GCS_ROOT": str(state / "gcs"),
-        "PYTHONPATH": os.pathsep.join([str(STARTUP_HOOK_DIR), *sys.path]),
-    }
-    subprocess.run([sys.executable, "-m", "vtp.engine.worker", str(run_dir)], env=env, check=False)
-    result = worker.read_result(run_dir)
-    assert result is not None
-    return result, {r["path"] or "": r for r in journal.read(run_dir)}
 
 
 @dsl.component(base_image="python:3.11")

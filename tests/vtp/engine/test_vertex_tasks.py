@@ -1,4 +1,4 @@
-"""Vertex's runtime placeholders under kfp.local, and which components can run here (pure)."""
+"""Vertex's runtime placeholders in a task's command, and which components can run here (pure)."""
 
 import json
 
@@ -8,15 +8,12 @@ from vtp.engine import vertex_tasks
 
 
 def resolve(command: list[str], parameters: dict | None = None) -> list[str]:
-    """kfp.local's placeholder resolution, patched, on a minimal executor input."""
-    from kfp.local import placeholder_utils
-
-    vertex_tasks.apply()
+    """The engine's placeholder resolution on a minimal executor input."""
     executor_input = {
         "inputs": {"parameterValues": parameters or {}},
         "outputs": {"outputFile": "/o"},
     }
-    return placeholder_utils.replace_placeholders(
+    return vertex_tasks.resolve_command(
         full_command=command,
         executor_input_dict=executor_input,
         pipeline_resource_name="p-1",
