@@ -1,13 +1,15 @@
 """One pipeline run: `python -m vtp.engine.worker RUN_DIR`, in its own process group.
 
-The service writes `RUN_DIR/request.json` (the compiled spec, the typed arguments and the local
-pipeline root) and starts this module with `VTP_LOCAL_ENDPOINT` and `VTP_GCS_ROOT` set, so every
-component talks back to the same service and storage. The run uses kfp.local's SubprocessRunner
-in this environment; kfp.local keeps global configuration, hence a process per run.
+The service writes `RUN_DIR/request.json` (the compiled spec, the typed arguments, the pipeline
+root, and optionally `enableCaching` and `cacheDir`) and starts this module with
+`VTP_LOCAL_ENDPOINT` and `VTP_GCS_ROOT` set, so every component talks back to the same service
+and storage. The engine (`dag.py`) runs the spec; its tasks fork from a fork server this process
+starts (`fork_tasks.py`), and what they do goes to `RUN_DIR/tasks.jsonl` (`journal.py`).
 
-Cancelling sends SIGTERM to the whole group: the running component gets it too (the custom_job
-component cancels its job), so this process only notes it, lets kfp.local see the task end and
-reports. The result goes to `RUN_DIR/result.json`: `{"succeeded": bool, "error": str}`.
+Cancelling sends SIGTERM to the whole group: the running tasks get it too (the custom_job
+component cancels its job), so this process tells the engine to start nothing more, lets the
+tasks end and reports. The result goes to `RUN_DIR/result.json`: `{"succeeded": bool,
+"error": str}`, the error naming each task that failed and why.
 """
 
 import json
