@@ -13,7 +13,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
 from vtp.local import console
@@ -153,6 +153,16 @@ class HttpServer(ThreadingHTTPServer):
         self.storage = StorageApi(storage_root)
         remove_stale(self.storage.buckets)
         super().__init__(("127.0.0.1", port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-request (a task killed by a cancel, Ctrl-C on a
+        client) is logged, not printed as a traceback on the service's terminal."""
+        import sys
+
+        if isinstance(sys.exception(), ConnectionError):
+            _log.debug("%s went away: %s", client_address, sys.exception())
+            return
+        super().handle_error(request, client_address)
 
 
 class FrontEnds:

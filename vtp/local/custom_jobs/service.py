@@ -346,7 +346,8 @@ class CustomJobs:
             message = not_resumed_message("CustomJob")
             cancelled = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, message)
             self._finish_record(record, cancelled)
-            _log.info("not restored: %s, left %s: cancelled", what, State(state).name)
+            left = State(state).name.removeprefix("JOB_STATE_")
+            _log.info("not restored: %s, left %s: cancelled", what, left)
         elif state == State.JOB_STATE_QUEUED:
             self._queue.append(record.id)
             _log.info("restored: %s, queued: starts once its replicas fit", what)
