@@ -78,7 +78,8 @@ def run_pipeline(
         created = client.create(job.request(spec, arguments, cache))
         started = time.monotonic()
         page = service.console(created.name)
-        _log.info("Pipeline job %s; console: %s", created.name, page)
+        _log.info("Pipeline job %s", created.name)
+        _log.info("Console: %s", page)
         if open_console:
             webbrowser.open(page)
         followed = follow.follow(
