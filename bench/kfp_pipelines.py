@@ -12,6 +12,11 @@ user would, from a fresh temporary folder outside the repository holding a copy 
     submit   the same FILE.yaml, then vtp submit FILE.yaml --local --wait --param ...
              against one `vtp local serve` started for the whole mode (VTP_LOCAL_ENDPOINT)
 
+Each run (and the submit mode's service) uses a throwaway virtual environment layered over this
+one: it sees every package installed here, but what a task's `packages_to_install` pip-installs
+goes into the layer, not into this environment (as on KFP or Vertex, where a task's container is
+its own). The bench warns when this environment changed all the same.
+
 A run that expects success passes when it exits 0. A run that expects failure passes when it
 exits non-zero, the output names the failing task the manifest knows (as KFP names it, e.g.
 `fail-op`), and the CLI did not stop on an internal error. Each run has a time limit (its whole
@@ -35,6 +40,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -203,20 +209,45 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def layered_environment(venv: Path) -> tuple[Path, dict[str, str]]:
+    """A virtual environment at `venv` over this one (a .pth adds this one's site-packages after
+    its own, so what is installed into it wins), and the environment variables that make it the
+    `python3` of commands: its interpreter and those variables."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    own = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    ours = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    adds = "; ".join(f"site.addsitedir({path!r})" for path in ours)
+    (own / "_kfp_pipelines_bench.pth").write_text(f"import site; {adds}\n")
+    path = os.pathsep.join([str(venv / "bin"), os.environ.get("PATH", "")])
+    return venv / "bin" / "python", {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": path}
+
+
+def installed() -> set[str]:
+    """The distributions installed in this environment, as NAME-VERSION."""
+    return {
+        entry.name.removesuffix(".dist-info")
+        for folder in dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+        for entry in Path(folder).glob("*.dist-info")
+    }
+
+
 def run_entry(entry: Entry, mode: str, work: Path, limit: float, endpoint: str) -> Outcome:
     """Run `entry` under `mode` from a fresh folder in `work`, and judge the run."""
     folder = work / mode / entry.file.replace("/", "__")[: -len(".py")]
     file = prepare(entry, folder)
-    vtp = [sys.executable, "-m", "vtp"]
-    params = param_flags(entry.arguments, folder)
     started = time.monotonic()
+    python, env = layered_environment(folder / "venv")
+    vtp = [str(python), "-m", "vtp"]
+    params = param_flags(entry.arguments, folder)
     if mode == "py":
         argv = [*vtp, "run", f"{file.name}:{entry.pipeline}", *params]
-        status, output = run_command([*argv, "--state-dir", str(folder / "state")], folder, limit)
+        status, output = run_command(
+            [*argv, "--state-dir", str(folder / "state")], folder, limit, env
+        )
     else:
         compiled = file.with_suffix(".yaml")
-        script = [sys.executable, "-c", COMPILE, file.name, entry.pipeline, compiled.name]
-        status, output = run_command(script, folder, min(limit, COMPILE_LIMIT_S))
+        script = [str(python), "-c", COMPILE, file.name, entry.pipeline, compiled.name]
+        status, output = run_command(script, folder, min(limit, COMPILE_LIMIT_S), env)
         if status != 0:
             seconds = time.monotonic() - started
             why = "timed out" if status is None else last_error(output)
@@ -224,11 +255,12 @@ def run_entry(entry: Entry, mode: str, work: Path, limit: float, endpoint: str) 
         left = max(1.0, limit - (time.monotonic() - started))
         if mode == "yaml":
             argv = [*vtp, "run", compiled.name, *params, "--state-dir", str(folder / "state")]
-            status, output = run_command(argv, folder, left)
-        else:
-            env = {**os.environ, "VTP_LOCAL_ENDPOINT": endpoint}
-            argv = [*vtp, "submit", compiled.name, "--local", "--wait", *params]
             status, output = run_command(argv, folder, left, env)
+        else:
+            argv = [*vtp, "submit", compiled.name, "--local", "--wait", *params]
+            status, output = run_command(
+                argv, folder, left, {**env, "VTP_LOCAL_ENDPOINT": endpoint}
+            )
     seconds = time.monotonic() - started
     shutil.rmtree(folder, ignore_errors=True)
     return judge(entry, mode, status, _ANSI.sub("", output), seconds, limit)
@@ -277,10 +309,12 @@ def local_service(work: Path, logs: Path) -> Iterator[str]:
     folder = work / "service"
     folder.mkdir(parents=True)
     log = (logs / "submit-service.log").open("w+")
-    argv = [sys.executable, "-m", "vtp", "local", "serve", "--port", "0", "--tls-port", "0"]
+    python, env = layered_environment(folder / "venv")
+    argv = [str(python), "-m", "vtp", "local", "serve", "--port", "0", "--tls-port", "0"]
     process = subprocess.Popen(
         [*argv, "--state-dir", str(folder / "state")],
         cwd=folder,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log,
@@ -388,12 +422,20 @@ def main() -> None:
     logs = Path(tempfile.mkdtemp(prefix="kfp-pipelines-logs-"))
     print(f"kfp_pipelines: logs of runs that do not pass go to {logs}", file=sys.stderr)
     figures: dict[str, Any] = {"kfp_tag": KFP_TAG, "selected": len(entries)}
+    before = installed()
     with tempfile.TemporaryDirectory(prefix="kfp-pipelines-") as scratch:
         for mode in modes:
             figures[mode] = run_mode(mode, entries, Path(scratch), logs, options)
             passed = figures[mode]["passed"]
             print(f"kfp_pipelines: {mode}: {passed}/{len(entries)} passed", file=sys.stderr)
     figures["seconds"] = round(time.monotonic() - started, 1)
+    after = installed()
+    if after != before:
+        print(
+            f"kfp_pipelines: WARNING: this environment changed during the bench: removed "
+            f"{sorted(before - after)}, added {sorted(after - before)}",
+            file=sys.stderr,
+        )
     print(f"kfp_pipelines: logs of runs that did not pass: {logs}", file=sys.stderr)
     print(json.dumps(figures))
 
