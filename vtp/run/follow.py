@@ -7,6 +7,10 @@ cancelled, models undeployed, each noted in the log), and following goes on unti
 CANCELLED; a second stops waiting. Nothing is left half-done by a signal landing in the middle
 of a request: the handler only counts.
 
+Lines a task printed carry its path (`[train] ...`): a traceback among them shows only its last
+line unless `VTP_DEBUG` is set (`vtp --debug`), and the last lines of each task are kept for the
+summary, where a failed task's are its cause.
+
 Output that cannot be written (the reader of a pipe has gone, as `vtp run | tee` loses `tee` on
 Ctrl-C) is dropped, so the run is still cancelled and reported on stderr, without a
 BrokenPipeError.
@@ -18,6 +22,7 @@ import re
 import signal
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
@@ -30,7 +35,12 @@ from vtp.run.job import RunClient
 from vtp.vertex.states import PIPELINE_ENDED
 
 POLL_SECONDS = 0.3
+TAIL_LINES = 12
+DEBUG_ENV = "VTP_DEBUG"
+"""Set (as `vtp --debug` does) to print tasks' tracebacks whole."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_TASK = re.compile(r"^\[([^\]\s]+)\] ")
+_EXECUTOR = re.compile(r"^\s*\[KFP Executor [^\]]*\]: ")
 
 
 class Interrupts:
@@ -95,6 +105,33 @@ class LogReader:
         return lines
 
 
+class TaskLines:
+    """The log as a person reads it, task by task (a line's `[task path] ` prefix, which the
+    engine puts on what a task prints): a traceback shows its last line only (whole with
+    `VTP_DEBUG`), and each task's last lines are kept, for the summary of a failed one."""
+
+    def __init__(self) -> None:
+        self.frames = os.environ.get(DEBUG_ENV, "") not in ("", "0")
+        self.tails: dict[str, deque[str]] = {}
+        self._in_traceback: dict[str, bool] = {}
+
+    def keep(self, line: str) -> bool:
+        """Whether to print `line`; its task's tail takes it if it says something."""
+        found = _TASK.match(_ANSI.sub("", line))
+        if found is None:
+            return True
+        task, body = found[1], _ANSI.sub("", line)[found.end() :]
+        if body.startswith("Traceback (most recent call last)"):
+            self._in_traceback[task] = True
+            return self.frames
+        if self._in_traceback.get(task) and body[:1].isspace():
+            return self.frames
+        self._in_traceback[task] = False
+        tail = self.tails.setdefault(task, deque(maxlen=TAIL_LINES))
+        tail.append(_EXECUTOR.sub("", body.rstrip()))
+        return True
+
+
 @dataclass
 class Followed:
     """What following a run saw."""
@@ -105,6 +142,8 @@ class Followed:
     """Whether a signal cancelled the run."""
     waited: bool = True
     """False when a second signal stopped the wait before the run ended."""
+    tails: dict[str, list[str]] = field(default_factory=dict)
+    """Each task's last lines (tracebacks but their last line), by the task's path."""
 
 
 def follow(
@@ -116,15 +155,17 @@ def follow(
 ) -> Followed:
     """Print the run `name`'s log to `out` until it ends; the first signal cancels it (after
     `on_cancel()`), a second stops waiting."""
-    log, seen = LogReader(client, name), Followed()
+    log, seen, tasks = LogReader(client, name), Followed(), TaskLines()
     colours = out.isatty()
     while True:
         state = client.get(name).state
         for line in log.new_lines(final=state in PIPELINE_ENDED):
             if line.startswith(NOTE):
                 seen.notes.append(line[len(NOTE) :].rstrip())
-            write(out, line if colours else _ANSI.sub("", line))
+            if tasks.keep(line):
+                write(out, line if colours else _ANSI.sub("", line))
         if state in PIPELINE_ENDED:
+            seen.tails = {task: list(tail) for task, tail in tasks.tails.items()}
             return seen
         if interrupts.count and not seen.cancelled:
             seen.cancelled = True

@@ -100,6 +100,20 @@ class RunClient:
         """Ask the service to cancel the job (it then stops what its tasks started)."""
         self.client.cancel_pipeline_job(name=name)
 
+    def display_names(self, names: list[str]) -> dict[str, str]:
+        """The display name of each resource of `names` this service has (any kind: a GET of
+        `/v1/NAME`); those it cannot read are left out."""
+        found = {}
+        for name in dict.fromkeys(names):
+            try:
+                answer = self.session.get(f"{self.url}/v1/{name}", timeout=30)
+                display = answer.json().get("displayName", "") if answer.ok else ""
+            except (OSError, ValueError):
+                continue
+            if display:
+                found[name] = str(display)
+        return found
+
     def logs(self, name: str, offset: int) -> tuple[str, int]:
         """The run's log text from byte `offset`, and the offset to read on from."""
         answer = self.session.get(

@@ -24,7 +24,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vtp.run import follow, job, target
+from vtp.run import follow, job, summary, target
 
 _log = logging.getLogger(__name__)
 State = aiplatform_v1.PipelineState
@@ -50,6 +50,10 @@ class RunResult:
     """What the service stopped with a cancelled run, one line each."""
     interrupted: bool = False
     """Cancelled by Ctrl-C or SIGTERM."""
+    tails: dict[str, list[str]] = field(default_factory=dict)
+    """Each task's last lines in the run's log, by the task's path."""
+    display_names: dict[str, str] = field(default_factory=dict)
+    """The display name of each job the tasks started, by resource name."""
 
     @property
     def succeeded(self) -> bool:
@@ -85,9 +89,10 @@ def run_pipeline(
         followed = follow.follow(
             client, created.name, interrupts, on_cancel=lambda: _cancelling(created.name)
         )
+        ended = client.get(created.name)
         result = RunResult(
             pipeline=name,
-            job=client.get(created.name),
+            job=ended,
             seconds=time.monotonic() - started,
             storage_root=service.storage_root,
             console=page,
@@ -95,6 +100,8 @@ def run_pipeline(
             state_dir=service.state_dir,
             notes=followed.notes,
             interrupted=followed.cancelled,
+            tails=followed.tails,
+            display_names=client.display_names(summary.task_resources(ended)),
         )
         report(result)
         if open_console and service.embedded and not interrupts.count:

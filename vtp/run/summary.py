@@ -5,32 +5,42 @@ order they started (each ParallelFor iteration on its own, named by its place), 
 state when it did not simply succeed (`cached` for a cache hit, which Vertex reports as a
 SKIPPED task whose execution is CACHED), its output parameters and artifacts. Every artifact is
 named twice: as the `gs://` URI the pipeline would use on Vertex, and as the local path it is at
-(`gs://BUCKET/PATH` is `<storage root>/BUCKET/PATH`). A training job's TensorBoard logs come with
-the command that opens them. Then the run's console page and, when it failed, why: the job's
-error, whose first line names the failed task and whose next lines are that task's last lines.
+(`gs://BUCKET/PATH` is `<storage root>/BUCKET/PATH`). The jobs a task started (its
+`gcp_resources` output) are named with their display names. A training job's TensorBoard logs
+come with the command that opens them. Then the run's console page and, when it failed, why: the
+job's error, whose first line names the failed task, then that task's last lines in the run's log
+(`follow.TaskLines`), or the error's own next lines.
 """
 
+import json
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from google.cloud import aiplatform_v1
+from google.protobuf import json_format
 
 from vtp import storage
-from vtp.run.local_run import RunResult
 from vtp.vertex.humanize import readable
+
+if TYPE_CHECKING:  # local_run reads the jobs' names from here (`task_resources`)
+    from vtp.run.local_run import RunResult
 
 Task = aiplatform_v1.PipelineTaskDetail
 TaskState = Task.State
 _DAG = "system.DAGExecution"
+GCP_RESOURCES = "gcp_resources"
+"""The output in which a task records the Vertex resources it started (shown as names)."""
 
 
-def summarize(result: RunResult) -> str:
+def summarize(result: "RunResult") -> str:
     """A short, human summary of a local run."""
     job = result.job
     state = job.state.name.removeprefix("PIPELINE_STATE_")
     lines = [f"Pipeline {result.pipeline} {state} in {result.seconds:.0f}s"]
-    for task in shown_tasks(list(job.job_detail.task_details)):
-        lines.extend(f"  {line}" for line in _task(task, result.storage_root))
+    shown = shown_tasks(list(job.job_detail.task_details), _dag_tasks(job))
+    for task in shown:
+        lines.extend(f"  {line}" for line in _task(task, result))
     root = result.storage_root
     lines.append(f"  local Cloud Storage: gs://BUCKET/PATH is {root}/BUCKET/PATH")
     outputs = job.runtime_config.gcs_output_directory
@@ -44,20 +54,24 @@ def summarize(result: RunResult) -> str:
     if job.error.message and not result.interrupted:
         first, *cause = job.error.message.splitlines()
         lines.append(f"  error: {first}")
+        cause = _failed_tail(shown, result.tails) or cause
         if cause:
             lines.append("  the failed task's last lines:")
             lines.extend(f"    {line}" for line in cause)
     return "\n".join(lines)
 
 
-def shown_tasks(tasks: list[Task]) -> list[tuple[str, Task]]:
-    """The executor tasks (not the pipeline, its conditions, loops or iterations), each with
-    the name it is shown by, in the order they started (those not started yet last)."""
+def shown_tasks(tasks: list[Task], dags: frozenset[str] = frozenset()) -> list[tuple[str, Task]]:
+    """The executor tasks (not the pipeline, its conditions, loops or iterations: a task
+    with children, the root, a DAG execution, or one of the `dags` names), each with the name
+    it is shown by, in the order they started (those not started yet last)."""
     parents = {t.parent_task_id for t in tasks if t.parent_task_id}
     executors = [
         t
         for t in tasks
-        if not (t.task_id and t.task_id in parents) and t.execution.schema_title != _DAG
+        if not (t.task_id and (t.task_id in parents or not t.parent_task_id))
+        and t.execution.schema_title != _DAG
+        and t.task_name not in dags
     ]
     order = sorted(range(len(executors)), key=lambda i: (_started(executors[i]), i))
     counts: dict[str, int] = {}
@@ -74,25 +88,72 @@ def shown_tasks(tasks: list[Task]) -> list[tuple[str, Task]]:
     return shown
 
 
+def _dag_tasks(job: aiplatform_v1.PipelineJob) -> frozenset[str]:
+    """Names of the job's tasks that are DAGs (conditions, loops, nested pipelines), from its
+    spec: a task whose component has a `dag`."""
+    spec = json_format.MessageToDict(aiplatform_v1.PipelineJob.pb(job).pipeline_spec)
+    components = spec.get("components", {})
+    dags = [spec.get("root", {}), *components.values()]
+    return frozenset(
+        name
+        for dag in dags
+        for name, task in dag.get("dag", {}).get("tasks", {}).items()
+        if "dag" in components.get(task.get("componentRef", {}).get("name", ""), {})
+    )
+
+
+def _failed_tail(shown: list[tuple[str, Task]], tails: dict[str, list[str]]) -> list[str]:
+    """The last lines of the first failed task, as the run's log had them."""
+    for _, task in shown:
+        if task.state != TaskState.FAILED:
+            continue
+        for path, tail in tails.items():
+            if path in (task.task_unique_name, task.task_name) or path.endswith(
+                f"/{task.task_name}"
+            ):
+                return tail
+    return []
+
+
 def _started(task: Task) -> float:
     """When the task started, in seconds since the epoch; infinity when it has not."""
     value = getattr(task, "start_time", None)
     return value.timestamp() if isinstance(value, datetime) else float("inf")
 
 
-def _task(shown: tuple[str, Task], root: Path) -> list[str]:
+def task_resources(job: aiplatform_v1.PipelineJob) -> list[str]:
+    """Names of the Vertex resources (jobs, ...) the job's tasks recorded in gcp_resources."""
+    return [
+        name
+        for task in job.job_detail.task_details
+        for _, name in _resources(_outputs(task).get(GCP_RESOURCES, ""))
+    ]
+
+
+def _outputs(task: Task) -> dict[str, Any]:
+    """The task's output parameters, as plain values (from its execution's metadata)."""
+    metadata = json_format.MessageToDict(aiplatform_v1.Execution.pb(task.execution).metadata)
+    return {k.removeprefix("output:"): v for k, v in metadata.items() if k.startswith("output:")}
+
+
+def _task(shown: tuple[str, Task], result: "RunResult") -> list[str]:
     name, task = shown
+    root = result.storage_root
     status = _status(task)
     lines = [f"{name}:{f' {status}' if status else ''}"]
-    metadata = dict(task.execution.metadata or {})
-    params = {k.removeprefix("output:"): v for k, v in metadata.items() if k.startswith("output:")}
+    params = _outputs(task)
+    resources = _resources(params.pop(GCP_RESOURCES, ""))
     if params:
         values = ", ".join(f"{n} {readable(v)}" for n, v in sorted(params.items()))
         lines.append(f"  {values}")
+    for kind, resource in resources:
+        display = result.display_names.get(resource)
+        lines.append(f"  {kind}: {resource}{f' ({display})' if display else ''}")
     for output, group in sorted(task.outputs.items()):
         for artifact in group.artifacts:
-            resource = dict(artifact.metadata or {}).get("resourceName")
-            lines.append(f"  {output}: {resource or where(artifact.uri, root)}")
+            plain = json_format.MessageToDict(aiplatform_v1.Artifact.pb(artifact).metadata)
+            registered = plain.get("resourceName")
+            lines.append(f"  {output}: {registered or where(artifact.uri, root)}")
             if output == "model" and task.task_name.startswith("custom-job"):
                 logs = artifact.uri.rstrip("/").rsplit("/", 1)[0] + "/logs"
                 lines.append(f"  tensorboard logs: {where(logs, root)}")
@@ -100,6 +161,18 @@ def _task(shown: tuple[str, Task], root: Path) -> list[str]:
     if task.error.message and task.state == TaskState.FAILED:
         lines.append(f"  error: {task.error.message.splitlines()[0]}")
     return lines
+
+
+def _resources(text: object) -> list[tuple[str, str]]:
+    """(type, name) of each resource a task's `gcp_resources` output records (GCPC's JSON)."""
+    try:
+        found = json.loads(str(text)).get("resources", []) if text else []
+        return [
+            (str(r["resourceType"]), str(r["resourceUri"]).partition("/v1/")[2] or r["resourceUri"])
+            for r in found
+        ]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return []
 
 
 def _status(task: Task) -> str:
@@ -111,7 +184,7 @@ def _status(task: Task) -> str:
     return task.state.name
 
 
-def _console(result: RunResult) -> list[str]:
+def _console(result: "RunResult") -> list[str]:
     if result.console_stays:
         return [f"console: {result.console}"]
     page = result.console.split("#", 1)[-1]

@@ -2,6 +2,7 @@
 returns them: tasks in the order they started, each loop iteration on its own, a cache hit
 marked, outputs, the console page, and a failure's cause last."""
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def task(task_id: int, parent: int, name: str, state: str, **fields: object) -> 
     return detail
 
 
-def result(state: str, tasks: list[Task], error: str = "", stays: bool = True) -> RunResult:
+def result(
+    state: str, tasks: list[Task], error: str = "", stays: bool = True, **extra: object
+) -> RunResult:
     job = aiplatform_v1.PipelineJob(
         name="projects/local/locations/us-central1/pipelineJobs/loop-20260101000000",
         state=state,
@@ -56,6 +59,7 @@ def result(state: str, tasks: list[Task], error: str = "", stays: bool = True) -
         console="http://127.0.0.1:1/console/?token=t#/runs/loop-20260101000000",
         console_stays=stays,
         state_dir=Path("/state"),
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -88,14 +92,35 @@ def test_tasks_in_start_order_each_iteration_and_the_cache_hit_marked() -> None:
 
 
 def test_a_failure_ends_with_its_cause_and_a_gone_console_says_how_to_see_it() -> None:
-    failed = [task(1, 0, "train", "FAILED", start=0, error="task train failed\nValueError: x")]
-    cause = "task train failed: exit status 1\nTraceback (most recent call last):\nValueError: x"
+    failed = [
+        task(1, 0, "loop", "FAILED", dag=True, start=0),
+        task(2, 1, "train", "FAILED", start=0, error="task train failed\nValueError: x"),
+    ]
+    cause = "task train failed: exit status 1\nValueError: x"
     text = summarize(result("PIPELINE_STATE_FAILED", failed, error=cause, stays=False))
     assert "  train: FAILED\n    error: task train failed\n" in text
-    assert text.splitlines()[-4:] == [
+    assert text.splitlines()[-3:] == [
         "  error: task train failed: exit status 1",
         "  the failed task's last lines:",
-        "    Traceback (most recent call last):",
         "    ValueError: x",
     ]
     assert "console: run `vtp local serve --state-dir /state` and open its Console address " in text
+    # The task's own last lines, as the run's log had them, are the better cause.
+    tails = {"other": ["nothing"], "train": ["epoch 3", "ValueError: x (with the value)"]}
+    text = summarize(result("PIPELINE_STATE_FAILED", failed, error=cause, tails=tails))
+    assert text.splitlines()[-3:] == [
+        "  the failed task's last lines:",
+        "    epoch 3",
+        "    ValueError: x (with the value)",
+    ]
+
+
+def test_the_jobs_a_task_started_are_named_with_their_display_names() -> None:
+    job = "projects/local/locations/us-central1/customJobs/7"
+    recorded = {"resources": [{"resourceType": "CustomJob", "resourceUri": f"http://h/v1/{job}"}]}
+    started = [
+        task(1, 0, "train", "SUCCEEDED", dag=True, start=0),
+        task(2, 1, "custom-job", "SUCCEEDED", outputs={"gcp_resources": json.dumps(recorded)}),
+    ]
+    text = summarize(result("PIPELINE_STATE_SUCCEEDED", started, display_names={job: "vtp-blobs"}))
+    assert f"  custom-job:\n    CustomJob: {job} (vtp-blobs)\n" in text
