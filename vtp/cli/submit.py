@@ -234,22 +234,24 @@ def _follow(args: argparse.Namespace, client: Any, name: str) -> int:
 
 
 def _local_log(name: str) -> Any:
-    """The local run's log (the pipelineJobs `:logs` route), read as `vtp run` reads it."""
-    from vtp.run.follow import LogReader
+    """The local run's log (the pipelineJobs `:logs` route), read and shown as `vtp run`
+    shows it: (the reader, the per-task filter)."""
+    from vtp.run.follow import LogReader, TaskLines
     from vtp.run.job import RunClient
     from vtp.vertex.endpoint import local_endpoint
     from vtp.vertex.local_auth import find_token
 
     url = local_endpoint()
-    return LogReader(RunClient(url, find_token(url) or ""), name)
+    return LogReader(RunClient(url, find_token(url) or ""), name), TaskLines()
 
 
 def _print_log(logs: Any, final: bool) -> None:
     """Print the lines written since the last call, without colour codes off a terminal."""
     from vtp.run.follow import write
 
-    lines = failures.call(lambda: logs.new_lines(final), logs.client.url)
-    text = "".join(lines)
+    reader, tasks = logs
+    lines = failures.call(lambda: reader.new_lines(final), reader.client.url)
+    text = "".join(line for line in lines if tasks.keep(line))
     write(sys.stdout, text if sys.stdout.isatty() else _ANSI.sub("", text))
 
 

@@ -77,6 +77,7 @@ def shown_tasks(tasks: list[Task], dags: frozenset[str] = frozenset()) -> list[t
     counts: dict[str, int] = {}
     for task in executors:
         counts[task.task_name] = counts.get(task.task_name, 0) + 1
+    by_id = {t.task_id: t for t in tasks if t.task_id}
     seen: dict[str, int] = {}
     shown = []
     for task in (executors[i] for i in order):
@@ -84,8 +85,22 @@ def shown_tasks(tasks: list[Task], dags: frozenset[str] = frozenset()) -> list[t
         if counts[name] > 1:  # a task of a ParallelFor: one per iteration
             seen[name] = seen.get(name, 0) + 1
             name = task.task_unique_name or f"{name} [{seen[name]}]"
+            item = _item(task, by_id)
+            name += f" (item {item})" if item else ""
         shown.append((name, task))
     return shown
+
+
+def _item(task: Task, by_id: dict[int, Task]) -> str:
+    """The loop item of the iteration `task` runs in (its nearest ancestor's `item`), or ""."""
+    parent, visited = by_id.get(task.parent_task_id), set()
+    while parent is not None and parent.task_id not in visited:
+        visited.add(parent.task_id)
+        metadata = json_format.MessageToDict(aiplatform_v1.Execution.pb(parent.execution).metadata)
+        if "item" in metadata:
+            return readable(metadata["item"])
+        parent = by_id.get(parent.parent_task_id)
+    return ""
 
 
 def _dag_tasks(job: aiplatform_v1.PipelineJob) -> frozenset[str]:

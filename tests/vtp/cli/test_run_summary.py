@@ -20,7 +20,7 @@ ROOT = Path("/state/gcs")
 
 def task(task_id: int, parent: int, name: str, state: str, **fields: object) -> Task:
     """A task detail: `start` (seconds after T0), `dag`, `cached`, `outputs` (parameters),
-    `artifacts` ({name: uri}), `error`."""
+    `artifacts` ({name: uri}), `error`, `item` (an iteration's)."""
     detail = Task(task_id=task_id, parent_task_id=parent, task_name=name, state=state)
     execution = aiplatform_v1.Execution()
     if fields.get("dag"):
@@ -29,6 +29,8 @@ def task(task_id: int, parent: int, name: str, state: str, **fields: object) -> 
         execution.state = aiplatform_v1.Execution.State.CACHED
     metadata = struct_pb2.Struct()
     metadata.update({f"output:{k}": v for k, v in dict(fields.get("outputs") or {}).items()})
+    if "item" in fields:  # an iteration of a loop
+        metadata.update({"iteration": 0, "item": fields["item"]})
     execution.metadata = metadata
     detail.execution = execution
     if "start" in fields:
@@ -66,8 +68,8 @@ def result(
 LOOP = [
     task(1, 0, "loop", "SUCCEEDED", dag=True, start=0),
     task(2, 1, "for-loop-2", "SUCCEEDED", dag=True, start=1),
-    task(3, 2, "for-loop-2", "SUCCEEDED", dag=True, start=1),
-    task(4, 2, "for-loop-2", "SUCCEEDED", dag=True, start=1),
+    task(3, 2, "for-loop-2", "SUCCEEDED", dag=True, start=1, item="a"),
+    task(4, 2, "for-loop-2", "SUCCEEDED", dag=True, start=1, item=2.0),
     task(5, 3, "train", "SUCCEEDED", start=3, outputs={"Output": 0.123456}),
     task(6, 4, "train", "SUCCEEDED", start=2, outputs={"Output": 2.0}),
     task(7, 1, "prepare", "SKIPPED", cached=True, start=0.5, artifacts={"data": "gs://b/d"}),
@@ -81,9 +83,9 @@ def test_tasks_in_start_order_each_iteration_and_the_cache_hit_marked() -> None:
         "Pipeline loop.py RUNNING in 12s",
         "  prepare: cached",
         "    data: gs://b/d (/state/gcs/b/d)",
-        "  train [1]:",
+        "  train [1] (item 2):",
         "    Output 2",
-        "  train [2]:",
+        "  train [2] (item a):",
         "    Output 0.1235",
         "  report: PENDING",
         "  local Cloud Storage: gs://BUCKET/PATH is /state/gcs/BUCKET/PATH",
