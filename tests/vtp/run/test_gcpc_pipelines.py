@@ -151,7 +151,8 @@ def test_train_job_from_a_component_then_model_upload_under_vtp_run(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "model: projects/local/locations/us-central1/models/" in result.stdout
     run = next((state / "gcs" / "vtp-local" / "pipeline-root").glob("gcpc-train-upload-*"))
-    resources = json.loads((run / "train" / "gcp_resources").read_text())["resources"]
+    # A pipeline job's outputs: <root>/<job ID>/..., each task's in a folder named after it.
+    resources = json.loads(next(run.rglob("train/gcp_resources")).read_text())["resources"]
     (job,) = resources
     assert job["resourceType"] == "CustomJob"
     name = job["resourceUri"].split("/v1/", 1)[1]
@@ -182,7 +183,7 @@ def test_custom_training_job_op_and_a_study_run_on_the_local_service(tmp_path):
     result = vtp(folder, "run", "pipeline.py", "--state-dir", str(state))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     run = next((state / "gcs" / "vtp-local" / "pipeline-root").glob("gcpc-job-and-study-*"))
-    study = json.loads((run / "hyperparameter-tuning-job" / "gcp_resources").read_text())[
+    study = json.loads(next(run.rglob("hyperparameter-tuning-job/gcp_resources")).read_text())[
         "resources"
     ][0]
     assert "/hyperparameterTuningJobs/" in study["resourceUri"]
