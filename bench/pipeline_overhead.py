@@ -1,11 +1,12 @@
 """Benchmark: what running the train pipeline costs beyond the training job it runs.
 
-Runs the train pipeline in-process (`run_pipeline`: fork server, embedded local service,
-kfp.local), then reads the job's create and end times back from the service; then `vtp run
-train` itself, as a command, from start to exit. For reference, in the same run: the train
-pipeline with every task in a fresh interpreter (VTP_TASK_FORK=0, as before the fork server),
-and a trivial 4-task pipeline (each task returns at once) under plain kfp.local (a fresh
-interpreter per task, no service) and under `vtp run`. Prints one JSON line:
+Runs the train pipeline in-process (`run_pipeline`: a pipeline job on a local service of the
+run's own, run by its worker with the fork server), then reads the job's create and end times
+back from the service; then `vtp run train` itself, as a command, from start to exit. For
+reference, in the same run: the train pipeline with every task in a fresh interpreter
+(VTP_TASK_FORK=0, as before the fork server), and a trivial 4-task pipeline (each task returns
+at once) under plain kfp.local (a fresh interpreter per task, no service) and under `vtp run`.
+Prints one JSON line:
 
     pipeline_wall_s        wall time of the whole train pipeline run (service start included)
     jobs_s                 sum over its Vertex jobs of (end_time - create_time)
@@ -31,20 +32,37 @@ import tempfile
 import time
 from pathlib import Path
 
+from google.api_core.client_options import ClientOptions
+from google.cloud import aiplatform_v1
+from google.oauth2.credentials import Credentials
+from google.protobuf import json_format
 from kfp import dsl, local
 
 from pipelines import catalog
-from vtp.run.local_run import embedded_service, run_pipeline
-from vtp.run.summary import latest_run, task_outputs
-from vtp.vertex.client import job_client
+from vtp.run.local_run import RunResult, run_pipeline
+from vtp.run.summary import dag_tasks, shown_tasks
+from vtp.run.target import service_for
 
 
 def job_seconds(state_dir: Path) -> list[float]:
     """Create-to-end seconds of every CustomJob the run's service recorded."""
-    with embedded_service(state_dir):
-        client = job_client("us-central1", local=True)
+    with service_for(state_dir) as service:
+        client = aiplatform_v1.JobServiceClient(
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=service.url),
+            credentials=Credentials(service.token),
+        )
         jobs = client.list_custom_jobs(parent="projects/local/locations/us-central1")
         return [(job.end_time - job.create_time).total_seconds() for job in jobs]
+
+
+def run(name: str, pipeline: object, arguments: dict, state_dir: Path) -> RunResult:
+    """`pipeline` run as `vtp run` runs it, quietly; fails unless it succeeded."""
+    spec = json_format.MessageToDict(pipeline.pipeline_spec)  # type: ignore[attr-defined]
+    result = run_pipeline(name, spec, arguments, state_dir, report=lambda _result: None)
+    if result is None or not result.succeeded:
+        raise SystemExit(f"{name} failed: {result and result.job.error.message}")
+    return result
 
 
 @dsl.component(base_image="python:3.11")
@@ -69,10 +87,8 @@ def train(state_dir: Path, trainer_args: list[str]) -> tuple[float, float, int]:
     """The train pipeline in-process: wall seconds, jobs' seconds, tasks."""
     entry = catalog.entry("train")
     arguments = {**entry.local_params, "trainer_args": trainer_args}
-    result = run_pipeline("train", entry.load(), arguments, state_dir)
-    if not result.succeeded:
-        raise SystemExit(f"the pipeline failed: {result.error}")
-    tasks = len(task_outputs(latest_run(result.pipeline_root)))
+    result = run("train", entry.load(), arguments, state_dir)
+    tasks = len(shown_tasks(list(result.job.job_detail.task_details), dag_tasks(result.job)))
     return result.seconds, sum(job_seconds(state_dir)), tasks
 
 
@@ -97,7 +113,7 @@ def main() -> None:
         fresh_wall, fresh_jobs, _ = train(Path(scratch) / "fresh", options.trainer_args)
         del os.environ["VTP_TASK_FORK"]
         reference = kfp_local_seconds(Path(scratch) / "kfp-local")
-        ours = run_pipeline("trivial", trivial, {}, Path(scratch) / "trivial")
+        ours = run("trivial", trivial, {}, Path(scratch) / "trivial")
     overhead = wall - jobs
     figures = {
         "pipeline": "train",

@@ -4,6 +4,7 @@ without importing our Python packages, compiles and runs locally through `vtp ru
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 from kfp import compiler, components, dsl
 
 from pipelines.compile import compiled_dir
@@ -38,6 +39,7 @@ def test_pipeline_from_component_yaml_compiles_and_runs_locally(tmp_path: Path) 
 
     compiler.Compiler().compile(yaml_only, str(tmp_path / "yaml_only.yaml"))
     arguments = {"project": "local", "output_root": "gs://vtp-local/runs"}
-    result = run_pipeline("yaml-only", yaml_only, arguments, tmp_path / "state")
-    assert result.succeeded, result.error
+    spec = json_format.MessageToDict(yaml_only.pipeline_spec)
+    result = run_pipeline("yaml-only", spec, arguments, tmp_path / "state", report=print)
+    assert result is not None and result.succeeded, result and result.job.error.message
     assert (tmp_path / "yaml_only.yaml").read_text().count("custom-job") >= 1

@@ -38,7 +38,7 @@ def summarize(result: "RunResult") -> str:
     job = result.job
     state = job.state.name.removeprefix("PIPELINE_STATE_")
     lines = [f"Pipeline {result.pipeline} {state} in {result.seconds:.0f}s"]
-    shown = shown_tasks(list(job.job_detail.task_details), _dag_tasks(job))
+    shown = shown_tasks(list(job.job_detail.task_details), dag_tasks(job))
     for task in shown:
         lines.extend(f"  {line}" for line in _task(task, result))
     root = result.storage_root
@@ -103,7 +103,7 @@ def _item(task: Task, by_id: dict[int, Task]) -> str:
     return ""
 
 
-def _dag_tasks(job: aiplatform_v1.PipelineJob) -> frozenset[str]:
+def dag_tasks(job: aiplatform_v1.PipelineJob) -> frozenset[str]:
     """Names of the job's tasks that are DAGs (conditions, loops, nested pipelines), from its
     spec: a task whose component has a `dag`."""
     spec = json_format.MessageToDict(aiplatform_v1.PipelineJob.pb(job).pipeline_spec)
