@@ -1,0 +1,90 @@
+"""The console's "Pipeline runs" page lists `vtp run`s, in a real headless Chromium (Debian's
+`chromium`, driven by Playwright, as tests/vtp/local/test_console.py does): one run that `vtp
+run` served itself, then one submitted to the `vtp local serve` that took the same state
+directory afterwards; and the console link a run's summary ends with opens that run's graph.
+
+Skipped only where no Chromium is installed (`.ci/run` installs it)."""
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures import REPO, wait_until
+from tests.vtp.cli.run_helpers import Served, serve, vtp
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("no Chromium on this machine (apt install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+TINY = "tests/pipelines/tiny_pipeline.py:tiny_pipeline"
+
+
+def run_tiny(state: Path, marker: str) -> tuple[str, str]:
+    """`vtp run` of the tiny pipeline in `state`: the job's ID and the summary's console line."""
+    marker_uri = f"marker_uri=gs://m/{marker}"
+    result = vtp(REPO, "run", TINY, "--param", marker_uri, "--state-dir", str(state))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    job = re.search(r"pipeline job: \S+/pipelineJobs/(\S+)", result.stdout)
+    console = re.search(r"  console: (.*)", result.stdout)
+    assert job and console, result.stdout
+    return job[1], console[1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, dict[str, str]]]:
+    """A serve of a state directory holding a run `vtp run` served itself ("own") and one it
+    submitted to the serve ("served"); the runs' IDs and summary console lines."""
+    state = tmp_path_factory.mktemp("console-runs") / "state"
+    own, own_console = run_tiny(state, "own")
+    with serve(REPO, state) as served:
+        shared, shared_console = run_tiny(state, "served")
+        yield served, {"own": own, "served": shared, "own_console": own_console,
+                       "served_console": shared_console}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page that fails the test on any console error or uncaught exception."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    context.close()
+    assert errors == []
+
+
+def test_the_pipeline_runs_page_lists_both_runs(page, runs) -> None:
+    served, ids = runs
+    assert ids["own_console"].startswith("run `vtp local serve --state-dir ")  # its service ended
+    page.goto(f"{served.url}/console/?token={served.token}")
+    for run in (ids["own"], ids["served"]):
+        page.wait_for_selector(f"a[href='#/runs/{run}']")
+
+
+def test_the_summarys_console_link_opens_the_runs_graph(page, runs) -> None:
+    served, ids = runs
+    link = ids["served_console"]
+    assert link == f"{served.url}/console/?token={served.token}#/runs/{ids['served']}"
+    page.goto(link)
+    page.wait_for_selector("svg.dag g.node")
+    wait_until(lambda: page.url.endswith(f"/console/#/runs/{ids['served']}"), 10, "the run's page")
+    nodes = page.eval_on_selector_all(
+        "svg.dag g.node", "nodes => nodes.map(n => [n.dataset.task, n.dataset.state])"
+    )
+    # `add` ran with the same inputs in the first run: a cache hit shows SKIPPED, as on Vertex.
+    assert dict(nodes) == {"add": "SKIPPED", "record": "SUCCEEDED"}
