@@ -25,11 +25,14 @@ DEFAULT_RUN_DIR = ".vtp/run"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `run` and `compile`."""
-    run = subparsers.add_parser("run", help="run a pipeline locally against a local Vertex")
+    run = subparsers.add_parser(
+        "run", help="run a pipeline locally: a pipeline job on the local Vertex service"
+    )
     run.add_argument(
         "pipeline",
         metavar="PIPELINE",
-        help="train, tune, export, FILE.py[:function], package.module:function or FILE.yaml",
+        help="train, tune, export, FILE.py[:function], package.module:function or FILE.yaml; "
+        "the function may be a @dsl.component, run alone",
     )
     run.add_argument(
         "--param",
@@ -42,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--state-dir",
         type=Path,
         default=Path(DEFAULT_RUN_DIR),
-        help=f"local service state, storage and pipeline outputs (default {DEFAULT_RUN_DIR})",
+        help=f"local service state, storage and pipeline outputs (default {DEFAULT_RUN_DIR}); "
+        "when a `vtp local serve` holds it, the run is submitted to that service",
     )
     run.add_argument(
         "--open",
