@@ -265,6 +265,8 @@ class Engine:
             self.run_id, self.run_id, path[-1], _local(task_root), self.pipeline_root
         )
         outcome = self._with_retries(task, component, spec, inputs, names, path)
+        if not outcome.succeeded and self.cancelled.is_set():  # it ended on the cancel's signal
+            return Node("CANCELLED", error="cancelled while it ran")
         if outcome.succeeded and cache_key and self.cache is not None:
             self.cache.put(cache_key, _entry(component, outcome.outputs))
         state = "SUCCEEDED" if outcome.succeeded else "FAILED"

@@ -31,6 +31,8 @@ _STATES = {
     "CANCELLED": TaskState.CANCELLED,
     "NOT_TRIGGERED": TaskState.NOT_TRIGGERED,
 }
+_SCHEMAS = {"executor": "system.ContainerExecution"}
+"""An execution's schema by task kind; DAGs (pipeline, condition, loop, iteration) otherwise."""
 _EXECUTION = {
     "RUNNING": ExecutionState.RUNNING,
     "SUCCEEDED": ExecutionState.COMPLETE,
@@ -68,6 +70,7 @@ def _detail(record: dict[str, Any]) -> aiplatform_v1.PipelineTaskDetail:
     execution_state = ExecutionState.CACHED if cached else _EXECUTION.get(state)
     detail.execution = aiplatform_v1.Execution(
         display_name=record.get("name", ""),
+        schema_title=_SCHEMAS.get(record.get("kind", ""), "system.DAGExecution"),
         state=execution_state or ExecutionState.STATE_UNSPECIFIED,
         metadata=_struct(metadata),
     )
