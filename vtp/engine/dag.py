@@ -149,7 +149,17 @@ class Engine:
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def _task(
+    def _task(self, name: str, task: TaskSpec, *args: Any) -> Node:
+        """Run one task (`_run_task`); a bug of ours fails the task, never the run's thread."""
+        try:
+            return self._run_task(name, task, *args)
+        except Exception as exc:
+            cause = f"the local engine failed: {type(exc).__name__}: {exc}"
+            record = {"id": self.journal.new_id(), "parent": args[-1].task_id, "name": name}
+            record.update(path="/".join((*args[-1].path, name)), kind="executor")
+            return self._fail(record, Node("FAILED", error=cause))
+
+    def _run_task(
         self,
         name: str,
         task: TaskSpec,
@@ -326,7 +336,8 @@ class Engine:
                 continue
             if spec.parameter_expression_selector:
                 value = select(spec.parameter_expression_selector, value)
-            values[name] = value
+            if value is not None:  # None is an unset optional input: the default applies
+                values[name] = value
         for name, spec in task.inputs.artifacts.items():
             kind = spec.WhichOneof("kind")
             if kind == "component_input_artifact":
@@ -399,7 +410,9 @@ def _with_defaults(component: ComponentSpec, values: dict[str, Any]) -> dict[str
     filled = dict(values)
     for name, spec in component.input_definitions.parameters.items():
         if name not in filled and spec.HasField("default_value"):
-            filled[name] = json_format.MessageToDict(spec.default_value)
+            default = json_format.MessageToDict(spec.default_value)
+            if default is not None:  # an optional input left unset stays absent
+                filled[name] = default
     return filled
 
 
@@ -443,9 +456,15 @@ def _dag_outputs(
 
 def _collect(component: ComponentSpec, iterations: list[Node]) -> dict[str, Any]:
     """A loop's outputs: each output's values over the iterations, as one list (a list of lists
-    over nested loops, as `dsl.Collected` gives them on Vertex)."""
-    names = [*component.output_definitions.parameters, *component.output_definitions.artifacts]
-    return {name: [n.outputs[name] for n in iterations if name in n.outputs] for name in names}
+    of parameters over nested loops, as `dsl.Collected` gives them on Vertex)."""
+    collected: dict[str, Any] = {
+        name: [n.outputs[name] for n in iterations if name in n.outputs]
+        for name in component.output_definitions.parameters
+    }
+    for name in component.output_definitions.artifacts:  # an artifact list is always flat
+        values = [n.outputs[name] for n in iterations if name in n.outputs]
+        collected[name] = [a for v in values for a in (v if isinstance(v, list) else [v])]
+    return collected
 
 
 def _entry(component: ComponentSpec, outputs: dict[str, Any]) -> dict[str, Any]:

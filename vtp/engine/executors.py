@@ -64,6 +64,9 @@ def run_container(
         task_root=names.task_root,
         block_input_artifact=False,
     )
+    values = executor_input.inputs.parameter_values
+    for name in [n for n, v in values.items() if v.WhichOneof("kind") in (None, "null_value")]:
+        del values[name]  # an optional input left unset: the function's own default applies
     container = executor.container
     as_dict = executor_input_utils.executor_input_to_dict(executor_input, component)
     command = vertex_tasks.resolve_command(
