@@ -23,6 +23,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import storage
 from vtp.engine import fork_tasks, task_output, vertex_tasks
+from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 # kfp's protobuf classes carry no type information: the aliases name what a value is.
 ComponentSpec: TypeAlias = Any  # pipeline_spec_pb2.ComponentSpec
@@ -77,7 +78,11 @@ def run_container(
         pipeline_root=names.pipeline_root,
         unique_pipeline_id=names.run_id,
     )
-    env = {**os.environ, **{e.name: e.value for e in container.env}}
+    env = {
+        **os.environ,
+        **_own_packages(names.task_root),
+        **{e.name: e.value for e in container.env},
+    }
     os.makedirs(names.task_root, exist_ok=True)
     code, tail = _run(command, env, log_prefix)
     if code != 0:
@@ -90,6 +95,17 @@ def run_container(
     except (OSError, ValueError, KeyError) as exc:
         return Outcome(False, error=f"cannot read its outputs: {exc}")
     return Outcome(True, _with_declared_artifacts(outputs, executor_input, component))
+
+
+def _own_packages(task_root: str) -> dict[str, str]:
+    """What a task's `pip install` (kfp's `packages_to_install` prelude, or its own) installs
+    into: a folder of the task's, first on its import path, never the service's environment (on
+    Vertex each task is a fresh container)."""
+    folder = os.path.join(task_root, ".packages")
+    path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    hook = [p for p in path if p == str(STARTUP_HOOK_DIR)][:1]  # the start-up hook stays first
+    rest = [p for p in path if p and p not in hook]
+    return {"PIP_TARGET": folder, "PYTHONPATH": os.pathsep.join([*hook, folder, *rest])}
 
 
 def _upload_custom_paths(output_file: str) -> None:
