@@ -31,16 +31,18 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from google.protobuf import json_format
+from kfp import dsl
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import storage
 from vtp.engine import executors
 from vtp.engine.cache import Cache, key
 from vtp.engine.conditions import ExpressionError, condition_holds, select
+from vtp.engine.executors import Node
 from vtp.engine.journal import Journal, now
 
 # kfp's protobuf classes carry no type information: the aliases name what a value is.
@@ -50,15 +52,6 @@ Strategy = pipeline_spec_pb2.PipelineTaskSpec.TriggerPolicy.TriggerStrategy
 _UNRUN = frozenset({"FAILED", "NOT_TRIGGERED", "CANCELLED"})
 MAX_PARALLEL_TASKS = 64
 """Threads per DAG: a task's thread only waits on its process."""
-
-
-@dataclass
-class Node:
-    """A task's end: its state, outputs (parameters and artifacts by output name), error."""
-
-    state: str
-    outputs: dict[str, Any] = field(default_factory=dict)
-    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +79,13 @@ class Engine:
         self.cancelled = threading.Event()
         self.failures: list[str] = []
         self._lock = threading.Lock()
+        # The spec keeps its executors as a Struct; read them once, typed.
+        self._executors = pipeline_spec_pb2.PipelineDeploymentConfig()
+        json_format.ParseDict(
+            {"executors": json_format.MessageToDict(spec.deployment_spec).get("executors", {})},
+            self._executors,
+            ignore_unknown_fields=True,
+        )
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -149,17 +149,7 @@ class Engine:
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def _task(self, name: str, task: TaskSpec, *args: Any) -> Node:
-        """Run one task (`_run_task`); a bug of ours fails the task, never the run's thread."""
-        try:
-            return self._run_task(name, task, *args)
-        except Exception as exc:
-            cause = f"the local engine failed: {type(exc).__name__}: {exc}"
-            record = {"id": self.journal.new_id(), "parent": args[-1].task_id, "name": name}
-            record.update(path="/".join((*args[-1].path, name)), kind="executor")
-            return self._fail(record, Node("FAILED", error=cause))
-
-    def _run_task(
+    def _task(
         self,
         name: str,
         task: TaskSpec,
@@ -168,11 +158,29 @@ class Engine:
         siblings: dict[str, Node],
         scope: Scope,
     ) -> Node:
-        task_id = self.journal.new_id()
+        """Run one task (`_run_task`); a bug of ours fails the task, never the run's thread."""
         path = (*scope.path, name)
-        record = {"id": task_id, "parent": scope.task_id, "name": name, "path": "/".join(path)}
         component = self.spec.components[task.component_ref.name]
-        record["kind"] = "executor" if component.executor_label else "dag"
+        record = {
+            "id": self.journal.new_id(), "parent": scope.task_id, "name": name,
+            "path": "/".join(path), "kind": "executor" if component.executor_label else "dag",
+        }  # fmt: skip
+        try:
+            return self._run_task(record, task, component, parent_inputs, upstream, siblings, path)
+        except Exception as exc:
+            cause = f"the local engine failed: {type(exc).__name__}: {exc}"
+            return self._fail(record, Node("FAILED", error=cause))
+
+    def _run_task(
+        self,
+        record: dict[str, Any],
+        task: TaskSpec,
+        component: ComponentSpec,
+        parent_inputs: dict[str, Any],
+        upstream: dict[str, Node],
+        siblings: dict[str, Node],
+        path: tuple[str, ...],
+    ) -> Node:
         if self.cancelled.is_set():
             return self._end(record, Node("CANCELLED", error="cancelled before it started"))
         all_completed = task.trigger_policy.strategy == Strategy.ALL_UPSTREAM_TASKS_COMPLETED
@@ -191,9 +199,10 @@ class Engine:
             return self._fail(record, Node("FAILED", error=str(exc)))
         self._write(record, "RUNNING", start=now(), inputs=_jsonable(inputs))
         if _is_loop(task):
-            node = self._loop(task, component, inputs, Scope(task_id, path))
+            node = self._loop(task, component, inputs, Scope(record["id"], path))
         elif component.HasField("dag"):
-            node = self._dag(component, _with_defaults(component, inputs), Scope(task_id, path))
+            inner = Scope(record["id"], path)
+            node = self._dag(component, _with_defaults(component, inputs), inner)
         else:
             node = self._execute(record, task, component, inputs, path)
         if node.state == "FAILED" and record["kind"] == "executor":
@@ -245,18 +254,9 @@ class Engine:
         inputs: dict[str, Any],
         path: tuple[str, ...],
     ) -> Node:
-        executor = self.spec.deployment_spec.fields["executors"]
-        spec = pipeline_spec_pb2.PipelineDeploymentConfig.ExecutorSpec()
-        json_format.ParseDict(
-            json_format.MessageToDict(executor.struct_value.fields[component.executor_label]),
-            spec,
-            ignore_unknown_fields=True,
-        )
+        spec = self._executors.executors[component.executor_label]
         if spec.HasField("importer"):
-            outcome = executors.run_importer(component, spec, inputs)
-            return Node(
-                "SUCCEEDED" if outcome.succeeded else "FAILED", outcome.outputs, outcome.error
-            )
+            return executors.run_importer(component, spec, inputs)
         cache_key = ""
         if self.cache is not None and task.caching_options.enable_cache:
             artifacts = {
@@ -274,13 +274,12 @@ class Engine:
         names = executors.Names(
             self.run_id, self.run_id, path[-1], _local(task_root), self.pipeline_root
         )
-        outcome = self._with_retries(task, component, spec, inputs, names, path)
-        if not outcome.succeeded and self.cancelled.is_set():  # it ended on the cancel's signal
+        node = self._with_retries(task, component, spec, inputs, names, path)
+        if node.state == "FAILED" and self.cancelled.is_set():  # it ended on the cancel's signal
             return Node("CANCELLED", error="cancelled while it ran")
-        if outcome.succeeded and cache_key and self.cache is not None:
-            self.cache.put(cache_key, _entry(component, outcome.outputs))
-        state = "SUCCEEDED" if outcome.succeeded else "FAILED"
-        return Node(state, outcome.outputs, outcome.error)
+        if node.state == "SUCCEEDED" and cache_key and self.cache is not None:
+            self.cache.put(cache_key, _entry(component, node.outputs))
+        return node
 
     def _with_retries(
         self,
@@ -290,21 +289,21 @@ class Engine:
         inputs: dict[str, Any],
         names: executors.Names,
         path: tuple[str, ...],
-    ) -> executors.Outcome:
+    ) -> Node:
         policy = task.retry_policy
         wait = policy.backoff_duration.ToTimedelta().total_seconds()
         most = policy.backoff_max_duration.ToTimedelta().total_seconds() or 3600.0
         prefix = f"[{'/'.join(path)}] "
         for attempt in range(policy.max_retry_count + 1):
-            outcome = executors.run_container(component, spec, inputs, names, prefix)
-            if outcome.succeeded or self.cancelled.is_set():
-                return outcome
+            node = executors.run_container(component, spec, inputs, names, prefix)
+            if node.state == "SUCCEEDED" or self.cancelled.is_set():
+                return node
             if attempt < policy.max_retry_count:
-                print(f"{prefix}failed ({outcome.error}); retry {attempt + 1}", flush=True)
+                print(f"{prefix}failed ({node.error}); retry {attempt + 1}", flush=True)
                 if self.cancelled.wait(min(wait, most)):
-                    return outcome
+                    return node
                 wait *= policy.backoff_factor or 2.0
-        return outcome
+        return node
 
     # -- inputs -------------------------------------------------------------------------------
 
@@ -488,8 +487,6 @@ def _from_entry(component: ComponentSpec, entry: dict[str, Any]) -> dict[str, An
 
 
 def _is_artifact(value: Any) -> bool:
-    from kfp import dsl
-
     if isinstance(value, list):
         return bool(value) and all(isinstance(v, dsl.Artifact) for v in value)
     return isinstance(value, dsl.Artifact)

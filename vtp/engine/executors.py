@@ -31,11 +31,12 @@ ExecutorSpec: TypeAlias = Any  # pipeline_spec_pb2.PipelineDeploymentConfig.Exec
 
 
 @dataclass
-class Outcome:
-    """How one execution ended: its outputs (parameters as Python values, artifacts as
-    `dsl.Artifact`s or lists of them) or the cause of its failure."""
+class Node:
+    """How a task (an execution, or a DAG of them) ended: its state (SUCCEEDED, FAILED,
+    SKIPPED, CANCELLED, NOT_TRIGGERED), its outputs (parameters as Python values, artifacts as
+    `dsl.Artifact`s or lists of them) and the cause of a failure."""
 
-    succeeded: bool
+    state: str
     outputs: dict[str, Any] = field(default_factory=dict)
     error: str = ""
 
@@ -57,7 +58,7 @@ def run_container(
     arguments: dict[str, Any],
     names: Names,
     log_prefix: str,
-) -> Outcome:
+) -> Node:
     """Run the container executor's command on this machine with `arguments`."""
     executor_input = executor_input_utils.construct_executor_input(
         component_spec=component,
@@ -88,13 +89,13 @@ def run_container(
     if code != 0:
         cause = next((line for line in reversed(tail) if line.strip()), "")
         how = f"exit status {code}" if code > 0 else f"signal {-code}"
-        return Outcome(False, error=f"{cause} ({how})" if cause else how)
+        return Node("FAILED", error=f"{cause} ({how})" if cause else how)
     try:
         _upload_custom_paths(executor_input.outputs.output_file)
         outputs = executor_output_utils.get_outputs_for_task(executor_input, component)
     except (OSError, ValueError, KeyError) as exc:
-        return Outcome(False, error=f"cannot read its outputs: {exc}")
-    return Outcome(True, _with_declared_artifacts(outputs, executor_input, component))
+        return Node("FAILED", error=f"cannot read its outputs: {exc}")
+    return Node("SUCCEEDED", _with_declared_artifacts(outputs, executor_input, component))
 
 
 def _own_packages(task_root: str) -> dict[str, str]:
@@ -131,7 +132,7 @@ def _upload_custom_paths(output_file: str) -> None:
 
 def run_importer(
     component: ComponentSpec, executor: ExecutorSpec, arguments: dict[str, Any]
-) -> Outcome:
+) -> Node:
     """An importer's one output, `artifact`: the URI it names (a constant or an input
     parameter), with its type and metadata. Nothing is copied, as on Vertex."""
     importer = executor.importer
@@ -140,7 +141,7 @@ def run_importer(
     else:
         uri = importer.artifact_uri.constant.string_value
     if not uri:
-        return Outcome(False, error="the importer has no artifact URI")
+        return Node("FAILED", error="the importer has no artifact URI")
     metadata = _resolve_metadata(json_format.MessageToDict(importer.metadata), arguments)
     artifact = kfp_executor.create_artifact_instance(
         {
@@ -150,7 +151,7 @@ def run_importer(
             "metadata": metadata,
         }
     )
-    return Outcome(True, {"artifact": artifact})
+    return Node("SUCCEEDED", {"artifact": artifact})
 
 
 def _resolve_metadata(metadata: Any, arguments: dict[str, Any]) -> Any:

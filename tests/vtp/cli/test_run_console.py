@@ -6,20 +6,18 @@ directory afterwards; and the console link a run's summary ends with opens that 
 Skipped only where no Chromium is installed (`.ci/run` installs it)."""
 
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.browser import browser as browser  # fixture
+from tests.browser import require_chromium, watched_page
 from tests.fixtures import REPO, wait_until
 from tests.vtp.cli.run_helpers import Served, serve, vtp
 
 pytestmark = pytest.mark.slow
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("no Chromium on this machine (apt install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 TINY = "tests/pipelines/tiny_pipeline.py:tiny_pipeline"
 
@@ -47,25 +45,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, dic
                        "served_console": shared_console}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser):
     """A fresh page that fails the test on any console error or uncaught exception."""
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    context.close()
-    assert errors == []
+    with watched_page(browser) as page:
+        yield page
 
 
 def test_the_pipeline_runs_page_lists_both_runs(page, runs) -> None:

@@ -5,13 +5,14 @@ one point per trial, a running job's log grows on the page, and Cancel on the pa
 
 Skipped only where no Chromium is installed (`.ci/run` installs it)."""
 
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 import requests
 
+from tests.browser import browser as browser  # fixture
+from tests.browser import require_chromium, watched_page
 from tests.fixtures import LocalService, wait_for_state, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
@@ -21,10 +22,7 @@ from tests.vtp.local.tuning.test_service_tuning import tuning_job
 from vtp.local.console import console_url
 
 pytestmark = pytest.mark.slow
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("no Chromium on this machine (apt install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 TICKER = (
     "import itertools, sys, time\n"
@@ -72,27 +70,13 @@ def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path):
         service.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser, service):
     """A signed-in page that fails the test on any console error or uncaught exception."""
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(console_url(service.url, service.token))
-    assert page.url.endswith("/console/"), "the token leaves the address once signed in"
-    yield page
-    context.close()
-    assert errors == []
+    with watched_page(browser) as page:
+        page.goto(console_url(service.url, service.token))
+        assert page.url.endswith("/console/"), "the token leaves the address once signed in"
+        yield page
 
 
 def _id(name: str) -> str:

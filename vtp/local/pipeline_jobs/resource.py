@@ -16,18 +16,26 @@ _OUTPUT_ONLY = (
 _CANCELLABLE = ("CustomJob", "HyperparameterTuningJob")
 
 
-def task_jobs(run_root: Path) -> list[str]:
-    """Names of the cancellable jobs the tasks of a run recorded in their gcp_resources outputs."""
-    names = []
+def task_resources(run_root: Path) -> list[tuple[str, str]]:
+    """(type, resource name) of everything the tasks of a run recorded in their gcp_resources
+    outputs (`CustomJob`, `VertexEndpoint`, ...), in file order; a name is its URI's part after
+    `/v1/`."""
+    found = []
     for path in sorted(run_root.rglob("gcp_resources")) if run_root.is_dir() else []:
         try:
             resources = json.loads(path.read_text()).get("resources", [])
         except (OSError, ValueError, AttributeError):
             continue
         for resource in resources:
-            if resource.get("resourceType") in _CANCELLABLE:
-                names.append(resource.get("resourceUri", "").partition("/v1/")[2])
-    return [name for name in names if name]
+            if isinstance(resource, dict):
+                name = str(resource.get("resourceUri", "")).partition("/v1/")[2]
+                found.append((str(resource.get("resourceType", "")), name))
+    return found
+
+
+def task_jobs(run_root: Path) -> list[str]:
+    """Names of the cancellable jobs the tasks of a run recorded in their gcp_resources outputs."""
+    return [name for kind, name in task_resources(run_root) if kind in _CANCELLABLE and name]
 
 
 def created_job(

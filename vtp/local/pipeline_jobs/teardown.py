@@ -24,7 +24,7 @@ from vtp.local.base import errors
 from vtp.local.base.names import resource_id
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.endpoints.service import Endpoints
-from vtp.local.pipeline_jobs.resource import task_jobs
+from vtp.local.pipeline_jobs.resource import task_jobs, task_resources
 from vtp.local.tuning.service import Tuner
 
 NOTE = "[local service] "
@@ -96,19 +96,10 @@ class Teardown:
 def _task_endpoints(run_root: Path) -> list[str]:
     """The endpoints the run's tasks recorded in their gcp_resources, by name, once each."""
     found: list[str] = []
-    for path in sorted(run_root.rglob("gcp_resources")) if run_root.is_dir() else []:
-        try:
-            resources = json.loads(path.read_text()).get("resources", [])
-        except (OSError, ValueError, AttributeError):
-            continue
-        for resource in resources:
-            kind = resource.get("resourceType") if isinstance(resource, dict) else None
-            if kind not in _ENDPOINT_TYPES:
-                continue
-            name = str(resource.get("resourceUri", "")).partition("/v1/")[2]
-            name = name.split("/operations/", 1)[0]
-            if "/endpoints/" in name and name not in found:
-                found.append(name)
+    for kind, name in task_resources(run_root):
+        name = name.split("/operations/", 1)[0]
+        if kind in _ENDPOINT_TYPES and "/endpoints/" in name and name not in found:
+            found.append(name)
     return found
 
 
