@@ -10,6 +10,7 @@ can be (`fork_tasks.py`) and its lines go to the run's log, each prefixed with t
 import json
 import os
 import shutil
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, TypeAlias
 from google.protobuf import json_format
 from kfp import dsl
 from kfp.dsl import executor as kfp_executor
-from kfp.local import executor_input_utils, executor_output_utils
+from kfp.local import executor_input_utils, executor_output_utils, subprocess_task_handler
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import storage
@@ -79,6 +80,8 @@ def run_container(
         pipeline_root=names.pipeline_root,
         unique_pipeline_id=names.run_id,
     )
+    # `python3` in the command is this interpreter, as the image's own would be (not PATH's).
+    command = subprocess_task_handler.replace_python_executable(command, sys.executable)
     env = {
         **os.environ,
         **_own_packages(names.task_root),

@@ -83,7 +83,14 @@ def test_tasks_fork_from_a_warm_process_and_keep_their_own_state(tmp_path: Path)
 
 
 def test_with_forking_off_every_task_is_a_fresh_interpreter(tmp_path: Path) -> None:
-    _, _, first, second = _run_forked(tmp_path, VTP_TASK_FORK="0")
+    # A `python3` first on PATH that is not this environment's (CI's is the system one): the
+    # command's `python3` is the interpreter the service runs, as it is the image's on Vertex.
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "python3").write_text("#!/bin/sh\necho 'the wrong python3' >&2\nexit 3\n")
+    (other / "python3").chmod(0o755)
+    path = f"{other}{os.pathsep}{os.environ['PATH']}"
+    _, _, first, second = _run_forked(tmp_path, VTP_TASK_FORK="0", PATH=path)
     assert first["team_tag"] == "set-on-the-task" and second["team_tag"] == ""
     assert first["sdk_endpoint"] == first["local_endpoint"]
     assert first["ppid"] != second["ppid"]  # each under a shell of its own
