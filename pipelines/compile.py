@@ -37,7 +37,9 @@ class Outcome:
 
     name: str
     path: Path
+    """The YAML file: `compiled/NAME.yaml`, or `compiled/components/NAME.yaml` for a component."""
     changed: bool
+    """The file differs (beyond the kfp version stamp) from a fresh compile."""
     diff: str = ""
     image: str = COMPONENT_IMAGE
     """The project image the file was compared with (or written for)."""

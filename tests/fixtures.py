@@ -271,6 +271,20 @@ VERTEX_TARGET = (
 """The flags of a submission to (dry-run) Vertex that the CLI tests share."""
 
 
+def compile_user_pipeline(folder: Path, module: str, function: str, yaml_name: str) -> Path:
+    """Compile `function` of FOLDER/MODULE.py to FOLDER/YAML_NAME as its user would: kfp's
+    compiler in a fresh interpreter, run in their folder (so their own imports resolve)."""
+    code = (
+        f"from kfp import compiler; from {module} import {function}; "
+        f"compiler.Compiler().compile({function}, {yaml_name!r})"
+    )
+    compiled = subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    return folder / yaml_name
+
+
 def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:
     """`vtp ARGV` in this process: its exit status, stdout and stderr."""
     from vtp.cli import main

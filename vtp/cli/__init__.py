@@ -51,6 +51,24 @@ def add_commands(
     return parsers
 
 
+def add_repeatable(
+    parser: argparse.ArgumentParser, flag: str, metavar: str, help_text: str, dest: str = ""
+) -> None:
+    """Add `flag`, given once per value (`--flag A --flag B` is ["A", "B"]; absent is []);
+    its namespace attribute is `dest`, or argparse's own from the flag's name."""
+    parser.add_argument(
+        flag, action="append", default=[], metavar=metavar, help=help_text, dest=dest or None
+    )
+
+
+def add_param_flag(parser: argparse.ArgumentParser) -> None:
+    """`--param NAME=VALUE`, the pipeline parameters of `vtp run`, `submit` and `schedule`."""
+    add_repeatable(
+        parser, "--param", "NAME=VALUE",
+        "pipeline parameter, parsed by its declared type (LIST/STRUCT as JSON); repeatable",
+    )  # fmt: skip
+
+
 DEBUG_ENV = "VTP_DEBUG"
 """Set to 1 to see the traceback behind any error (as `vtp --debug` does)."""
 

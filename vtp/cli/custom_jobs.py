@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from vtp.cli import UsageError, add_commands, command_group, failures, target
+from vtp.cli import UsageError, add_commands, add_repeatable, command_group, failures, target
 
 if TYPE_CHECKING:  # imported when a command runs, so that `vtp --help` stays fast
     from vtp.vertex.jobspec import JobFlags
@@ -80,15 +80,12 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
     )
     add = parser.add_argument
     add("--display-name", help="display name (required unless the --config file has displayName)")
-    add(
-        "--worker-pool-spec",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        dest="worker_pool_specs",
-        help="one worker pool, e.g. machine-type=n1-standard-8,replica-count=1,"
+    add_repeatable(
+        parser, "--worker-pool-spec", "SPEC",
+        "one worker pool, e.g. machine-type=n1-standard-8,replica-count=1,"
         "container-image-uri=IMAGE; repeat per pool; '' skips a pool",
-    )
+        dest="worker_pool_specs",
+    )  # fmt: skip
     add("--config", help="YAML: CustomJobSpec fields (as gcloud) or a whole CustomJob")
     add("--args", action="append", default=[], help="comma-separated args for every pool")
     add("--command", action="append", default=[], help="comma-separated command for containers")

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from vtp.cli import UsageError, command_group, local_clients
+from vtp.cli import UsageError, add_repeatable, command_group, local_clients
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
 DEFAULT_PORT = 8765
@@ -91,21 +91,15 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run jobs that ask for accelerators on CPU instead of refusing them",
     )
-    add(
-        "--project-image",
-        action="append",
-        default=[],
-        metavar="PREFIX",
-        help="image prefix that counts as this project's image (repeatable; $VTP_PROJECT_IMAGE)",
-    )
-    add(
-        "--pass-env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also give replicas this variable of the service's environment (repeatable); "
+    add_repeatable(
+        parser, "--project-image", "PREFIX",
+        "image prefix that counts as this project's image (repeatable; $VTP_PROJECT_IMAGE)",
+    )  # fmt: skip
+    add_repeatable(
+        parser, "--pass-env", "NAME",
+        "also give replicas this variable of the service's environment (repeatable); "
         "by default they get only what a container on Vertex would have",
-    )
+    )  # fmt: skip
     add("--verbose", action="store_true", help="log every request")
     parser.set_defaults(func=_serve)
 

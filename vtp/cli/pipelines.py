@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vtp.cli import UsageError, preflight
+from vtp.cli import UsageError, add_param_flag, preflight
 
 DEFAULT_RUN_DIR = ".vtp/run"
 
@@ -34,13 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="train, tune, export, FILE.py[:function], package.module:function or FILE.yaml; "
         "the function may be a @dsl.component, run alone",
     )
-    run.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="pipeline parameter, parsed by its declared type (LIST/STRUCT as JSON); repeatable",
-    )
+    add_param_flag(run)
     run.add_argument(
         "--state-dir",
         type=Path,

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vtp.cli import UsageError, failures, preflight, target
+from vtp.cli import UsageError, add_param_flag, failures, preflight, target
 
 TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
 """What `vtp submit PIPELINE` takes as a compiled file rather than a shipped pipeline's name."""
@@ -55,13 +55,7 @@ def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
     add("--project", help="Google Cloud project (default $CLOUDSDK_CORE_PROJECT; 'local' locally)")
     add("--region", help=f"Vertex AI region (default ${target.REGION_ENV}; us-central1 locally)")
     add("--pipeline-root", help="gs:// prefix for the run's outputs (required on Vertex)")
-    add(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="pipeline parameter, parsed by its declared type (LIST/STRUCT as JSON); repeatable",
-    )
+    add_param_flag(parser)
     add("--display-name", default="", help="display name (default: the pipeline's name)")
     add("--service-account", default="", help="service account the pipeline runs as")
     add(

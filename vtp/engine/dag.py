@@ -62,6 +62,16 @@ class Scope:
     path: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What a task sees of its DAG when it starts: the DAG's inputs, the tasks that have ended
+    by then (by name: its inputs and final statuses come from them), and its upstream ones."""
+
+    inputs: dict[str, Any]
+    ended: dict[str, Node]
+    upstream: dict[str, Node]
+
+
 class Engine:
     """Runs one pipeline spec under `pipeline_root` as run `run_id`."""
 
@@ -120,10 +130,8 @@ class Engine:
             while waiting or running:
                 for name in sorted(n for n in waiting if upstream[n] <= ended.keys()):
                     waiting.discard(name)
-                    upstream_nodes = {u: ended[u] for u in upstream[name]}
-                    future = pool.submit(
-                        self._task, name, tasks[name], inputs, upstream_nodes, dict(ended), scope
-                    )
+                    seen = Seen(inputs, dict(ended), {u: ended[u] for u in upstream[name]})
+                    future = pool.submit(self._task, name, tasks[name], seen, scope)
                     running[future] = name
                 if not running:  # a cycle: the compiler never makes one
                     for name in waiting:
@@ -149,15 +157,7 @@ class Engine:
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def _task(
-        self,
-        name: str,
-        task: TaskSpec,
-        parent_inputs: dict[str, Any],
-        upstream: dict[str, Node],
-        siblings: dict[str, Node],
-        scope: Scope,
-    ) -> Node:
+    def _task(self, name: str, task: TaskSpec, seen: Seen, scope: Scope) -> Node:
         """Run one task (`_run_task`); a bug of ours fails the task, never the run's thread."""
         path = (*scope.path, name)
         component = self.spec.components[task.component_ref.name]
@@ -166,7 +166,7 @@ class Engine:
             "path": "/".join(path), "kind": "executor" if component.executor_label else "dag",
         }  # fmt: skip
         try:
-            return self._run_task(record, task, component, parent_inputs, upstream, siblings, path)
+            return self._run_task(record, task, component, seen, path)
         except Exception as exc:
             cause = f"the local engine failed: {type(exc).__name__}: {exc}"
             return self._fail(record, Node("FAILED", error=cause))
@@ -176,21 +176,19 @@ class Engine:
         record: dict[str, Any],
         task: TaskSpec,
         component: ComponentSpec,
-        parent_inputs: dict[str, Any],
-        upstream: dict[str, Node],
-        siblings: dict[str, Node],
+        seen: Seen,
         path: tuple[str, ...],
     ) -> Node:
         if self.cancelled.is_set():
             return self._end(record, Node("CANCELLED", error="cancelled before it started"))
         all_completed = task.trigger_policy.strategy == Strategy.ALL_UPSTREAM_TASKS_COMPLETED
-        unrun = sorted(u for u, node in upstream.items() if node.state in _UNRUN)
+        unrun = sorted(u for u, node in seen.upstream.items() if node.state in _UNRUN)
         if unrun and not all_completed:
             return self._end(
                 record, Node("NOT_TRIGGERED", error=f"upstream {unrun[0]} did not run")
             )
         try:
-            inputs = self._inputs(task, component, parent_inputs, siblings)
+            inputs = self._inputs(task, seen)
             if task.trigger_policy.condition and not condition_holds(
                 task.trigger_policy.condition, _parameters(component, inputs, loose=True)
             ):
@@ -307,13 +305,8 @@ class Engine:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def _inputs(
-        self,
-        task: TaskSpec,
-        component: ComponentSpec,
-        parent: dict[str, Any],
-        siblings: dict[str, Node],
-    ) -> dict[str, Any]:
+    def _inputs(self, task: TaskSpec, seen: Seen) -> dict[str, Any]:
+        parent, siblings = seen.inputs, seen.ended
         values: dict[str, Any] = {}
         for name, spec in task.inputs.parameters.items():
             kind = spec.WhichOneof("kind")

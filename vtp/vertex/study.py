@@ -67,6 +67,7 @@ class DoubleParameter:
     """A real-valued parameter in [min_value, max_value]."""
 
     parameter_id: str
+    """The name a trial's command line gets it by (`--ID=VALUE`); unique in the study."""
     min_value: float
     max_value: float
     scale: Scale = "UNIT_LINEAR_SCALE"

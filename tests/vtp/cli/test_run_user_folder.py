@@ -5,14 +5,13 @@ there, and one of its components alone (`vtp run my_pipeline.py:loud`). The serv
 directory the earlier runs used, so its console lists every run, `vtp run`'s own included."""
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from google.cloud.aiplatform_v1 import PipelineState
 
-from tests.fixtures import REPO
+from tests.fixtures import REPO, compile_user_pipeline
 from tests.pipelines.tiny_pipeline import pipeline_client
 from tests.vtp.cli.run_helpers import Served, serve, vtp
 
@@ -50,12 +49,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert not folder.is_relative_to(REPO)
     (folder / "my_helper.py").write_text(HELPER)
     (folder / "my_pipeline.py").write_text(PIPELINE)
-    compiled = subprocess.run(
-        [sys.executable, "-c", "from kfp import compiler; from my_pipeline import greeting; "
-         "compiler.Compiler().compile(greeting, 'my_pipeline.yaml')"],
-        cwd=folder, capture_output=True, text=True,
-    )  # fmt: skip
-    assert compiled.returncode == 0, compiled.stderr
+    compile_user_pipeline(folder, "my_pipeline", "greeting", "my_pipeline.yaml")
     return folder
 
 

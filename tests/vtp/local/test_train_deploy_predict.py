@@ -43,10 +43,10 @@ PROGRAM = """
     from google.cloud import aiplatform, storage
 
     aiplatform.init(project="team", location="us-central1", staging_bucket="gs://team-staging")
-    client = storage.Client(project="team")
-    if not client.bucket("team-staging").exists():
-        client.create_bucket("team-staging")
-    client.bucket("team-staging").blob("packages/task.tar.gz").upload_from_filename("task.tar.gz")
+    staging = storage.Client(project="team").bucket("team-staging")
+    if not staging.exists():
+        staging.create()  # Bucket.create, the other way the library makes one
+    staging.blob("packages/task.tar.gz").upload_from_filename("task.tar.gz")
     serving = dict(
         model_serving_container_image_uri=IMAGE,
         model_serving_container_predict_route="/predict",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import REPO, train_digits
+from tests.fixtures import REPO, compile_user_pipeline, train_digits
 from trainer.checkpoint import list_checkpoints
 from trainer.export import export_checkpoint
 
@@ -164,11 +164,7 @@ def test_train_job_from_a_component_then_model_upload_under_vtp_run(tmp_path):
 
 def test_the_same_pipeline_under_vtp_submit_local(tmp_path, local_service):
     folder = user_file(tmp_path, TRAIN_AND_UPLOAD)
-    compile_it = (
-        "import pipeline; from kfp import compiler; "
-        "compiler.Compiler().compile(pipeline.gcpc_pipeline, 'pipeline.yaml')"
-    )
-    subprocess.run([sys.executable, "-c", compile_it], cwd=folder, check=True)
+    compile_user_pipeline(folder, "pipeline", "gcpc_pipeline", "pipeline.yaml")
     result = vtp(
         folder, "submit", "pipeline.yaml", "--local", "--wait",
         env={"VTP_LOCAL_ENDPOINT": local_service.url},

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import compile_user_pipeline
+
 PIPELINE = """
 from kfp import dsl
 
@@ -67,13 +69,7 @@ def test_a_pipeline_file_of_the_users_runs(project: Path) -> None:
 
 def compile_yaml(project: Path) -> Path:
     """The user's pipeline compiled to my_train.yaml in their folder, as they would."""
-    compiled = subprocess.run(
-        [sys.executable, "-c", "from kfp import compiler; from my_pipeline import my_train; "
-         "compiler.Compiler().compile(my_train, 'my_train.yaml')"],
-        cwd=project, capture_output=True, text=True,
-    )  # fmt: skip
-    assert compiled.returncode == 0, compiled.stderr
-    return project / "my_train.yaml"
+    return compile_user_pipeline(project, "my_pipeline", "my_train", "my_train.yaml")
 
 
 @pytest.mark.slow
