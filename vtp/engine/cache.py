@@ -4,9 +4,11 @@ that execution's.
 
 The key covers what decides the result: the component's interface, the executor (image,
 command, arguments, environment, importer), and the task's input parameter values and input
-artifacts (URI and metadata). It leaves out where outputs go, so a second run of the same
-pipeline hits. An entry is a JSON file `<cache dir>/<key>.json` holding the outputs; an entry
-whose output files have gone (a deleted run) is a miss. Entries outlive runs and services.
+artifacts (resource name, URI and metadata: the name is new for each execution that makes an
+artifact, so what follows a task that ran again runs again, as on Vertex). It leaves out
+where outputs go, so a second run of the same pipeline hits. An entry is a JSON file
+`<cache dir>/<key>.json` holding the outputs; an entry whose output files have gone (a
+deleted run) is a miss. Entries outlive runs and services.
 """
 
 import hashlib
@@ -37,7 +39,10 @@ def key(
         "executor": json_format.MessageToDict(executor),
         "parameters": parameters,
         "artifacts": {
-            name: [{"uri": a["uri"], "metadata": a.get("metadata", {})} for a in items]
+            name: [
+                {"name": a.get("name", ""), "uri": a["uri"], "metadata": a.get("metadata", {})}
+                for a in items
+            ]
             for name, items in sorted(artifacts.items())
         },
     }

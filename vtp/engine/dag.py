@@ -27,6 +27,7 @@ the run's journal (`journal.py`).
 """
 
 import concurrent.futures
+import hashlib
 import json
 import os
 import threading
@@ -275,9 +276,24 @@ class Engine:
         node = self._with_retries(task, component, spec, inputs, names, path)
         if node.state == "FAILED" and self.cancelled.is_set():  # it ended on the cancel's signal
             return Node("CANCELLED", error="cancelled while it ran")
-        if node.state == "SUCCEEDED" and cache_key and self.cache is not None:
-            self.cache.put(cache_key, _entry(component, node.outputs))
+        if node.state == "SUCCEEDED":
+            self._name_artifacts(node.outputs, path)
+            if cache_key and self.cache is not None:
+                self.cache.put(cache_key, _entry(component, node.outputs))
         return node
+
+    def _name_artifacts(self, outputs: dict[str, Any], path: tuple[str, ...]) -> None:
+        """Give each artifact an execution made a resource name of its own, as Vertex's ML
+        Metadata does (`.../metadataStores/default/artifacts/ID`). The cache key holds these
+        names, so a task downstream of one that ran again runs again too, even where the new
+        artifact has the old one's URI (an evaluation that picks the same checkpoint); a cache
+        hit hands on the names its entry stored, so what follows it hits as well."""
+        prefix = self.job_name.split("/pipelineJobs/")[0] + "/metadataStores/default/artifacts/"
+        for output, value in outputs.items():
+            for index, artifact in enumerate(value if isinstance(value, list) else [value]):
+                if isinstance(artifact, dsl.Artifact):
+                    made_by = "/".join([self.run_id, *path, output, str(index)])
+                    artifact.name = prefix + hashlib.sha256(made_by.encode()).hexdigest()[:20]
 
     def _with_retries(
         self,

@@ -98,3 +98,34 @@ def test_failed_run_exits_nonzero_with_summary(tmp_path: Path) -> None:
     assert "unrecognized arguments: --no_such_flag=1" in last_lines, last_lines
     assert "\x1b[" not in result.stdout
     assert "Traceback" not in result.stdout + result.stderr  # frames only with --debug
+
+
+@pytest.mark.slow
+def test_a_new_threshold_reruns_only_the_evaluation_and_what_follows(tmp_path: Path) -> None:
+    def run(threshold: str) -> str:
+        result = vtp_run(
+            "train", "--state-dir", str(tmp_path), "--param", "threshold=" + threshold,
+            "--param", 'trainer_args=["--epochs=2"]',
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return result.stdout[result.stdout.rindex("\nPipeline train SUCCEEDED") :]
+
+    run("0.0")
+    summary = run("0.01")
+    tasks = dict(re.findall(r"^  ([\w-]+):(.*)$", summary, re.MULTILINE))
+    assert {name for name, status in tasks.items() if status.strip() == "cached"} == {
+        "custom-job"
+    }, summary
+    assert {"evaluate-checkpoints", "export-model", "upload-model"} <= tasks.keys(), summary
+    service = LocalService(tmp_path).start()
+    try:
+        jobs = service.client().list_custom_jobs(parent=service.parent)
+        models = aiplatform_v1.ModelServiceClient(
+            transport="rest",
+            client_options={"api_endpoint": service.url},
+            credentials=service.credentials(),
+        ).list_models(parent=service.parent)
+    finally:
+        service.stop()
+    assert len(list(jobs)) == 1  # the second run trained nothing
+    assert len(list(models)) == 2  # and registered the model it exported again

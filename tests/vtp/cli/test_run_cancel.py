@@ -29,9 +29,12 @@ SLEEPING = "tests/pipelines/tiny_pipeline.py:sleeping_job_pipeline"
 TINY = ("tests/pipelines/tiny_pipeline.py:tiny_pipeline", "--param", "marker_uri=gs://m/next")
 
 
-def start_sleeping_run(state: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    """`vtp run` of the sleeping-job pipeline, once its CustomJob runs: the process, the job."""
-    process = start_vtp(REPO, "run", SLEEPING, "--state-dir", str(state), log=log)
+def start_sleeping_run(
+    state: Path, log: Path, pipeline: tuple[str, ...] = (SLEEPING,)
+) -> tuple[subprocess.Popen, str]:
+    """`vtp run PIPELINE` (the sleeping-job pipeline), once its CustomJob runs: the process,
+    the job."""
+    process = start_vtp(REPO, "run", *pipeline, "--state-dir", str(state), log=log)
     url, token = wait_until(lambda: service_of(state), 60, "vtp run's service")
 
     def sleeper_running() -> str:
@@ -62,6 +65,26 @@ def test_a_signal_cancels_the_run_says_what_and_leaves_nothing(tmp_path: Path, s
     assert f"cancelled CustomJob {job}" in last, last
     assert "Traceback" not in err and "BrokenPipeError" not in err
     wait_until(lambda: not processes_with(str(state)), 15, "every process of the run to end")
+
+
+def test_ctrl_c_during_the_train_pipelines_ddp_job_leaves_nothing_of_it(tmp_path: Path) -> None:
+    state, log = tmp_path / "state", tmp_path / "run.log"
+    long_training = ("train", "--param", 'trainer_args=["--epochs=500"]')
+    process, job = start_sleeping_run(state, log, long_training)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    assert "Pipeline train CANCELLED in " in log.read_text()
+    assert f"cancelled CustomJob {job}" in log.with_suffix(".err").read_text()
+    wait_until(lambda: not processes_with(str(state)), 15, "every process of the run to end")
+    following = vtp(REPO, "run", *TINY, "--state-dir", str(state))
+    assert following.returncode == 0, following.stdout[-2000:] + following.stderr[-2000:]
+    assert "restored" not in following.stderr  # the cancelled job is over: nothing to resume
+    assert processes_with(str(state)) == []
+    with serve(REPO, state) as served:
+        ended = job_client(served.url, served.token).get_custom_job(name=job)
+        replicas = served_get(served, f"/v1/{job}:replicas")["replicas"]
+    assert ended.state == JobState.JOB_STATE_CANCELLED
+    assert len(replicas) == 2 and all(r["starts"] == 1 for r in replicas), replicas
 
 
 def test_what_a_killed_run_left_does_not_start_with_the_next_run(tmp_path: Path) -> None:

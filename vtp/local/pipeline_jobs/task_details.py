@@ -78,7 +78,8 @@ def _detail(record: dict[str, Any]) -> aiplatform_v1.PipelineTaskDetail:
         detail.outputs[name] = aiplatform_v1.PipelineTaskDetail.ArtifactList(
             artifacts=[
                 aiplatform_v1.Artifact(
-                    display_name=a.get("name", name),
+                    name=a["name"] if str(a.get("name", "")).startswith("projects/") else "",
+                    display_name=name,
                     uri=a.get("uri", ""),
                     schema_title=a.get("schema", ""),
                     metadata=_struct(a.get("metadata")),
