@@ -10,6 +10,12 @@ container contract, all read from the environment:
     AIP_STORAGE_URI    the model directory: Vertex's copy of the model's artifactUri (gs://)
     VTP_SERVE_HOST     the address to listen on (default 0.0.0.0, as in a container; the local
                        service sets 127.0.0.1, so a local model is not on the network)
+    VTP_SERVE_SECRET_FILE  set by the local service only: a file (mode 0600) holding the secret
+                       every request must carry as `Authorization: Bearer <secret>`; the server
+                       reads it and deletes it at start. With it, the server also listens on
+                       loopback only and answers only requests whose Host is 127.0.0.1:<port>
+                       or localhost:<port> and that carry no Origin: only the service calls it.
+    VTP_SERVING_MODULES    task modules the server may import besides the built-in ones
 
 For the digits task (64 pixels in, 10 classes out):
 
@@ -18,15 +24,21 @@ For the digits task (64 pixels in, 10 classes out):
     400  {"error": "instances[2] has shape [63]; each instance must have shape [64] ..."}
 
 The directory is export_model's (trainer.export); trainer.predict documents the predictions and
-how the directory is found. Errors are JSON too: 400 names what is wrong with the request, 404
-and 405 the routes there are, 503 means the model is still loading. Exit statuses: 2 for a bad
-environment, 1 when the model cannot be loaded or the port is taken.
+how the directory is found. Nothing in it chooses code: config.json's `task` must be one of the
+trainer's own tasks or a module listed in VTP_SERVING_MODULES (trainer.tasks.serving_tasks), or
+the model is not loaded; the working directory, the storage root and the model directory are
+taken off the import path first. Errors are JSON too: 400 names what is wrong with the request,
+401/403 refuse a caller (local service only), 404 and 405 say no more than their names, 413 a
+body over the local service's limit, 415 a body that is not application/json, 503 means the model
+is still loading. Exit statuses: 2 for a bad environment, 1 when the model cannot be loaded or
+the port is taken.
 
 Why the standard library's ThreadingHTTPServer: two JSON routes need no framework, the image gains
 no dependency, and requests run in threads while torch's kernels release the GIL.
 """
 
 import argparse
+import hmac
 import json
 import os
 import sys
@@ -35,13 +47,22 @@ import traceback
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+from trainer.export import CONFIG_FILE
 from trainer.predict import BadRequest, ModelError, Predictor, model_dir
+from trainer.tasks import builtin_tasks, servable_task, serving_tasks
+from vtp import storage
+from vtp.local.base.errors import ApiError
+from vtp.local.base.guard import LOOPBACK_NAMES, REQUEST_TIMEOUT_SECONDS, body_length
 
-MAX_BODY_BYTES = 64 * 1024 * 1024
-"""Larger bodies get 413 (Vertex itself forwards at most a few MB per request)."""
+SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
+"""Where the local service put this server's secret (read and deleted at start)."""
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 
 
 @dataclass(frozen=True)
@@ -72,21 +93,88 @@ class ServeConfig:
         return cls(uri, int(port), health, predict, host)
 
 
+def take_secret(env: Mapping[str, str]) -> str:
+    """The secret in the file VTP_SERVE_SECRET_FILE names, which is deleted; "" without one.
+
+    A file, not argv (which `ps` shows every user) nor the environment (which stays in
+    /proc/<pid>/environ for the process's life and is inherited by everything it starts)."""
+    path = env.get(SECRET_FILE_ENV)
+    if not path:
+        return ""
+    try:
+        secret = Path(path).read_text().strip()
+        Path(path).unlink()
+    except OSError as exc:
+        raise ValueError(f"{SECRET_FILE_ENV}={path!r} cannot be read: {exc}") from None
+    if not secret:
+        raise ValueError(f"{SECRET_FILE_ENV}={path!r} is empty")
+    return secret
+
+
+def configured_task(directory: Path, allowed: frozenset[str]) -> str:
+    """The task config.json names, read as JSON; ModelError unless serving may import it."""
+    try:
+        config = json.loads((directory / CONFIG_FILE).read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read {directory / CONFIG_FILE}: {exc}") from exc
+    try:
+        return servable_task(config.get("task") if isinstance(config, dict) else None, allowed)
+    except ValueError as exc:
+        raise ModelError(f"{directory / CONFIG_FILE}: {exc}") from None
+
+
+def keep_off_import_path(config: ServeConfig, env: Mapping[str, str]) -> None:
+    """Take off sys.path what a model's files could shadow or add modules through: the working
+    directory (`python -m` puts it first), the storage root and the model directory."""
+    cwd = os.getcwd()
+    roots = [storage.local_path(config.storage_uri)]
+    if env.get(storage.GCS_ROOT_ENV):
+        roots.append(Path(env[storage.GCS_ROOT_ENV]))
+    blocked = [root.resolve() for root in roots]
+
+    def reachable(entry: str) -> bool:
+        if entry in ("", ".", cwd):
+            return False
+        path = Path(entry).resolve()
+        return not any(path == root or root in path.parents for root in blocked)
+
+    sys.path[:] = [entry for entry in sys.path if reachable(entry)]
+
+
+class Refused(Exception):
+    """A request answered with `status` and `message` before its body is read."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class Server(ThreadingHTTPServer):
-    """The HTTP server on host:AIP_HTTP_PORT; `predictor` is None until the model is loaded."""
+    """The HTTP server on host:AIP_HTTP_PORT; `predictor` is None until the model is loaded.
+
+    With a `secret` (the local service's), every request must carry it, with a loopback Host
+    of this port and no Origin."""
 
     daemon_threads = True
 
-    def __init__(self, config: ServeConfig) -> None:
+    def __init__(
+        self, config: ServeConfig, secret: str = "", tasks: frozenset[str] | None = None
+    ) -> None:
         super().__init__((config.host, config.port), Handler)
         self.config = config
+        self.secret = secret.encode()
+        self.hosts = frozenset(f"{name}:{config.port}" for name in LOOPBACK_NAMES)
+        self.tasks = builtin_tasks() if tasks is None else tasks
         self.predictor: Predictor | None = None
         self.failure = ""
 
     def load(self) -> None:
         """Load the model (in a thread: the port answers while it loads), or shut down."""
         try:
-            self.predictor = Predictor.load(model_dir(self.config.storage_uri))
+            directory = model_dir(self.config.storage_uri)
+            configured_task(directory, self.tasks)  # before anything imports it
+            self.predictor = Predictor.load(directory)
         except ModelError as exc:
             self.failure = str(exc)
         except Exception as exc:  # a malformed export.json, say: stop rather than answer 503
@@ -101,16 +189,35 @@ class Server(ThreadingHTTPServer):
             flush=True,
         )
 
+    def check_origin(self, headers: Any) -> None:
+        """Refused (403) unless Host is this server's loopback name and port and no Origin is
+        sent (with a secret: the local service's server)."""
+        if self.secret and (
+            headers.get("Host", "").lower() not in self.hosts or headers.get("Origin") is not None
+        ):
+            raise Refused(403, "forbidden")
+
+    def check_secret(self, headers: Any) -> None:
+        """Refused (401) unless the request carries the secret (with a secret)."""
+        if not self.secret:
+            return
+        scheme, _, presented = headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            presented.strip().encode(), self.secret
+        ):
+            raise Refused(401, "unauthenticated")
+
 
 class Handler(BaseHTTPRequestHandler):
     """GET the health route, POST the predict route; every answer is JSON."""
 
     protocol_version = "HTTP/1.1"  # keep-alive: Vertex's front end reuses connections
+    timeout = REQUEST_TIMEOUT_SECONDS  # an idle connection is closed
     server: Server
 
     def do_GET(self) -> None:
         """Health: 200 once the model is loaded, 503 before."""
-        if self._accept("GET", self.server.config.health_route) is None:
+        if self._accept("GET") is None:
             return
         if self.server.predictor is None:
             self._loading()
@@ -119,14 +226,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """Predict: 200 with predictions, 400 for a malformed request."""
-        body = self._accept("POST", self.server.config.predict_route)
+        body = self._accept("POST")
         if body is None:
             return
         if self.server.predictor is None:
             return self._loading()
         try:
             predictions = self.server.predictor.predict(json.loads(body))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             return self._answer(400, {"error": f"the body is not JSON: {exc}"})
         except BadRequest as exc:
             return self._answer(400, {"error": str(exc)})
@@ -140,31 +247,43 @@ class Handler(BaseHTTPRequestHandler):
         if not str(code).startswith("2") and str(code) != "503":
             super().log_request(code, size)
 
-    def _accept(self, method: str, route: str) -> bytes | None:
-        """The body of a `method` request on `route`; None after answering with an error."""
-        body = self._read_body()
-        path = urllib.parse.urlsplit(self.path).path
-        if body is None or path == route:
-            return body
-        routes = {self.server.config.health_route: "GET", self.server.config.predict_route: "POST"}
-        if path in routes:
-            self._answer(405, {"error": f"{path} takes {routes[path]}, not {method}"})
-        else:
-            known = ", ".join(f"{verb} {known}" for known, verb in routes.items())
-            self._answer(404, {"error": f"no route {path}; this server has {known}"})
-        return None
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, an unknown method) as JSON
+        that names nothing but the status."""
+        self.close_connection = True
+        self._answer(code, {"error": _phrase(code)})
 
-    def _read_body(self) -> bytes | None:
-        # Read it even for a refused request, so that the kept-alive connection stays in step.
-        length = self.headers.get("Content-Length") or "0"
-        if length.isdigit() and int(length) <= MAX_BODY_BYTES:
-            return self.rfile.read(int(length))
-        self.close_connection = True  # the body stays unread
-        if not length.isdigit():
-            self._answer(400, {"error": f"Content-Length {length!r} is not a number"})
-        else:
-            self._answer(413, {"error": f"the body is over {MAX_BODY_BYTES} bytes"})
-        return None
+    def _accept(self, method: str) -> bytes | None:
+        """The body of an admitted `method` request; None after refusing it. A refused request's
+        body is never read: the connection closes instead."""
+        try:
+            length = self._admit(method)
+        except Refused as exc:
+            self.close_connection = True
+            self._answer(exc.status, {"error": exc.message})
+            return None
+        return self.rfile.read(length)
+
+    def _admit(self, method: str) -> int:
+        """The length of the body to read; Refused names the status otherwise. What holds for
+        every path comes first (the caller's Host and Origin, the body's length and type), then
+        the secret, so a stranger learns nothing about the routes."""
+        self.server.check_origin(self.headers)
+        try:
+            length = body_length(self.headers)
+        except ApiError as exc:
+            raise Refused(exc.http_status, exc.message) from None
+        if method == "POST":
+            media = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                raise Refused(415, f"Content-Type {media or '(none)'!r}: send application/json")
+        self.server.check_secret(self.headers)
+        config = self.server.config
+        path = urllib.parse.urlsplit(self.path).path
+        if (path, method) not in ((config.health_route, "GET"), (config.predict_route, "POST")):
+            found = path in (config.health_route, config.predict_route)
+            raise Refused(405, _phrase(405)) if found else Refused(404, _phrase(404))
+        return length
 
     def _loading(self) -> None:
         self._answer(503, {"error": f"loading the model from {self.server.config.storage_uri}"})
@@ -174,8 +293,18 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase.lower()
+    except ValueError:
+        return "error"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,11 +316,15 @@ def main(argv: list[str] | None = None) -> int:
     ).parse_args(argv)
     try:
         config = ServeConfig.from_env(os.environ)
+        secret = take_secret(os.environ)
+        if secret and config.host not in LOOPBACK_HOSTS:
+            raise ValueError(f"VTP_SERVE_HOST={config.host!r}: a local server listens on loopback")
     except ValueError as exc:
         print(f"trainer.serve: error: {exc}", file=sys.stderr)
         return 2
+    keep_off_import_path(config, os.environ)
     try:
-        server = Server(config)
+        server = Server(config, secret, serving_tasks(os.environ))
     except OSError as exc:
         print(f"trainer.serve: error: cannot listen on port {config.port}: {exc}", file=sys.stderr)
         return 1

@@ -46,9 +46,15 @@ class Client:
     def __post_init__(self) -> None:
         self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
         """(status, decoded JSON answer)."""
-        headers = {"Content-Type": "application/json"} if body is not None else {}
+        headers = {"Content-Type": content_type} if body is not None else {}
         self.connection.request(method, path, body=body, headers=headers)
         answer = self.connection.getresponse()
         return answer.status, json.loads(answer.read())

@@ -18,10 +18,15 @@ A task is a module named by `--task` (default `trainer.tasks.digits`) with three
 That is all: no base class to inherit. For resumed runs to be bit-identical to uninterrupted
 ones, any randomness inside `__getitem__` (augmentation) should derive from the index.
 Import the task from a package installed next to the trainer, or from the working directory.
+
+Serving is stricter (`python -m trainer.serve`): a model's config.json names its task, and the
+model directory may come from anyone, so serving imports only the tasks this package ships
+(`builtin_tasks`) and the modules the operator lists in VTP_SERVING_MODULES (`serving_tasks`).
 """
 
 import importlib
-from collections.abc import Sequence, Sized
+import pkgutil
+from collections.abc import Mapping, Sequence, Sized
 from types import ModuleType
 from typing import Protocol
 
@@ -31,6 +36,8 @@ from torch.utils.data import Dataset
 from trainer.config import Config
 
 REQUIRED = ("labels", "build_model", "build_datasets")
+SERVING_MODULES_ENV = "VTP_SERVING_MODULES"
+"""Comma-separated task modules that serving may import besides the built-in tasks."""
 
 
 class Task(Protocol):
@@ -56,6 +63,29 @@ def load_task(name: str) -> Task:
         )
     # The check above is what makes the module a Task: a ModuleType's attributes are Any.
     return module
+
+
+def builtin_tasks() -> frozenset[str]:
+    """The tasks this package ships (`trainer.tasks.<module>`), found without importing any."""
+    return frozenset(f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__) if not m.ispkg)
+
+
+def serving_tasks(environ: Mapping[str, str]) -> frozenset[str]:
+    """The task modules a serving process may import: the built-in tasks and the names the
+    operator lists in `environ`'s VTP_SERVING_MODULES."""
+    listed = environ.get(SERVING_MODULES_ENV, "").split(",")
+    return builtin_tasks() | {name.strip() for name in listed if name.strip()}
+
+
+def servable_task(name: object, allowed: frozenset[str]) -> str:
+    """`name` if serving may import it; ValueError saying why not (nothing is imported)."""
+    if isinstance(name, str) and name in allowed:
+        return name
+    raise ValueError(
+        f"config.json names task {name!r}, which serving does not import: it imports the "
+        f"built-in tasks ({', '.join(sorted(builtin_tasks()))}) and the modules listed in "
+        f"{SERVING_MODULES_ENV} only"
+    )
 
 
 def dataset_size(dataset: Dataset) -> int:

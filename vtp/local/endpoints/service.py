@@ -32,6 +32,7 @@ from vtp.local.base.store import Record, ResourceStore
 from vtp.local.endpoints.serving import (
     ModelServer,
     ServingPlan,
+    operator_modules,
     plan_serving,
     serving_environment,
 )
@@ -153,7 +154,7 @@ class Endpoints:
         if any(d.id == deployed_id for d in endpoint.deployed_models):
             raise errors.already_exists(f"Deployed model {deployed_id} already exists on {name}.")
         endpoint_id = name.rsplit("/", 1)[1]
-        plan = plan_serving(model, endpoint_id, deployed_id, self.root.config.project_images)
+        plan = self._plan(model, endpoint_id, deployed_id)
         split = dict(request.traffic_split) or {"0": 100}
         existing = {d.id for d in endpoint.deployed_models}
         _check_split(split, existing | {"0"})
@@ -202,6 +203,13 @@ class Endpoints:
         response = {"@type": _TYPE + "DeployModelResponse", "deployedModel": _deployed(deployed)}
         self._finish(operation, response=response)
 
+    def _plan(self, model: aiplatform_v1.Model, endpoint_id: str, deployed_id: str) -> ServingPlan:
+        config = self.root.config
+        return plan_serving(
+            model, endpoint_id, deployed_id, config.project_images, config.storage_root,
+            operator_modules(os.environ),
+        )  # fmt: skip
+
     def _start_server(self, name: str, deployed: DeployedModel, plan: ServingPlan) -> ModelServer:
         config = self.root.config
         assert config.project_dir is not None, "ServiceConfig resolves it"
@@ -209,13 +217,9 @@ class Endpoints:
         folder = config.state_dir / "endpoints" / endpoint_id
         server = ModelServer(plan, folder / f"{deployed.id}.log")
         base = serving_environment(
-            os.environ,
-            config.storage_root,
-            config.project_dir,
-            self.root.client_env,
-            self.root.service_id,
+            os.environ, config.storage_root, config.project_dir, self.root.service_id,
             config.pass_env,
-        )
+        )  # fmt: skip
         machine = deployed.dedicated_resources.machine_spec.machine_type or "n1-standard-2"
         env = server.environment(base, endpoint_id, deployed.id, machine)
         server.start(env, folder / "work" / deployed.id)
@@ -333,10 +337,9 @@ class Endpoints:
             for deployed in endpoint.deployed_models:
                 try:
                     model = self.registry.get(f"{deployed.model}@{deployed.model_version_id}")
-                    plan = plan_serving(
-                        model, endpoint_id, deployed.id, self.root.config.project_images
-                    )
-                except errors.ApiError:
+                    plan = self._plan(model, endpoint_id, deployed.id)
+                except errors.ApiError as exc:
+                    _log.warning("not serving deployed model %s: %s", deployed.id, exc.message)
                     continue
                 server = self._start_server(endpoint.name, deployed, plan)
                 with self._lock:

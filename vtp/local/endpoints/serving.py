@@ -11,14 +11,35 @@ starts. The process gets Vertex's serving variables with a free loopback port:
     AIP_STORAGE_URI      the model's artifactUri (gs://, under the local storage root)
     AIP_DEPLOYED_MODEL_ID, AIP_ENDPOINT_ID, AIP_MACHINE_TYPE
 
-plus what every replica gets (a container's environment, the storage root, the client settings
-that point back at the service). The deploy operation completes once the health route answers
+plus a container's environment (what replicas start from, `container_environment`: none of the
+service's shell, and not the service's token or client settings, since a model server calls
+nothing back) and the storage root. The deploy operation completes once the health route answers
 200; a process that exits first fails it with its log's last lines. Logs go to
 `<state-dir>/endpoints/<endpoint>/<deployed id>.log`.
+
+Only the service may call a server (docs/security.md):
+
+- Each server gets a random secret in a file of mode 0600 that `trainer.serve` reads and deletes
+  at start (VTP_SERVE_SECRET_FILE names it): argv would show it to every user in `ps`, and the
+  environment would keep it in /proc/<pid>/environ and hand it to every child. The service sends
+  it as `Authorization: Bearer` with every request it forwards; the server checks it with
+  `hmac.compare_digest`, and checks Host (loopback, its port), Origin (none), JSON bodies and the
+  service's own body limit before it reads anything.
+- The variables that make this so (the port, VTP_SERVE_HOST=127.0.0.1, the secret file, the
+  allowed task modules, PYTHONSAFEPATH) are the service's: the model's `containerSpec.env` does
+  not override them, and its PYTHONPATH entries under the storage root are dropped.
+- A model served with `trainer.serve` must name in config.json a task the image has: one of
+  `trainer.tasks`' own modules or one the operator lists in VTP_SERVING_MODULES when starting
+  the service. Anything else fails the deploy request before a process starts; the server checks
+  again before it imports the task.
 """
 
+import importlib.util
+import itertools
 import json
 import os
+import pkgutil
+import secrets
 import signal
 import socket
 import subprocess
@@ -36,9 +57,16 @@ from vtp.local.base import errors
 from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.launch import container_command
 from vtp.local.runtime.process import SERVICE_ENV, signal_group, spawn
-from vtp.storage import GCS_ROOT_ENV
+from vtp.storage import GCS_ROOT_ENV, path_under
 
 SERVE_COMMAND = ("python", "-m", "trainer.serve")
+SERVE_MODULE = "trainer.serve"
+TASKS_PACKAGE = "trainer.tasks"
+SERVING_MODULES_ENV = "VTP_SERVING_MODULES"
+"""The operator's list of task modules models may name besides the trainer's own (comma-
+separated, in the service's environment); `trainer.tasks.SERVING_MODULES_ENV` reads it."""
+SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
+"""`trainer.serve.SECRET_FILE_ENV`: where a server finds its secret."""
 READY_TIMEOUT_SECONDS = 300.0
 PREDICT_TIMEOUT_SECONDS = 120.0
 
@@ -52,12 +80,20 @@ class ServingPlan:
     health_route: str
     predict_route: str
     storage_uri: str
+    serving_modules: tuple[str, ...] = ()
+    """Task modules the operator allows besides the trainer's own (VTP_SERVING_MODULES)."""
 
 
 def plan_serving(
-    model: aiplatform_v1.Model, endpoint_id: str, deployed_id: str, project_images: tuple[str, ...]
+    model: aiplatform_v1.Model,
+    endpoint_id: str,
+    deployed_id: str,
+    project_images: tuple[str, ...],
+    storage_root: Path,
+    serving_modules: tuple[str, ...] = (),
 ) -> ServingPlan:
-    """The serving plan of `model`; FAILED_PRECONDITION when it cannot be served here."""
+    """The serving plan of `model`; FAILED_PRECONDITION when it cannot be served here, a model
+    for `trainer.serve` whose config.json names a task it may not import included."""
     spec = model.container_spec
     if not spec.image_uri:
         raise errors.failed_precondition(
@@ -68,6 +104,8 @@ def plan_serving(
         f"Model {model.name} containerSpec", spec.image_uri, spec.command, spec.args,
         SERVE_COMMAND, project_images,
     )  # fmt: skip
+    if runs_trainer_serve(argv):
+        check_task(model, storage_root, serving_modules)
     default = f"/v1/endpoints/{endpoint_id}/deployedModels/{deployed_id}"
     return ServingPlan(
         argv=argv,
@@ -75,6 +113,50 @@ def plan_serving(
         health_route=spec.health_route or default,
         predict_route=spec.predict_route or f"{default}:predict",
         storage_uri=model.artifact_uri,
+        serving_modules=serving_modules,
+    )
+
+
+def operator_modules(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The task modules the operator allows in VTP_SERVING_MODULES (the service's environment)."""
+    names = (name.strip() for name in environ.get(SERVING_MODULES_ENV, "").split(","))
+    return tuple(sorted({name for name in names if name}))
+
+
+def runs_trainer_serve(argv: tuple[str, ...]) -> bool:
+    """True when `argv` is `<python> [flags] -m trainer.serve ...`."""
+    return any(a == "-m" and b == SERVE_MODULE for a, b in itertools.pairwise(argv))
+
+
+def builtin_tasks() -> frozenset[str]:
+    """`trainer.tasks.builtin_tasks()` without importing trainer.tasks (and torch) here: the
+    modules of the installed package, found by name, none of them run."""
+    spec = importlib.util.find_spec(TASKS_PACKAGE)
+    places = list(spec.submodule_search_locations or []) if spec else []
+    modules = pkgutil.iter_modules(places)
+    return frozenset(f"{TASKS_PACKAGE}.{m.name}" for m in modules if not m.ispkg)
+
+
+def check_task(model: aiplatform_v1.Model, storage_root: Path, allowed: tuple[str, ...]) -> None:
+    """FAILED_PRECONDITION unless the model's config.json (read as JSON; nothing is imported)
+    names a task `trainer.serve` may import: the trainer's own or one in `allowed`."""
+    where = f"Model {model.name} (artifactUri {model.artifact_uri or '(none)'})"
+    try:
+        config_file = path_under(storage_root, model.artifact_uri) / "config.json"
+        config = json.loads(config_file.read_text())
+    except (OSError, ValueError) as exc:
+        raise errors.failed_precondition(
+            f"{where} cannot be served by trainer.serve: its config.json cannot be read: {exc}"
+        ) from None
+    task = config.get("task") if isinstance(config, dict) else None
+    builtin = builtin_tasks()
+    if isinstance(task, str) and (task in builtin or task in allowed):
+        return
+    raise errors.failed_precondition(
+        f"{where}: its config.json names task {task!r}, which trainer.serve does not import. It "
+        f"serves the trainer's own tasks ({', '.join(sorted(builtin))}) and the modules the "
+        f"operator lists in {SERVING_MODULES_ENV} when starting `vtp local serve`; a model's "
+        "files never choose what code runs."
     )
 
 
@@ -86,9 +168,17 @@ class ModelServer:
         self.log = log
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
+        self._secret = secrets.token_urlsafe(32)
+        self.secret_file = log.with_name(f".{log.stem}.secret")
 
     def start(self, env: Mapping[str, str], cwd: Path) -> None:
-        """Start the process (not yet ready: see `wait_ready`)."""
+        """Write the secret file (mode 0600, new), then start the process (not yet ready: see
+        `wait_ready`)."""
+        self.secret_file.parent.mkdir(parents=True, exist_ok=True)
+        self.secret_file.unlink(missing_ok=True)
+        fd = os.open(self.secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(self._secret)
         self.process = spawn(self.plan.argv, env, cwd, self.log)
 
     def environment(
@@ -98,19 +188,41 @@ class ModelServer:
         deployed_id: str,
         machine_type: str,
     ) -> dict[str, str]:
-        """Vertex's serving variables over `base` (the service's replica environment)."""
-        return {
+        """Vertex's serving variables over `base` (`serving_environment`), the model's own
+        `env` over those, and over everything the variables only the service sets."""
+        env = {
             **base,
-            "AIP_HTTP_PORT": str(self.port),
             "AIP_HEALTH_ROUTE": self.plan.health_route,
             "AIP_PREDICT_ROUTE": self.plan.predict_route,
             "AIP_STORAGE_URI": self.plan.storage_uri,
             "AIP_DEPLOYED_MODEL_ID": deployed_id,
             "AIP_ENDPOINT_ID": endpoint_id,
             "AIP_MACHINE_TYPE": machine_type,
-            "VTP_SERVE_HOST": "127.0.0.1",
             **dict(self.plan.env),
         }
+        storage_root = Path(base[GCS_ROOT_ENV]).resolve()
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        paths += [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p]
+        kept = [
+            p
+            for p in dict.fromkeys(paths)
+            if os.path.isabs(p) and not _inside(Path(p), storage_root)
+        ]
+        env.update(
+            {
+                "AIP_HTTP_PORT": str(self.port),
+                "VTP_SERVE_HOST": "127.0.0.1",
+                SECRET_FILE_ENV: str(self.secret_file),
+                SERVING_MODULES_ENV: ",".join(self.plan.serving_modules),
+                "PYTHONPATH": os.pathsep.join(kept),
+                "PYTHONSAFEPATH": "1",  # `python -m` puts no working directory on sys.path
+            }
+        )
+        return env
+
+    def auth_headers(self) -> dict[str, str]:
+        """What every request to the server carries: its secret, which only the service holds."""
+        return {"Authorization": f"Bearer {self._secret}"}
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_SECONDS) -> str:
         """Empty once the health route answers 200; else why not (it ended, or timed out)."""
@@ -124,7 +236,8 @@ class ModelServer:
                     f"Its last lines:\n{self.log_tail()}"
                 )
             try:
-                with urllib.request.urlopen(url, timeout=5) as answer:
+                request = urllib.request.Request(url, headers=self.auth_headers())
+                with urllib.request.urlopen(request, timeout=5) as answer:
                     if answer.status == 200:
                         return ""
             except (urllib.error.URLError, OSError):
@@ -135,9 +248,8 @@ class ModelServer:
     def predict(self, body: bytes) -> tuple[int, bytes]:
         """POST `body` to the predict route: (status, response body)."""
         url = f"http://127.0.0.1:{self.port}{self.plan.predict_route}"
-        request = urllib.request.Request(
-            url, data=body, headers={"Content-Type": "application/json"}, method="POST"
-        )
+        headers = {**self.auth_headers(), "Content-Type": "application/json"}
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=PREDICT_TIMEOUT_SECONDS) as answer:
                 return answer.status, answer.read()
@@ -149,6 +261,7 @@ class ModelServer:
 
     def stop(self, grace: float) -> None:
         """SIGTERM the process group, SIGKILL after `grace` seconds."""
+        self.secret_file.unlink(missing_ok=True)  # left behind if the process never read it
         if self.process is None or self.process.poll() is not None:
             return
         signal_group(self.process.pid, signal.SIGTERM)
@@ -170,17 +283,22 @@ def serving_environment(
     inherited: Mapping[str, str],
     storage_root: Path,
     project_dir: Path,
-    client_env: Mapping[str, str],
     service_id: str,
     passed: tuple[str, ...] = (),
 ) -> dict[str, str]:
-    """What a serving process starts from: as a replica, without a cluster."""
+    """What a serving process starts from: a replica's container environment (none of the
+    service's shell but what `--pass-env` names), the project on the import path as the image
+    has it, the storage root; not the service's token nor its client settings."""
     env = container_environment(inherited, str(Path(sys.executable).parent), passed)
-    env.update(client_env)
-    paths = [client_env.get("PYTHONPATH"), str(project_dir), env.get("PYTHONPATH")]
+    paths = [str(project_dir), env.get("PYTHONPATH")]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(filter(None, paths)))
     env.update({GCS_ROOT_ENV: str(storage_root), "PYTHONUNBUFFERED": "1", SERVICE_ENV: service_id})
     return env
+
+
+def _inside(path: Path, root: Path) -> bool:
+    resolved = path.resolve()
+    return resolved == root or root in resolved.parents
 
 
 def free_port() -> int:
