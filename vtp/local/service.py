@@ -11,6 +11,7 @@ Every resource service has the same lifecycle (`Part`): built (nothing runs yet)
 (recover what a previous run left, start its threads), `close()` (stop what it started).
 """
 
+import os
 import secrets
 import threading
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ class Service:
     """The service's root: configuration, identity, addresses, operations, lifecycle signals."""
 
     def __init__(self, config: ServiceConfig, state_dir: StateDir, addresses: Addresses) -> None:
+        os.umask(0o077)  # what it creates is the user's alone (StateDir set it already)
         self.config = config
         self.token = state_dir.token
         """The bearer token every request must carry (also in `<state-dir>/token`)."""

@@ -2,9 +2,12 @@
 
 Each store (jobs, tuning jobs, models, pipeline jobs, schedules) keeps its own file and schema
 and its own row mapping; what they share is here: WAL mode so readers never wait on the writer,
-autocommit so every statement is durable on its own, and one lock around the connection.
+autocommit so every statement is durable on its own, one lock around the connection, and mode
+0600 on the files.
 """
 
+import contextlib
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -18,6 +21,9 @@ class Database:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        for suffix in ("", "-wal", "-shm"):  # the user's alone, whatever the umask was
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(f"{path}{suffix}", 0o600)
         self._db.executescript(schema)
 
     def write(self, sql: str, args: tuple = ()) -> None:

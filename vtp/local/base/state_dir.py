@@ -3,9 +3,17 @@
 Two services on one state directory would each recover the other's jobs and kill its replicas,
 so the lock is the first thing a service takes, before it reads any state, binds a port or writes
 its TLS files; the token is written only once the lock is held.
+
+The state is the user's alone, as `~/.ssh` is: replicas hold the token, so their logs may too.
+Taking the directory sets the process's umask to 0o077, so every file and folder the service
+(and every process it starts) creates from then on is 0600/0700, whatever the shell's umask;
+what an earlier service left with wider modes is narrowed once the lock is held (`private`).
 """
 
+import contextlib
 import fcntl
+import os
+import stat
 from pathlib import Path
 from typing import IO
 
@@ -20,6 +28,7 @@ class StateDir:
     """A state directory held by this process until `release()`."""
 
     def __init__(self, path: Path) -> None:
+        os.umask(0o077)
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock: IO[bytes] | None = open(path / "service.lock", "wb")  # noqa: SIM115 (held)
@@ -31,6 +40,7 @@ class StateDir:
             raise StateDirInUse(
                 f"another local Vertex service uses the state directory {path}"
             ) from None
+        private(path)
         self.token = local_auth.new_token(path)
         """The bearer token every API request must carry (also in `<state-dir>/token`)."""
 
@@ -39,3 +49,21 @@ class StateDir:
         if self._lock:
             self._lock.close()
             self._lock = None
+
+
+def private(root: Path) -> None:
+    """Take group and other permissions off `root` and everything under it (links aside):
+    folders 0700, files 0600, or 0700 where the owner may execute them."""
+    for folder, dirs, files in os.walk(root):
+        for name in [folder, *(os.path.join(folder, d) for d in dirs)] + [
+            os.path.join(folder, f) for f in files
+        ]:
+            try:
+                mode = os.lstat(name).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode) or not mode & 0o077:
+                continue
+            wanted = 0o700 if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0o600
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.chmod(name, wanted, follow_symlinks=False)

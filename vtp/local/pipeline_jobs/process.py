@@ -8,6 +8,11 @@ a restarted service uses to find what a killed one left behind (`vtp.local.runti
 and the run's directory (`RUN_DIR_ENV`), so a process of the run can be told by its environment
 whatever its command line and working directory.
 
+The worker starts from a container's environment (`runtime/cluster.py`'s, the one replicas
+get), not the service's: its tasks inherit it, so credentials in the service's shell reach no
+task. Over it go what the service gives (its clients' settings, the token, the start-up hook on
+PYTHONPATH, the service's id) and the engine's own settings named in `ENGINE_NAMES`.
+
 The worker works in the user's folder (the service's `project_dir`), which is also on its
 PYTHONPATH, as a replica's: a task that imports a module of the user's finds it, whichever
 client created the run.
@@ -19,11 +24,30 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from vtp.engine import worker
+from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.process import TOKEN_ENV, signal_group, spawn
+
+ENGINE_NAMES = (
+    "VTP_TASK_FORK",
+    "VTP_TASK_PRELOAD",
+    "VTP_PIPELINE_CACHE_DIR",
+    "VTP_DEBUG",
+    "VTP_PROJECT_IMAGE",
+    "VTP_EXTRA_REGIONS",
+    "VTP_RUNTIME_DIR",
+    "VTP_LOCAL_POLL_INTERVAL",
+    "VTP_LOCAL_GRACE_PERIOD",
+    "VTP_LOCAL_REQUEST_DEADLINE",
+    "VTP_LOCAL_PROJECT",
+    "VTP_LOCAL_LOCATION",
+    "XDG_RUNTIME_DIR",
+)
+"""What a run takes of the service's environment besides a container's: the engine's and our
+launchers' settings (never credentials)."""
 
 RUN_DIR_ENV = "VTP_PIPELINE_RUN_DIR"
 """The run's directory (where request.json is), in the environment of every process of the run."""
@@ -33,12 +57,21 @@ class RunProcess:
     """The worker process of one run, started, watched, cancelled and killed."""
 
     def __init__(
-        self, run_dir: Path, env: Mapping[str, str], poll: float, grace: float, cwd: Path
+        self,
+        run_dir: Path,
+        env: Mapping[str, str],
+        poll: float,
+        grace: float,
+        cwd: Path,
+        passed: Sequence[str] = (),
     ) -> None:
+        """`env` goes over a container's environment; `passed` names more of the service's to
+        keep (`--pass-env`)."""
         self.run_dir, self.poll, self.grace, self.cwd = run_dir, poll, grace, cwd
         self.token = secrets.token_hex(16)
+        interpreter_bin = str(Path(sys.executable).parent)
         self._env = {
-            **os.environ,
+            **container_environment(os.environ, interpreter_bin, (*ENGINE_NAMES, *passed)),
             **env,
             TOKEN_ENV: self.token,
             RUN_DIR_ENV: str(run_dir),

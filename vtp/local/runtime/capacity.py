@@ -1,8 +1,14 @@
-"""The machine's capacity for replicas: GPUs handed out through CUDA_VISIBLE_DEVICES and an
-optional cap on replica processes. A job whose resources are not free waits in
-JOB_STATE_QUEUED (as with quota on Vertex); a job that could never fit is refused at creation.
+"""The machine's capacity for replicas: GPUs handed out through CUDA_VISIBLE_DEVICES and a cap
+on replica processes. A job whose resources are not free waits in JOB_STATE_QUEUED (as with
+quota on Vertex); a job that could never fit is refused at creation.
+
+The cap is `--max-replicas` when given; otherwise it comes from the machine (`default_cap`:
+two replicas per core, at most one per GiB of memory, at least two). Under that default a job
+larger than the cap is not refused (its size is capped per job already, `launch.py`): it runs
+once nothing else does.
 """
 
+import os
 import shutil
 import subprocess
 import threading
@@ -28,6 +34,20 @@ def detect_gpus() -> tuple[str, ...]:
     return tuple(line.strip() for line in result.stdout.splitlines() if line.strip())
 
 
+def default_cap() -> int:
+    """Replica processes at once when `--max-replicas` is not given: two per core this process
+    may use, at most one per GiB of memory, and at least two."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**30
+    except (ValueError, OSError):
+        memory_gib = 2 * cores
+    return max(2, min(2 * cores, memory_gib))
+
+
 @dataclass(frozen=True)
 class Needs:
     """What a job asks for: GPUs per replica, by replica name."""
@@ -45,9 +65,12 @@ class Capacity:
     """Thread-safe allocation of replica slots and GPUs."""
 
     def __init__(self, gpus: tuple[str, ...], max_replicas: int = 0) -> None:
+        """`max_replicas` 0: the machine's default cap (`default_cap`)."""
         self._gpus = gpus
         self._free = list(gpus)
         self._max_replicas = max_replicas
+        self.cap = max_replicas or default_cap()
+        """Replica processes at once, above which jobs wait in the queue."""
         self._running = 0
         self._lock = threading.Lock()
 
@@ -71,8 +94,8 @@ class Capacity:
         """GPU indices per replica, or None when the resources are not free now."""
         with self._lock:
             total = sum(needs.gpus.values())
-            slots_ok = (
-                not self._max_replicas or self._running + len(needs.gpus) <= self._max_replicas
+            slots_ok = self._running + len(needs.gpus) <= self.cap or (
+                not self._max_replicas and self._running == 0  # a job above the default, alone
             )
             if total > len(self._free) or not slots_ok:
                 return None

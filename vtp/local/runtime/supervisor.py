@@ -31,7 +31,7 @@ from vtp.local.runtime.cluster import (
     replica_environment,
 )
 from vtp.local.runtime.launch import JobPlan
-from vtp.local.runtime.packages import InstallError, install
+from vtp.local.runtime.packages import InstallError, InstallInterrupted, install
 from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
@@ -240,9 +240,7 @@ class JobRun(threading.Thread):
             # one's. Without a share each would start a thread per core and they would thrash.
             "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // sum(self._plan.pool_sizes()))),
         }
-        base = container_environment(
-            os.environ, str(Path(sys.executable).parent), self._config.pass_env
-        )
+        base = self._container()
         clients = self._book.client_env  # Vertex and Cloud Storage calls reach this service
         service.update(clients)
         paths = [
@@ -264,6 +262,23 @@ class JobRun(threading.Thread):
             {TOKEN_ENV: replica.token, SERVICE_ENV: self._book.service_id},
         )
 
+    def _container(self) -> dict[str, str]:
+        """What a container on Vertex has of this machine's environment (`cluster.py`)."""
+        interpreter_bin = str(Path(sys.executable).parent)
+        return container_environment(os.environ, interpreter_bin, self._config.pass_env)
+
+    def _install_environment(self) -> dict[str, str]:
+        """pip's environment: a replica's container, the storage root, and the service's id
+        (so the watchdog finds it too)."""
+        return layered_environment(
+            self._container(),
+            {
+                GCS_ROOT_ENV: str(self._config.storage_root),
+                "PYTHONUNBUFFERED": "1",
+                SERVICE_ENV: self._book.service_id,
+            },
+        )
+
     def _new_cluster(self) -> Cluster:
         sizes = self._plan.pool_sizes()
         pools = tuple(tuple(f"127.0.0.1:{_free_port()}" for _ in range(n)) for n in sizes)
@@ -273,11 +288,16 @@ class JobRun(threading.Thread):
 
     def _install_packages(self) -> Outcome | None:
         cache = self._config.state_dir / "packages"
+        env = self._install_environment()
         for pool in self._plan.pools:
             if not pool.package_uris:
                 continue
             try:
-                path = install(pool.package_uris, self._config.storage_root, cache)
+                path = install(
+                    pool.package_uris, self._config.storage_root, cache, env, self._stopping
+                )
+            except InstallInterrupted:
+                return None  # `_run` sees the cancel or the shutdown
             except InstallError as exc:
                 field = f"workerPoolSpecs[{pool.index}].pythonPackageSpec.packageUris"
                 message = f"The replica {pool.replicas[0]} could not install {field}: {exc}"
@@ -287,6 +307,9 @@ class JobRun(threading.Thread):
         return None
 
     # -- commands and ends --------------------------------------------------------------------
+
+    def _stopping(self) -> bool:
+        return self._cancel.is_set() or self._shutdown.is_set()
 
     def _run_commands(self) -> None:
         while not self._commands.empty():

@@ -1,5 +1,10 @@
 """Replicas die with the service, even when it is killed with SIGKILL.
 
+The first line of defence is each process's shim (`shim.py`): a subreaper that kills the whole
+tree below it when the service's pipe closes, whatever the processes did to their session or
+environment. This watchdog is the second, for anything that carries the service's id but is not
+below a shim; it spares the shims, so that what they hold is not handed to init.
+
 At start the service spawns this module as a small process of its own, holding the read end of a
 pipe whose write end only the service has (replicas are started with close_fds, so they never
 inherit it). Every process the service starts carries `VTP_LOCAL_SERVICE_ID=<id>` in its
@@ -51,7 +56,7 @@ def main(service_id: str) -> int:
     """Wait for the service to go; kill what it left if it did not stop cleanly."""
     data = sys.stdin.buffer.read()  # returns at end-of-file: the service closed it or died
     if data != CLEAN_STOP:
-        killed = kill_carrying(SERVICE_ENV, service_id)
+        killed = kill_carrying(SERVICE_ENV, service_id, spare_shims=True)
         print(f"vtp local: service gone; killed {killed} leftover processes", file=sys.stderr)
     return 0
 
