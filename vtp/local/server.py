@@ -46,7 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
             if console.is_console_path(self.path):
                 self.close_connection = self.close_connection or bool(length)
                 root = self.server.storage_root
-                self._send(console.serve(self.path, self.command, self.server.guard.session, root))
+                self._send(console.serve(self.path, self.command, root))
                 return
             body = self.rfile.read(length) if length else b""
             if len(body) < length:  # the client stopped sending: nobody to answer

@@ -48,8 +48,8 @@ class Target:
 
     def console(self, job_name: str = "") -> str:
         """The console's address (signed in by the token), at the run `job_name`'s page."""
-        page = f"#/runs/{job_name.rsplit('/', 1)[-1]}" if job_name else ""
-        return console_url(self.url, self.token) + page
+        page = f"/runs/{job_name.rsplit('/', 1)[-1]}" if job_name else ""
+        return console_url(self.url, self.token, page)
 
 
 @contextlib.contextmanager

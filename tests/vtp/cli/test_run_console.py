@@ -13,8 +13,9 @@ import pytest
 
 from tests.browser import browser as browser  # fixture
 from tests.browser import require_chromium, watched_page
-from tests.fixtures import REPO, wait_until
+from tests.fixtures import REPO
 from tests.vtp.cli.run_helpers import Served, serve, vtp
+from vtp.local.console import console_url
 
 pytestmark = pytest.mark.slow
 require_chromium()
@@ -55,7 +56,7 @@ def page(browser):
 def test_the_pipeline_runs_page_lists_both_runs(page, runs) -> None:
     served, ids = runs
     assert ids["own_console"].startswith("run `vtp local serve --state-dir ")  # its service ended
-    page.goto(f"{served.url}/console/?token={served.token}")
+    page.goto(console_url(served.url, served.token))
     for run in (ids["own"], ids["served"]):
         page.wait_for_selector(f"a[href='#/runs/{run}']")
 
@@ -63,10 +64,11 @@ def test_the_pipeline_runs_page_lists_both_runs(page, runs) -> None:
 def test_the_summarys_console_link_opens_the_runs_graph(page, runs) -> None:
     served, ids = runs
     link = ids["served_console"]
-    assert link == f"{served.url}/console/?token={served.token}#/runs/{ids['served']}"
+    # The token rides in the fragment (never sent to a server), and leaves the address at once.
+    assert link == f"{served.url}/console/#token={served.token}&page=/runs/{ids['served']}"
     page.goto(link)
+    assert page.url == f"{served.url}/console/#/runs/{ids['served']}"
     page.wait_for_selector("svg.dag g.node")
-    wait_until(lambda: page.url.endswith(f"/console/#/runs/{ids['served']}"), 10, "the run's page")
     nodes = page.eval_on_selector_all(
         "svg.dag g.node", "nodes => nodes.map(n => [n.dataset.task, n.dataset.state])"
     )

@@ -105,7 +105,7 @@ def test_one_component_runs_alone_on_the_serve_that_holds_the_state_dir(
     assert text.startswith("Pipeline my_pipeline.py:loud SUCCEEDED")
     assert "  loud:\n    Output HI!\n" in text
     assert "Using the `vtp local serve` at " + served.url in result.stderr
-    assert f"console: {served.url}/console/?token={served.token}#/runs/loud-" in text
+    assert f"console: {served.url}/console/#token={served.token}&page=/runs/loud-" in text
 
 
 def test_the_consoles_pipeline_runs_list_shows_every_run(project: Path, served: Served) -> None:

@@ -3,12 +3,17 @@
 The service runs commands from job specs by design, so only the user who started it may use it
 (the model is Jupyter's server):
 
-- Every request but `GET /healthz` carries `Authorization: Bearer <token>`, the token the service
-  wrote to `<state-dir>/token` (mode 0600) at start (`vtp.vertex.local_auth`), or the console's
-  session cookie. The console's URL carries the token once (`/console/?token=...`, as Jupyter's
-  does); the service answers it with the cookie (HttpOnly, SameSite=Strict, derived from the
-  token) and a redirect to the same page without it. A request the cookie authenticates that
-  changes anything must carry the service's own `Origin` (no cross-site request can).
+- Every request but `GET /healthz` and the console's static files carries
+  `Authorization: Bearer <token>`, the token the service wrote to `<state-dir>/token` (mode 0600)
+  at start (`vtp.vertex.local_auth`). Nothing else is a credential: no cookie, no query
+  parameter. A browser sends a header only when a page's own script adds it, so no navigation,
+  form, frame or other site's page ever carries it, and cookies (which ignore ports) do not
+  exist to be sent to another local port or replayed.
+- The console's static files (`/console/`, its `.html`, `.js` and `.css`: code, no data) are
+  served to anyone on loopback. The URL `vtp` prints carries the token in its fragment
+  (`/console/#token=...`), which a browser never sends; the console's script keeps it in the
+  tab's sessionStorage (per origin, and the origin includes the port) and sends it as the bearer
+  token on each API call it makes (`vtp.local.console`).
 - `Host` must be the service's own loopback name and port: a page whose DNS name was rebound to
   127.0.0.1 sends its own name, and is refused.
 - A request that carries `Origin` (a browser's) must come from the service's own origin.
@@ -17,12 +22,10 @@ The service runs commands from job specs by design, so only the user who started
   MAX_BODY_BYTES, and chunked bodies are refused, so no reader waits on a length it cannot trust.
 """
 
-import hashlib
 import hmac
 from dataclasses import dataclass
-from http.cookies import CookieError, SimpleCookie
 from typing import Protocol, overload
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from vtp.local.base import errors
 
@@ -37,7 +40,8 @@ REQUEST_TIMEOUT_SECONDS = 30.0
 
 OPEN_PATHS = frozenset({"/healthz"})
 CONSOLE_PREFIX = "/console/"
-SESSION_COOKIE = "vtp_console"
+CONSOLE_STATIC_SUFFIXES = (".html", ".js", ".css")
+"""The console's files served without the token: its pages, scripts and styles (no data)."""
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -66,8 +70,7 @@ class Guard:
         self._check_host(headers.get("Host", ""))
         self._check_origin(headers.get("Origin"))
         length = body_length(headers, MAX_MEDIA_BYTES if media else MAX_BODY_BYTES)
-        signed_in = path.split("?", 1)[0] in OPEN_PATHS or self._signs_in(path)
-        if not (signed_in or self._has_session(headers, method)):
+        if not is_open(method, path):
             self._check_token(headers.get("Authorization", ""))
         if length and method in ("POST", "PUT", "PATCH") and not media:
             content_type = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
@@ -103,35 +106,6 @@ class Guard:
                 f"Origin {origin!r} may not use this service (cross-site requests are refused).",
             )
 
-    @property
-    def session(self) -> str:
-        """The console's session cookie value: derived from the token, useless without it."""
-        return hmac.new(self.token.encode(), b"vtp-console-session", hashlib.sha256).hexdigest()
-
-    def _signs_in(self, path: str) -> bool:
-        """A console page whose query carries the token (the URL `vtp` prints)."""
-        url = urlsplit(path)
-        if not url.path.startswith(CONSOLE_PREFIX):
-            return False
-        presented = parse_qs(url.query).get("token", [""])[0]
-        return hmac.compare_digest(presented.encode(), self.token.encode())
-
-    def _has_session(self, headers: Headers, method: str) -> bool:
-        cookies = SimpleCookie()
-        try:
-            cookies.load(headers.get("Cookie", ""))
-        except CookieError:
-            return False
-        cookie = cookies.get(SESSION_COOKIE)
-        if cookie is None or not hmac.compare_digest(cookie.value.encode(), self.session.encode()):
-            return False
-        if method not in ("GET", "HEAD") and headers.get("Origin") is None:
-            raise errors.ApiError(
-                errors.PERMISSION_DENIED,
-                "A request with the console's cookie that changes anything must carry Origin.",
-            )
-        return True
-
     def _check_token(self, authorization: str) -> None:
         scheme, _, presented = authorization.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
@@ -143,6 +117,20 @@ class Guard:
                 "themselves; gcloud takes --access-token-file=<state-dir>/token; "
                 "`vtp local env` prints the settings for a shell.",
             )
+
+
+def is_open(method: str, path: str) -> bool:
+    """Whether a request needs no token: `/healthz`, or a GET of one of the console's static
+    files (whatever its query: an old `/console/?token=...` link gets the page, which takes
+    nothing from the query)."""
+    url = urlsplit(path).path
+    if url in OPEN_PATHS:
+        return True
+    if method not in ("GET", "HEAD"):
+        return False
+    if url == CONSOLE_PREFIX.rstrip("/") or url == CONSOLE_PREFIX:
+        return True
+    return url.startswith(CONSOLE_PREFIX) and url.endswith(CONSOLE_STATIC_SUFFIXES)
 
 
 def body_length(headers: Headers, limit: int = MAX_BODY_BYTES) -> int:

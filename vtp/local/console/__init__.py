@@ -1,17 +1,23 @@
 """The local console: pages at `/console/` on the service's own port, behind the same guard.
 
 The pages are static files shipped in this package (`static/`: our HTML, script and styles,
-plus dagre for the pipeline graph and uPlot for the charts, vendored as published); they read
-the same REST API a client uses, with the session cookie (`vtp.local.base.guard`). `console_url`
-is the address `vtp local serve` and `vtp run` print: it signs the browser in once.
+plus dagre for the pipeline graph and uPlot for the charts, vendored as published). They hold
+no data and are served without the token; everything they show they read from the same REST
+API a client uses, with the same bearer token (`vtp.local.base.guard`).
+
+`console_url` is the address `vtp local serve` and `vtp run` print. It carries the token in its
+fragment (`#token=...`), which the browser keeps to itself: `signin.js` moves it into the tab's
+sessionStorage and out of the address bar before any other script runs, and `app.js` sends it
+as `Authorization: Bearer` on every call. There is no cookie: a cookie goes to every port of
+127.0.0.1, and would be a credential any local server the browser visits could collect.
 """
 
 import mimetypes
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import quote, urlsplit
 
 from vtp.local.base import errors
-from vtp.local.base.guard import CONSOLE_PREFIX, SESSION_COOKIE
+from vtp.local.base.guard import CONSOLE_PREFIX
 from vtp.local.storage.routes import Reply
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -27,9 +33,13 @@ _SECURITY = {
 }
 
 
-def console_url(service_url: str, token: str) -> str:
-    """The console's address with the token that signs a browser in."""
-    return f"{service_url.rstrip('/')}{CONSOLE_PREFIX}?token={token}"
+def console_url(service_url: str, token: str, page: str = "") -> str:
+    """The console's address with the token that signs a browser in, in the fragment (never
+    sent to a server), and optionally the console's page to show (`/runs/<id>`)."""
+    fragment = f"token={quote(token, safe='')}"
+    if page:
+        fragment += f"&page={quote(page, safe='/?=')}"
+    return f"{service_url.rstrip('/')}{CONSOLE_PREFIX}#{fragment}"
 
 
 def is_console_path(path: str) -> bool:
@@ -38,9 +48,10 @@ def is_console_path(path: str) -> bool:
     return url == CONSOLE_PREFIX.rstrip("/") or url.startswith(CONSOLE_PREFIX)
 
 
-def serve(path: str, method: str, session: str, storage_root: Path) -> Reply:
-    """The answer to a console request the guard let through. `settings.json` tells the pages
-    where gs:// lives on this machine, so they show each artifact's local path."""
+def serve(path: str, method: str, storage_root: Path) -> Reply:
+    """The answer to a console request the guard let through: a static file (any query is
+    ignored), or `settings.json` (the guard asked for the token), which tells the pages where
+    gs:// lives on this machine, so they show each artifact's local path."""
     url = urlsplit(path)
     if method != "GET":
         refused = errors.ApiError(
@@ -49,10 +60,8 @@ def serve(path: str, method: str, session: str, storage_root: Path) -> Reply:
         return _refusal(refused)
     if url.path == f"{CONSOLE_PREFIX}settings.json":
         return Reply.of({"storageRoot": str(storage_root.resolve())}, headers=_SECURITY)
-    if "token" in parse_qs(url.query) or url.path == CONSOLE_PREFIX.rstrip("/"):
-        # Signed in by the URL: keep the session in a cookie, drop the token from the address.
-        cookie = f"{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict"
-        return Reply(status=303, headers={"Location": CONSOLE_PREFIX, "Set-Cookie": cookie})
+    if url.path == CONSOLE_PREFIX.rstrip("/"):
+        return Reply(status=308, headers={"Location": CONSOLE_PREFIX, **_SECURITY})
     relative = url.path[len(CONSOLE_PREFIX) :] or "index.html"
     file = (STATIC / relative).resolve()
     if not file.is_relative_to(STATIC) or not file.is_file():

@@ -1,9 +1,12 @@
 // The local console: one page per resource type, each read from the service's own REST API
-// (the session cookie authenticates it) and refreshed every REFRESH_MS while it is shown.
+// and refreshed every REFRESH_MS while it is shown. Each call carries the token signin.js kept
+// in this tab's sessionStorage as `Authorization: Bearer`; without one, the page says how to
+// sign in. Downloads are fetched the same way and handed to the browser as a file, never shown.
 "use strict";
 
 const REFRESH_MS = 2000;
 const ALL = "projects/-/locations/-";
+const TOKEN_KEY = "vtp-console-token";
 let settings = { storageRoot: "" };
 let timer = null;
 let shown = "";
@@ -23,17 +26,67 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// The service refused the tab's token (it restarted with a new one), or the tab has none.
+class SignedOut extends Error {}
+
+async function call(method, path, init) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) throw new SignedOut("");
+  const response = await fetch(path, { ...init, method, credentials: "omit", cache: "no-store",
+    headers: { ...(init && init.headers), Authorization: `Bearer ${token}` } });
+  if (response.status === 401) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    throw new SignedOut("The service did not take this tab's token: it has restarted since (each start has a new token).");
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    let message = response.statusText;
+    try {
+      const value = JSON.parse(text);
+      message = (value.error && value.error.message) || message;
+    } catch (error) { /* not JSON: the status says it */ }
+    throw new Error(message);
+  }
+  return response;
+}
+
 async function api(method, path, body) {
-  const init = { method, headers: {} };
+  const init = { headers: {} };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
-  const text = await response.text();
-  const value = text ? JSON.parse(text) : {};
-  if (!response.ok) throw new Error((value.error && value.error.message) || response.statusText);
-  return value;
+  const text = await (await call(method, path, init)).text();
+  return text ? JSON.parse(text) : {};
+}
+
+// The gs:// URI of an artifact: its own, or that of a local path under the storage root.
+function gsUri(uri) {
+  if (uri.startsWith("gs://")) return uri;
+  const root = settings.storageRoot ? `${settings.storageRoot}/` : "";
+  return root && uri.startsWith(root) ? `gs://${uri.slice(root.length)}` : "";
+}
+
+// A gs:// object, fetched with the token and saved as a file: a blob of an opaque type behind a
+// download link, so the browser never renders it (an HTML object's script never runs here).
+async function download(uri) {
+  const [bucket, ...parts] = uri.slice("gs://".length).split("/");
+  const object = parts.join("/");
+  const path = `/download/storage/v1/b/${encodeURIComponent(bucket)}/o/${encodeURIComponent(object)}?alt=media`;
+  let data;
+  try {
+    data = await (await call("GET", path)).blob();
+  } catch (error) {
+    if (error instanceof SignedOut) return signedOut(error.message);
+    const where = localPath(uri) ? ` (on this machine: ${localPath(uri)})` : "";
+    return alert(`Cannot download ${uri}: ${error.message}${where}`);
+  }
+  const url = URL.createObjectURL(new Blob([data], { type: "application/octet-stream" }));
+  const link = el("a", { href: url, download: parts[parts.length - 1] || bucket, hidden: "" });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 const get = (path) => api("GET", path);
@@ -201,8 +254,11 @@ function taskPanel(name, task, detail, pipelineValues) {
 
 function artifactView(key, artifact) {
   const metadata = artifact.metadata || {};
+  const uri = artifact.uri || "";
+  const object = gsUri(uri);
   const box = el("div", { class: "artifact" }, el("h2", {}, `Artifact ${key}`),
-    el("p", {}, el("code", {}, artifact.uri || "")),
+    el("p", {}, el("code", {}, uri), " ", object && !object.endsWith("/") ?
+      el("button", { class: "download", "data-uri": object, onclick: () => download(object) }, "Download") : null),
     localPath(artifact.uri) ? el("p", { class: "muted" }, `local path: ${localPath(artifact.uri)}`) : null);
   if (metadata.confusionMatrix) box.append(confusionMatrix(metadata.confusionMatrix));
   const scalars = Object.entries(metadata).filter(([, value]) => typeof value !== "object");
@@ -289,6 +345,7 @@ async function act(path, body) {
   try {
     await api("POST", path, body);
   } catch (error) {
+    if (error instanceof SignedOut) return signedOut(error.message);
     alert(error.message);
   }
   render();
@@ -426,6 +483,7 @@ async function render() {
     shown = hash;
     document.getElementById("status").textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
+    if (error instanceof SignedOut) return signedOut(error.message);
     // A page that never loaded (an unknown ID) says why; a shown one keeps its last state.
     if (shown !== hash) page("Cannot show this page", el("p", { class: "error" }, error.message));
     document.getElementById("status").textContent = `could not refresh: ${error.message}`;
@@ -434,8 +492,32 @@ async function render() {
   }
 }
 
+// What a tab without a (valid) token shows: how to sign in, and nothing of the service.
+function signedOut(reason) {
+  clearInterval(timer);
+  timer = null;
+  window.removeEventListener("hashchange", render);
+  const old = document.documentElement.dataset.oldLink === "true";
+  const main = document.getElementById("page");
+  main.replaceChildren(el("div", { id: "signed-out" },
+    el("h1", {}, "Signed out"),
+    el("p", {}, "Open the console URL that ", el("code", {}, "vtp local serve"), " printed (",
+      el("code", {}, `${location.origin}/console/#token=…`), "); ", el("code", {}, "vtp run"),
+      " prints one for each run too. The token after # stays in this browser: this tab keeps it ",
+      "until it is closed."),
+    old ? el("p", { class: "error" }, "Addresses with ?token= are no longer taken: a token in the query ",
+      "is sent to the server and kept in history. Use the address with #token= instead.") : null,
+    reason ? el("p", { class: "muted" }, reason) : null));
+  document.getElementById("status").textContent = "signed out";
+}
+
 async function start() {
-  settings = await get("/console/settings.json");
+  try {
+    settings = await get("/console/settings.json");
+  } catch (error) {
+    if (error instanceof SignedOut) return signedOut(error.message);
+    throw error;
+  }
   window.addEventListener("hashchange", render);
   await render();
   timer = setInterval(render, REFRESH_MS);
