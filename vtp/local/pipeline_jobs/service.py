@@ -144,7 +144,7 @@ class PipelineJobs:
     def check(self, job: aiplatform_v1.PipelineJob) -> tuple[dict, str, dict]:
         """Raise INVALID_ARGUMENT unless `job` can run; return its spec, root and arguments."""
         spec = specs.pipeline_spec(job)
-        root = specs.pipeline_root(job, spec)
+        root = specs.pipeline_root(job, spec, self.config.storage_root)
         specs.check_runtime(job)
         try:
             vertex_tasks.check_runnable(spec)

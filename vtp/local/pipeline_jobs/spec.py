@@ -8,6 +8,7 @@ an integer parameter takes a whole number and becomes an `int` again for kfp.
 """
 
 import re
+from pathlib import Path
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -42,8 +43,10 @@ def pipeline_spec(job: aiplatform_v1.PipelineJob) -> dict[str, Any]:
     return spec
 
 
-def pipeline_root(job: aiplatform_v1.PipelineJob, spec: dict[str, Any]) -> str:
-    """The `gs://` root of the run's outputs: gcsOutputDirectory, else the spec's default."""
+def pipeline_root(job: aiplatform_v1.PipelineJob, spec: dict[str, Any], storage_root: Path) -> str:
+    """The `gs://` root of the run's outputs: gcsOutputDirectory, else the spec's default;
+    INVALID_ARGUMENT unless it maps inside `storage_root`, symbolic links resolved (a replica
+    can plant a link in the root, and the run writes everything under this folder)."""
     root = job.runtime_config.gcs_output_directory or spec.get("defaultPipelineRoot", "")
     if not root:
         raise errors.invalid_argument(
@@ -52,7 +55,7 @@ def pipeline_root(job: aiplatform_v1.PipelineJob, spec: dict[str, Any]) -> str:
     try:
         if not isinstance(root, str):
             raise ValueError(f"expected a string, got {root!r}")
-        storage.split_gcs_uri(root)
+        storage.path_under(storage_root, root)
     except ValueError as exc:
         raise errors.invalid_argument(
             f"{_RUNTIME}.gcsOutputDirectory must be a Cloud Storage URI gs://BUCKET/PATH "

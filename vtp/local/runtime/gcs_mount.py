@@ -41,10 +41,16 @@ def problem() -> str:
 
 
 def wrap(argv: list[str], storage_root: Path) -> list[str]:
-    """`argv` run with `storage_root` at /gcs in its own mount namespace (as is, if impossible)."""
+    """`argv` run with `storage_root` at /gcs in its own mount namespace (as is, if impossible).
+
+    The mount's source is the root's real path, resolved here: were `storage_root` (or a folder
+    above it) a link, swapping it between now and the replica's start would otherwise mount
+    whatever folder it pointed to then. Links inside the root are the replica's own business:
+    it resolves them in its own view, with its own user's rights, as any file it opens; what the
+    service does for a request never follows one out of the root (`vtp.storage.path_under`)."""
     if problem():
         return argv
-    return [*_unshare(), "sh", "-c", _SCRIPT, str(storage_root), *argv]
+    return [*_unshare(), "sh", "-c", _SCRIPT, os.path.realpath(storage_root), *argv]
 
 
 def names_fuse_paths(texts: Iterable[str]) -> bool:

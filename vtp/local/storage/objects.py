@@ -12,10 +12,19 @@ object at once): no metadata files beside it. What Cloud Storage keeps per objec
 Writes go to a temporary file in `<root>/.vtp-uploads` (no bucket can have that name) and are
 renamed into place, so a reader never sees half an object. Every path goes through
 `vtp.storage.path_under`, and names with empty, `.` or `..` segments are refused, so nothing
-leaves the root.
+leaves the root lexically.
+
+Replicas share the root and can plant symbolic links in it, so every path is also checked with
+its links resolved (`path_under` does): a link that leads out of the root makes a request on it
+a 400 naming the object, and listings leave it out. Where this module itself opens, renames or
+removes a file, it checks what it actually got (the open file's or folder's real path, by its
+descriptor), so swapping a folder for a link between the check and the use gains nothing. Its
+own folder `.vtp-uploads` must be a real folder: a link planted there is removed and the folder
+made again.
 """
 
 import base64
+import contextlib
 import hashlib
 import mimetypes
 import os
@@ -27,10 +36,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 import google_crc32c
 
+from vtp import storage
 from vtp.local.base import errors
 from vtp.storage import path_under
 
@@ -44,6 +54,9 @@ class Readable(Protocol):
 
     def read(self, size: int = -1, /) -> bytes: ...
 
+
+MAX_NAME_BYTES = 1024
+"""Cloud Storage's limit on an object name, in bytes of UTF-8."""
 
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 _CHUNK = 1 << 20
@@ -91,7 +104,10 @@ class Buckets:
                 f"Invalid bucket name {bucket!r}: 3-222 characters of a-z, 0-9, '-', '_' and "
                 "'.', starting and ending with a letter or digit."
             )
-        return path_under(self.root, f"gs://{bucket}")
+        try:
+            return path_under(self.root, f"gs://{bucket}")
+        except ValueError as exc:
+            raise errors.invalid_argument(f"Invalid bucket name {bucket!r}: {exc}.") from None
 
     def existing_bucket(self, bucket: str) -> Path:
         """The directory of an existing bucket; NOT_FOUND otherwise."""
@@ -104,8 +120,8 @@ class Buckets:
         """Every bucket, sorted."""
         if not self.root.is_dir():
             return []
-        found = (p.name for p in self.root.iterdir() if p.is_dir())
-        return sorted(name for name in found if _BUCKET.fullmatch(name))
+        found = (p for p in self.root.iterdir() if _BUCKET.fullmatch(p.name) and p.is_dir())
+        return sorted(p.name for p in found if storage.is_inside(self.root, p))
 
     def create_bucket(self, bucket: str) -> Path:
         """Make `bucket`; ALREADY_EXISTS (409) when it is there."""
@@ -125,29 +141,25 @@ class Buckets:
             raise errors.ApiError(
                 9, f"The bucket {bucket} you tried to delete is not empty.", http_status=409
             )
-        shutil.rmtree(folder)
+        if folder.is_symlink():  # a link to a folder inside the root: the link is the bucket
+            folder.unlink()
+            return
+        shutil.rmtree(folder)  # never follows links inside it
 
     # -- objects ---------------------------------------------------------------------------
 
     def object_path(self, bucket: str, name: str) -> Path:
-        """The file of object `name`; INVALID_ARGUMENT for names that cannot be files here."""
+        """The file of object `name`; INVALID_ARGUMENT, naming the object, for names that cannot
+        be files here: bad segments or characters, too long for Cloud Storage or for the file
+        system, or leading out of the root through a symbolic link."""
         self.bucket_dir(bucket)
-        segments = name.split("/")
-        if (
-            not name
-            or len(name.encode()) > 1024
-            or any(s in (".", "..") for s in segments)
-            or "" in segments[:-1]
-            or "\0" in name
-            or "\\" in name
-            or "\r" in name
-            or "\n" in name
-        ):
-            raise errors.invalid_argument(
-                f"Invalid object name {name!r}: the local storage root keeps objects as files, "
-                "so names may not have empty, '.' or '..' segments, NUL, CR, LF or '\\'."
-            )
-        return path_under(self.root, f"gs://{bucket}/{name}")
+        problem = name_problem(name, whole=True)
+        if problem:
+            raise errors.invalid_argument(f"Invalid object name {name!r}: {problem}.")
+        try:
+            return path_under(self.root, f"gs://{bucket}/{name}")
+        except ValueError as exc:
+            raise errors.invalid_argument(f"Invalid object name {name!r}: {exc}.") from None
 
     def info(self, bucket: str, name: str, generation: str = "") -> ObjectInfo:
         """The object's metadata; NOT_FOUND when there is no such file (or generation)."""
@@ -209,7 +221,7 @@ class Buckets:
             )
         with self.temporary() as temporary:
             md5, crc = hashlib.md5(usedforsecurity=False), google_crc32c.Checksum()
-            with open(temporary, "wb") as file:
+            with open(temporary, "wb", opener=open_no_follow) as file:
                 while chunk := source.read(_CHUNK):
                     file.write(chunk)
                     md5.update(chunk)
@@ -226,8 +238,10 @@ class Buckets:
     def delete(self, bucket: str, name: str) -> None:
         """Remove the object; NOT_FOUND when it is not there."""
         self.info(bucket, name)
-        self.object_path(bucket, name).unlink()
-        self._prune(self.object_path(bucket, name).parent, self.bucket_dir(bucket))
+        path = self.object_path(bucket, name)
+        with self._folder_of(path, name) as folder:
+            os.unlink(path.name, dir_fd=folder)  # the name itself: a link is removed, not followed
+        self._prune(path.parent, self.bucket_dir(bucket))
 
     def list(
         self, bucket: str, prefix: str = "", delimiter: str = "", start_after: str = ""
@@ -235,6 +249,9 @@ class Buckets:
         """(name, is_prefix) in name order after `start_after`: objects, and with a delimiter
         the distinct prefixes that end at it (as the JSON API's `items` and `prefixes`)."""
         folder = self.existing_bucket(bucket)
+        check_list_argument("prefix", prefix, directory=True)
+        check_list_argument("delimiter", delimiter)
+        check_list_argument("pageToken", start_after)
         last_prefix = ""
         for name in sorted(self._files(folder, prefix)):
             if not name.startswith(prefix):
@@ -249,23 +266,48 @@ class Buckets:
                 yield name, False
 
     def open(self, bucket: str, name: str) -> Path:
-        """The file to send for a media download (after `info` said it exists)."""
-        return self.object_path(bucket, name)
+        """The file to send for a media download (after `info` said it exists): its real path,
+        links resolved, so the sender opens what was checked, not a link to follow again."""
+        return Path(os.path.realpath(self.object_path(bucket, name)))
+
+    @contextlib.contextmanager
+    def reading(self, bucket: str, name: str) -> Iterator[BinaryIO]:
+        """The object's file open for reading, checked by what was opened: a link swapped in
+        after `object_path` looked cannot make this read a file outside the root."""
+        path = self.object_path(bucket, name)
+        try:
+            file = open(path, "rb")  # noqa: SIM115 (closed below)
+        except OSError:
+            raise errors.not_found(f"No such object: {bucket}/{name}") from None
+        with file:
+            if not storage.real_is_inside(self._real_root(), _real_path(file.fileno(), path)):
+                raise _outside(name)
+            yield file
 
     def temporary(self) -> "_Temporary":
         """A temporary file on the root's file system, removed unless renamed into place."""
+        return _Temporary(self.uploads_dir())
+
+    def uploads_dir(self) -> Path:
+        """`<root>/.vtp-uploads`, made a real folder of the service's own: a link a replica
+        planted there (it shares the root) is removed, so temporaries and upload sessions never
+        land in, and stale-file clean-up never removes from, a folder outside the root."""
         folder = self.root / UPLOADS_DIR
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return _Temporary(folder)
+        return folder
 
     # -- internals -------------------------------------------------------------------------
 
     def _place(self, temporary: Path, path: Path, name: str) -> None:
+        """Rename `temporary` to `path`, into the folder checked by its descriptor."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_dir():
                 raise NotADirectoryError
-            os.replace(temporary, path)
+            with self._folder_of(path, name) as folder:
+                os.replace(temporary, path.name, dst_dir_fd=folder)
         except (NotADirectoryError, FileExistsError, IsADirectoryError):
             raise errors.ApiError(
                 9,
@@ -273,17 +315,48 @@ class Buckets:
                 "files, and one of its folders is already an object (or it is a folder).",
                 http_status=409,
             ) from None
+        except OSError as exc:  # a link loop, a folder removed meanwhile: the name is at fault
+            raise errors.invalid_argument(
+                f"Object {name!r} cannot be stored under the local storage root: {exc.strerror}."
+            ) from None
+
+    @contextlib.contextmanager
+    def _folder_of(self, path: Path, name: str) -> Iterator[int]:
+        """A descriptor of `path`'s folder, once its real path is known to be inside the root:
+        renames and removals relative to it cannot be redirected by a link swapped in later."""
+        try:
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            raise errors.not_found(f"No such object: {name}") from None
+        try:
+            if not storage.real_is_inside(self._real_root(), _real_path(folder, path.parent)):
+                raise _outside(name)
+            yield folder
+        finally:
+            os.close(folder)
+
+    def _real_root(self) -> str:
+        return os.path.realpath(self.root)
 
     def _files(self, folder: Path, prefix: str) -> Iterator[str]:
-        """Names of the files under `folder`, walking only the folders `prefix` can match."""
+        """Names of the files under `folder`, walking only the folders `prefix` can match
+        (`prefix` checked by `check_list_argument`). Links leading out of the root are left
+        out: the walk does not descend into linked folders, and a linked file is named only
+        when it resolves inside the root."""
         start = folder / prefix.rpartition("/")[0] if "/" in prefix else folder
-        if not start.is_dir():
+        real_root = self._real_root()
+        if not start.is_dir() or not storage.real_is_inside(real_root, os.path.realpath(start)):
             return
         for directory, folders, files in os.walk(start):
             folders.sort()
             relative = Path(directory).relative_to(folder).as_posix()
             base = "" if relative == "." else relative + "/"
             for file in files:
+                path = os.path.join(directory, file)
+                if os.path.islink(path) and not storage.real_is_inside(
+                    real_root, os.path.realpath(path)
+                ):
+                    continue
                 yield base + file
 
     def _checksums(self, path: Path, size: int, generation: int) -> tuple[str, str]:
@@ -312,6 +385,79 @@ class Buckets:
             except OSError:
                 return
             folder = folder.parent
+
+
+def name_problem(name: str, whole: bool) -> str:
+    """Why `name` cannot be an object name here ("" when it can). With `whole` false, `name` is
+    a list prefix: its last segment may be any start of a name (`dir/.` matches `dir/.env`).
+
+    Names are files under the root, so they take the file system's rules as well as Cloud
+    Storage's: no empty, `.` or `..` folder segments, and segments of at most 255 bytes (the
+    file system's limit), besides `text_problem`'s rules."""
+    if whole and not name:
+        return "a name is required"
+    problem = text_problem(name)
+    if problem:
+        return problem
+    segments = name.split("/")
+    folders = segments[:-1]
+    if "" in folders or any(s in (".", "..") for s in (segments if whole else folders)):
+        return (
+            "the local storage root keeps objects as files, so names may not have empty, "
+            "'.' or '..' segments"
+        )
+    longest = max(len(s.encode()) for s in segments)
+    if longest > storage.NAME_MAX:
+        return (
+            f"a segment of {longest} bytes is over the {storage.NAME_MAX} bytes a file name may "
+            "have on the local storage root's file system"
+        )
+    return ""
+
+
+def text_problem(value: str) -> str:
+    """Why no object name here could hold `value` ("" when one could): not UTF-8 (a lone
+    surrogate from JSON), over Cloud Storage's 1024 bytes, or NUL, CR, LF or `\\`, which no
+    file name here has (and which would otherwise reach headers and paths)."""
+    try:
+        size = len(value.encode())
+    except UnicodeEncodeError:
+        return "it is not Unicode text (it has a lone surrogate), so it has no UTF-8 form"
+    if size > MAX_NAME_BYTES:
+        return f"it is {size} bytes of UTF-8, over Cloud Storage's limit of {MAX_NAME_BYTES}"
+    if any(c in value for c in "\0\r\n\\"):
+        return "object names here may not have NUL, CR, LF or '\\'"
+    return ""
+
+
+def check_list_argument(field: str, value: str, directory: bool = False) -> None:
+    """Refuse, naming `field`, a list argument no object name could match or start with: a
+    `prefix` picks the folder the listing walks (`directory`), so it is checked as a name
+    would be; the others are only compared with names, so they need only be text a name holds."""
+    problem = name_problem(value, whole=False) if directory else text_problem(value)
+    if problem:
+        raise errors.invalid_argument(f"Invalid {field} {value!r}: {problem}.")
+
+
+def _real_path(descriptor: int, fallback: Path) -> str:
+    """The real path of what `descriptor` has open (Linux: /proc/self/fd), else the real path
+    of `fallback` (other systems; checked by name, as `path_under` checks)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{descriptor}")
+    except OSError:
+        return os.path.realpath(fallback)
+
+
+def _outside(name: str) -> errors.ApiError:
+    return errors.invalid_argument(
+        f"Invalid object name {name!r}: it leads out of the storage root through a symbolic link."
+    )
+
+
+def open_no_follow(path: str | os.PathLike[str], flags: int) -> int:
+    """`os.open` that refuses a symbolic link as the last segment (ELOOP): for the service's own
+    files in `.vtp-uploads`, which a replica could swap for a link to a file outside."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o600)
 
 
 class _Temporary:

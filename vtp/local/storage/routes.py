@@ -16,6 +16,11 @@ Object names in paths are percent-encoded (a `/` is `%2F`). Errors use Google's 
 the status codes Cloud Storage uses (404, 409, 412, ...), so clients raise their usual
 exceptions. Metadata a client sends (contentType, custom metadata) is accepted and not kept: an
 object is only its file.
+
+Objects are served from the service's own origin, where the console lives, so a download must
+never be a page: every media reply is an attachment (`Content-Disposition`), `nosniff`,
+sandboxed with a CSP that allows nothing, unframeable and readable by the same origin only
+(`DOWNLOAD_HEADERS`). Cloud Storage clients ignore these headers.
 """
 
 import base64
@@ -30,7 +35,14 @@ from urllib.parse import quote, unquote
 
 from vtp.local.base import errors
 from vtp.local.base.guard import Headers
-from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER, Buckets, ObjectInfo, Readable
+from vtp.local.storage.objects import (
+    LOCAL_PROJECT_NUMBER,
+    Buckets,
+    ObjectInfo,
+    Readable,
+    check_list_argument,
+    open_no_follow,
+)
 from vtp.local.storage.uploads import Chunk, Sessions, metadata_from, object_name, split_multipart
 
 PREFIXES = (
@@ -42,6 +54,15 @@ PREFIXES = (
 """Paths that belong to the Cloud Storage API."""
 
 MAX_PAGE = 1000
+
+DOWNLOAD_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+"""What every object download carries besides `Content-Disposition: attachment`: a stored HTML
+or SVG file is never rendered, sniffed into script, framed, or embedded by another site."""
 
 
 def is_storage_path(path: str) -> bool:
@@ -259,6 +280,8 @@ class StorageApi:
         page = min(int(size), MAX_PAGE)
         after = _token(request.arg("pageToken"))
         start, end = request.arg("startOffset"), request.arg("endOffset")
+        check_list_argument("startOffset", start)
+        check_list_argument("endOffset", end)
         items: list[dict] = []
         prefixes: list[str] = []
         last = ""
@@ -295,7 +318,8 @@ class StorageApi:
         source = self._info(request)
         to_bucket, to_name = request.params["to_bucket"], request.params["to_object"]
         self.buckets.check_generation(to_bucket, to_name, request.query)
-        with open(self.buckets.open(source.bucket, source.name), "rb") as file:
+        self.buckets.object_path(to_bucket, to_name)  # refuse a bad target before reading
+        with self.buckets.reading(source.bucket, source.name) as file:
             info = self.buckets.write(to_bucket, to_name, file)
         resource = self._object(request, info)
         if request.params["verb"] == "copyTo":
@@ -320,12 +344,14 @@ class StorageApi:
         names = [n for n in given if isinstance(n, str) and n]
         if len(names) != len(given):
             raise errors.invalid_argument("Invalid sourceObjects: each needs a name.")
-        paths = [self.buckets.open(bucket, self.buckets.info(bucket, n).name) for n in names]
+        for part_name in names:
+            self.buckets.info(bucket, part_name)
+        self.buckets.object_path(bucket, name)  # refuse a bad target before reading
         self.buckets.check_generation(bucket, name, request.query)
         with self.buckets.temporary() as temporary:
-            with open(temporary, "wb") as out:
-                for path in paths:
-                    with open(path, "rb") as part:
+            with open(temporary, "wb", opener=open_no_follow) as out:
+                for part_name in names:
+                    with self.buckets.reading(bucket, part_name) as part:
                         while chunk := part.read(1 << 20):
                             out.write(chunk)
             with open(temporary, "rb") as joined:
@@ -343,6 +369,8 @@ class StorageApi:
             "x-goog-stored-content-length": str(info.size),
             "x-goog-stored-content-encoding": "identity",
             "Accept-Ranges": "bytes",
+            "Content-Disposition": attachment(info.name),
+            **DOWNLOAD_HEADERS,
         }
         path = self.buckets.open(info.bucket, info.name)
         span = _range(request.headers.get("Range", ""), info.size)
@@ -402,7 +430,7 @@ class StorageApi:
         return Reply.of(self._object(request, info))
 
     def _cancel_upload(self, request: StorageRequest) -> Reply:
-        self.sessions.cancel(request.arg("upload_id"))
+        self.sessions.cancel(request.arg("upload_id"))  # checks the id first
         return Reply(status=499)
 
 
@@ -416,6 +444,16 @@ def _policy(bucket: str, bindings: list) -> dict:
     }
 
 
+def attachment(name: str) -> str:
+    """`Content-Disposition` for object `name`: an attachment, never shown inline, named by the
+    name's last segment: plainly (ASCII letters, digits, `.`, `_`, `-`; anything else `_`) for
+    old clients, and exactly in RFC 8187's percent-encoded UTF-8. Neither form can hold a quote,
+    `;` or a line break, so the name cannot add parameters or headers."""
+    base = name.rstrip("/").rpartition("/")[2] or "download"
+    plain = re.sub(r"[^A-Za-z0-9._-]", "_", base)
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
+
+
 def _token(token: str) -> str:
     if not token:
         return ""
@@ -426,13 +464,17 @@ def _token(token: str) -> str:
 
 
 def _range(header: str, size: int) -> tuple[int, int] | None:
-    """(first, last) of a `Range: bytes=...` header; None for the whole object."""
+    """(first, last) of a `Range: bytes=...` header; None for the whole object, which is also
+    the answer to a range whose last byte comes before its first (RFC 9110: an invalid range
+    header is ignored)."""
     match = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
     if not match or not (match[1] or match[2]):
         return None
     if not match[1]:  # the last N bytes
         return max(size - int(match[2]), 0), size - 1
     first = int(match[1])
+    if match[2] and int(match[2]) < first:
+        return None
     last = min(int(match[2]), size - 1) if match[2] else size - 1
     return first, last
 

@@ -7,6 +7,11 @@
   one or more chunks with `Content-Range`. Sessions live as files beside the upload temporaries
   (`<root>/.vtp-uploads/session-<id>.{json,part}`), so they survive a service restart; a
   session answers 308 with the `Range` it holds until the last byte arrives, then the object.
+
+A session id names files, so every use checks it first (`session_files`), cancelling included:
+an id is what `start` makes, nothing else. The session files are opened without following a
+link as their last segment, because replicas share the root and could swap one for a link to a
+file outside it; the folder itself is `Buckets.uploads_dir`, never a link.
 """
 
 import email.policy
@@ -22,7 +27,7 @@ from email.parser import BytesParser
 from pathlib import Path
 
 from vtp.local.base import errors
-from vtp.local.storage.objects import UPLOADS_DIR, Buckets, ObjectInfo, Readable
+from vtp.local.storage.objects import Buckets, ObjectInfo, Readable, open_no_follow
 
 MAX_MULTIPART_BYTES = 64 << 20
 """Largest multipart upload body (clients switch to resumable uploads well below this)."""
@@ -115,10 +120,17 @@ class Sessions:
     def __init__(self, buckets: Buckets) -> None:
         self.buckets = buckets
 
-    def _folder(self) -> Path:
-        folder = self.buckets.root / UPLOADS_DIR
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return folder
+    def session_files(self, session: str) -> tuple[Path, Path]:
+        """The record (`.json`) and bytes (`.part`) files of `session`; INVALID_ARGUMENT,
+        naming upload_id, for an id `start` could not have made (a `../` in it would reach
+        outside the uploads folder)."""
+        if not _SESSION_ID.fullmatch(session):
+            raise errors.invalid_argument(
+                f"Invalid upload_id {session!r}: expected the id the upload's start returned "
+                "(16-64 letters, digits, '-' and '_')."
+            )
+        folder = self.buckets.uploads_dir()
+        return folder / f"session-{session}.json", folder / f"session-{session}.part"
 
     def start(self, bucket: str, name: str, query: dict[str, list[str]]) -> str:
         """A new session for object `name` in `bucket`; its ID."""
@@ -126,25 +138,32 @@ class Sessions:
         self.buckets.object_path(bucket, name)  # refuse bad names now, not at the last chunk
         self.buckets.check_generation(bucket, name, query)
         session = secrets.token_urlsafe(24)
-        folder = self._folder()
-        (folder / f"session-{session}.part").touch(mode=0o600)
+        record_file, part = self.session_files(session)
+        os.close(open_no_follow(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
         conditions = {k: v[0] for k, v in query.items() if k.startswith("ifGeneration")}
         record = {"bucket": bucket, "name": name, "conditions": conditions}
-        (folder / f"session-{session}.json").write_text(json.dumps(record))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        with open(record_file, "w", opener=lambda path, _: open_no_follow(path, flags)) as file:
+            file.write(json.dumps(record))
         return session
 
     def put(self, session: str, chunk: Chunk, body: Readable) -> tuple[int, ObjectInfo | None]:
         """Add a chunk; (bytes held, None) while incomplete, else (size, the new object)."""
         record, part = self._open(session)
-        held = part.stat().st_size
-        if chunk.first is not None:
-            if chunk.first > held:  # a gap: the client resends from what we hold
-                return held, None
-            with open(part, "r+b") as file:
+        try:
+            opened = open(part, "r+b", opener=open_no_follow)  # noqa: SIM115 (closed below)
+        except OSError:  # swapped for a link, or gone, since `_open` looked
+            raise errors.not_found(f"No such upload session: {session}") from None
+        with opened as file:
+            held = os.fstat(file.fileno()).st_size
+            if chunk.first is not None:
+                if chunk.first > held:  # a gap: the client resends from what we hold
+                    return held, None
                 file.truncate(chunk.first)
                 file.seek(chunk.first)
                 shutil.copyfileobj(body, file, 1 << 20)
-            held = part.stat().st_size
+                file.flush()
+                held = os.fstat(file.fileno()).st_size
         if chunk.total is None or held < chunk.total:
             return held, None
         if held > chunk.total:
@@ -153,36 +172,40 @@ class Sessions:
             )
         query = {k: [v] for k, v in record["conditions"].items()}
         self.buckets.check_generation(record["bucket"], record["name"], query)
-        with open(part, "rb") as source:
+        with open(part, "rb", opener=open_no_follow) as source:
             info = self.buckets.write(record["bucket"], record["name"], source)
         self.cancel(session)
         return held, info
 
     def cancel(self, session: str) -> None:
-        """Forget a session and its bytes."""
-        folder = self._folder()
-        for suffix in ("json", "part"):
-            (folder / f"session-{session}.{suffix}").unlink(missing_ok=True)
+        """Forget a session and its bytes (a link in their place is removed, not followed)."""
+        for path in self.session_files(session):
+            path.unlink(missing_ok=True)
 
     def _open(self, session: str) -> tuple[dict, Path]:
-        if not _SESSION_ID.fullmatch(session):
-            raise errors.invalid_argument(f"Invalid upload_id {session!r}.")
-        folder = self._folder()
+        """The session's record and bytes file; NOT_FOUND when either is missing or is not a
+        plain file (a link a replica put there)."""
+        record_file, part = self.session_files(session)
         try:
-            record = json.loads((folder / f"session-{session}.json").read_text())
+            with open(record_file, opener=open_no_follow) as file:
+                record = json.loads(file.read())
         except (OSError, ValueError):
             raise errors.not_found(f"No such upload session: {session}") from None
-        part = folder / f"session-{session}.part"
-        if not part.exists():
+        if (
+            not part.is_file()
+            or part.is_symlink()
+            or not isinstance(record, dict)
+            or not isinstance(record.get("bucket"), str)
+            or not isinstance(record.get("name"), str)
+            or not isinstance(record.get("conditions"), dict)
+        ):
             raise errors.not_found(f"No such upload session: {session}")
         return record, part
 
 
 def remove_stale(buckets: Buckets, older_than_seconds: float = 7 * 86400) -> None:
     """Drop upload temporaries and sessions untouched for a week (Cloud Storage's limit)."""
-    folder = buckets.root / UPLOADS_DIR
-    if not folder.is_dir():
-        return
+    folder = buckets.uploads_dir()  # never a link: nothing outside the root is removed
     cutoff = time.time() - older_than_seconds
     for path in folder.iterdir():
         try:

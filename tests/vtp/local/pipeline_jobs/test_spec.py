@@ -51,12 +51,12 @@ def job(**runtime: object) -> PipelineJob:
     return PipelineJob(pipeline_spec=SPEC, runtime_config=runtime)
 
 
-def test_the_pipeline_root_is_the_output_directory_or_the_spec_default():
-    assert spec.pipeline_root(job(gcs_output_directory="gs://b/r"), SPEC) == "gs://b/r"
+def test_the_pipeline_root_is_the_output_directory_or_the_spec_default(tmp_path):
+    assert spec.pipeline_root(job(gcs_output_directory="gs://b/r"), SPEC, tmp_path) == "gs://b/r"
     with_default = {**SPEC, "defaultPipelineRoot": "gs://b/default"}
-    assert spec.pipeline_root(job(), with_default) == "gs://b/default"
+    assert spec.pipeline_root(job(), with_default, tmp_path) == "gs://b/default"
     with pytest.raises(errors.ApiError, match="gcsOutputDirectory is required"):
-        spec.pipeline_root(job(), SPEC)
+        spec.pipeline_root(job(), SPEC, tmp_path)
 
 
 def test_runtime_settings_the_service_cannot_honour_are_refused():
