@@ -189,12 +189,18 @@ def _status(text: str) -> tuple[grpc.StatusCode, str]:
         return grpc.StatusCode.INTERNAL, "Internal error encountered."
 
 
-def grpc_server(router: Router, token: str) -> tuple[grpc.Server, int]:
-    """A gRPC server (not started) on a free internal port of 127.0.0.1, and that port."""
+def grpc_server(
+    router: Router, token: str, idle: float = 30.0, handshake: float = 30.0
+) -> tuple[grpc.Server, int]:
+    """A gRPC server (not started) on a free internal port of 127.0.0.1, and that port. A
+    connection with no call for `idle` seconds is sent GOAWAY and closed; one that has not
+    finished HTTP/2's opening (preface and settings) within `handshake` seconds is closed."""
     options = [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.so_reuseport", 0),
+        ("grpc.max_connection_idle_ms", int(idle * 1000)),
+        ("grpc.server_handshake_timeout_ms", int(handshake * 1000)),
     ]
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="grpc"),

@@ -10,12 +10,16 @@ protocol the client negotiated (ALPN), hands the plain bytes on:
     http/1.1  -> the HTTP server (`server.py`), the same one http://127.0.0.1:PORT reaches
 
 Both back ends check the bearer token themselves, so the front adds no trust. It runs on its own
-asyncio loop in one thread; a client that stalls in the handshake is dropped after 30 s.
+asyncio loop in one thread; a client that stalls in the handshake is dropped after
+`handshake_timeout` (30 s). What comes after the handshake is bounded by the back ends: the
+HTTP server's request deadline and idle timeout (`server.Limits`), gRPC's idle and HTTP/2
+handshake timeouts (`grpc_server`); when a back end closes, the front closes the client.
 """
 
 import asyncio
 import contextlib
 import logging
+import socket
 import ssl
 import tempfile
 import threading
@@ -26,6 +30,7 @@ from vtp.local.base.tls import ServerIdentity
 _log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT_SECONDS = 30.0
+BACKLOG = max(128, socket.SOMAXCONN)
 _CHUNK = 1 << 16
 
 
@@ -33,7 +38,13 @@ class TlsFront:
     """Accepts TLS on 127.0.0.1:`port` (0: a free one) and forwards by ALPN protocol to the
     local ports in `backends` (`{"h2": grpc_port, "http/1.1": http_port}`)."""
 
-    def __init__(self, identity: ServerIdentity, port: int, backends: dict[str, int]) -> None:
+    def __init__(
+        self,
+        identity: ServerIdentity,
+        port: int,
+        backends: dict[str, int],
+        handshake_timeout: float = HANDSHAKE_TIMEOUT_SECONDS,
+    ) -> None:
         self._context = _server_context(identity)
         self._backends = backends
         self._loop = asyncio.new_event_loop()
@@ -43,8 +54,9 @@ class TlsFront:
                 "127.0.0.1",
                 port,
                 ssl=self._context,
-                ssl_handshake_timeout=HANDSHAKE_TIMEOUT_SECONDS,
+                ssl_handshake_timeout=handshake_timeout,
                 reuse_address=True,
+                backlog=BACKLOG,
             )
         )
         self.port: int = self._server.sockets[0].getsockname()[1]
