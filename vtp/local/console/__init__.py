@@ -63,9 +63,13 @@ def serve(path: str, method: str, storage_root: Path) -> Reply:
     if url.path == CONSOLE_PREFIX.rstrip("/"):
         return Reply(status=308, headers={"Location": CONSOLE_PREFIX, **_SECURITY})
     relative = url.path[len(CONSOLE_PREFIX) :] or "index.html"
-    file = (STATIC / relative).resolve()
-    if not file.is_relative_to(STATIC) or not file.is_file():
-        return _refusal(errors.not_found(f"No console page {url.path!r}."))
+    try:
+        file = (STATIC / relative).resolve()
+        found = file.is_relative_to(STATIC) and file.is_file()
+    except (OSError, ValueError):  # a name the file system cannot hold (too long, NUL)
+        found = False
+    if not found:
+        return _refusal(errors.not_found(f"No console page {url.path[:200]!r}."))
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "text/plain"
     return Reply(body=file.read_bytes(), content_type=kind, headers=dict(_SECURITY))
 
