@@ -263,6 +263,20 @@ def train_digits(out: Path, **flags: object) -> Path:
     return out
 
 
+def serving_processes(endpoint_id: str) -> list[int]:
+    """Pids of live processes started for `endpoint_id` (their AIP_ENDPOINT_ID says so), not
+    counting the service's shim above each (`vtp/local/runtime/shim.py`)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            carries = f"AIP_ENDPOINT_ID={endpoint_id}".encode() in environ.read_bytes().split(b"\0")
+            if carries and b"runtime/shim.py" not in (environ.parent / "cmdline").read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
 VERTEX_TARGET = (
     "--project=my-project",
     "--region=europe-west4",

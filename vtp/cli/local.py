@@ -79,7 +79,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         "--max-replicas",
         type=int,
         help="replica processes that may run at once; other jobs wait in JOB_STATE_QUEUED "
-        "(default: no limit)",
+        "(default: two per core, at most one per GiB of memory, at least two)",
     )
     add(
         "--gpus",

@@ -151,14 +151,14 @@ def test_the_state_is_the_users_alone_whatever_the_umask(tmp_path):
         service.stop()
 
 
-@pytest.mark.xfail(reason="vtp/local/storage/objects.py gives objects 0644 (not ours to change)")
 def test_objects_uploaded_through_the_storage_api_are_the_users_alone(service):
-    url = f"{service.url}/upload/storage/v1/b/b/o?uploadType=media&name=private.txt"
-    response = service.session().post(
-        url, data=b"x", headers={"Content-Type": "text/plain"}, timeout=10
-    )
+    session = service.session()
+    made = session.post(f"{service.url}/storage/v1/b", json={"name": "team-data"}, timeout=10)
+    assert made.status_code == 200, made.text
+    url = f"{service.url}/upload/storage/v1/b/team-data/o?uploadType=media&name=private.txt"
+    response = session.post(url, data=b"x", headers={"Content-Type": "text/plain"}, timeout=10)
     assert response.status_code == 200, response.text
-    assert (service.gcs_root / "b" / "private.txt").stat().st_mode & 0o077 == 0
+    assert (service.gcs_root / "team-data" / "private.txt").stat().st_mode & 0o077 == 0
 
 
 ESCAPE = (

@@ -15,13 +15,9 @@ from pathlib import Path
 
 import pytest
 import requests
-import torch
 
-from tests.fixtures import FAST_FLAGS, REPO, LocalService
-from trainer import train
+from tests.fixtures import FAST_FLAGS, REPO, LocalService, serving_processes, train_digits
 from trainer.checkpoint import list_checkpoints
-from trainer.config import parse_args
-from trainer.distributed import Runtime
 from trainer.export import export_checkpoint
 from vtp.local.base.guard import MAX_BODY_BYTES
 from vtp.local.endpoints import serving
@@ -46,18 +42,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
 @pytest.fixture(scope="module")
 def digits(service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An exported digits model (a short run) at gs://models/digits of the service."""
-    out = tmp_path_factory.mktemp("run")
-    flags = {"hidden_size": 16, "max_steps": 20, "checkpoint_interval": 20, "eval_interval": 20}
-    dirs = {f"{name}_dir": out / name for name in ("checkpoint", "model", "tensorboard")}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CLOUD_ML_HP_METRIC_FILE", str(out / "hypertune.metrics"))
-        argv = [f"--{key}={value}" for key, value in {**flags, **dirs}.items()]
-        train.run(parse_args(argv), Runtime(0, 1, 0, torch.device("cpu")))
-    torch.set_num_threads(threads)
+    out = train_digits(
+        tmp_path_factory.mktemp("run"), hidden_size=16, max_steps=20, checkpoint_interval=20
+    )
     directory = service.gcs_root / "models" / "digits"
-    export_checkpoint(list_checkpoints(out / "checkpoint")[0].path, directory)
+    export_checkpoint(list_checkpoints(out / "checkpoints")[0].path, directory)
     return directory
 
 
@@ -110,18 +99,6 @@ def deployed(service: LocalService, digits: Path) -> tuple[str, int, int]:
     (pid,) = serving_processes(endpoint.rsplit("/", 1)[1])
     port = int(environment(pid)["AIP_HTTP_PORT"])
     return endpoint, pid, port
-
-
-def serving_processes(endpoint_id: str) -> list[int]:
-    """Pids of live processes started for `endpoint_id` (their AIP_ENDPOINT_ID says so)."""
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if f"AIP_ENDPOINT_ID={endpoint_id}".encode() in environ.read_bytes().split(b"\0"):
-                found.append(int(environ.parent.name))
-        except OSError:
-            continue
-    return found
 
 
 def environment(pid: int) -> dict[str, str]:

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import tarfile
 import textwrap
-from pathlib import Path
 
 import pytest
+
+from tests.fixtures import serving_processes
 
 pytestmark = pytest.mark.slow
 
@@ -204,15 +205,3 @@ def test_deploy_errors_name_what_is_wrong(local_service):
     )
     assert pipeline.status_code == 501
     assert "not supported by the local Vertex service" in pipeline.json()["error"]["message"]
-
-
-def serving_processes(endpoint_id: str) -> list[int]:
-    """Pids of live processes started for `endpoint_id` (their AIP_ENDPOINT_ID says so)."""
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if f"AIP_ENDPOINT_ID={endpoint_id}".encode() in environ.read_bytes().split(b"\0"):
-                found.append(int(environ.parent.name))
-        except OSError:
-            continue
-    return found

@@ -52,7 +52,8 @@ class ServiceConfig:
     """Seconds a replica gets between SIGTERM and SIGKILL (cancel, preemption, shutdown)."""
 
     max_replicas: int = 0
-    """Replica processes that may run at once over all jobs (0: no limit); the rest queue."""
+    """Replica processes that may run at once over all jobs (0: the machine's default cap,
+    `capacity.default_cap`); the rest queue."""
 
     gpus: tuple[str, ...] = ()
     """GPU indices replicas may be given through CUDA_VISIBLE_DEVICES."""
@@ -89,7 +90,7 @@ class ServiceConfig:
         if self.grace_period < 0:
             raise ValueError(f"grace_period must be >= 0 seconds, got {self.grace_period}")
         if self.max_replicas < 0:
-            raise ValueError(f"max_replicas must be >= 0 (0: no limit), got {self.max_replicas}")
+            raise ValueError(f"max_replicas must be >= 0 (0: default cap), got {self.max_replicas}")
         if not 0 <= self.port < 65536:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
         tls_port = self.tls_port

@@ -233,6 +233,7 @@ class PipelineJobs:
             config.poll_interval,
             config.grace_period,
             cwd=config.project_dir,
+            passed=config.pass_env,
         )
         record.runtime["token"] = run.token
         self.store.update(record)  # before the process exists: a restart can find it

@@ -465,7 +465,7 @@ class _Temporary:
 
     def __init__(self, folder: Path) -> None:
         descriptor, name = tempfile.mkstemp(dir=folder, prefix="upload-")
-        os.fchmod(descriptor, 0o644)  # what the object's file will have once in place
+        os.fchmod(descriptor, 0o600)  # the user's alone, as everything in the state dir
         os.close(descriptor)
         self.path = Path(name)
 
