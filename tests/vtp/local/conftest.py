@@ -39,12 +39,13 @@ def starts(record: Path, replica: str) -> list[int]:
     return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
-def write_sdist(path: Path, module: str, **files: str) -> None:
-    """A source archive of package `module` at `path`: its setup.py, `__init__.py` and `files`
-    (names relative to the package folder, e.g. `task_py="..."` is `task.py`)."""
+def write_sdist(path: Path, module: str, setup_first: str = "", **files: str) -> None:
+    """A source archive of package `module` at `path`: its setup.py (running `setup_first`
+    before setuptools), `__init__.py` and `files` (names relative to the package folder, e.g.
+    `task_py="..."` is `task.py`)."""
     members = {
-        "setup.py": f"from setuptools import setup\nsetup(name='{module}', version='0.1', "
-        f"packages=['{module}'])\n",
+        "setup.py": f"{setup_first}\nfrom setuptools import setup\nsetup(name='{module}', "
+        f"version='0.1', packages=['{module}'])\n",
         f"{module}/__init__.py": "",
         **{f"{module}/{name.replace('_py', '.py')}": text for name, text in files.items()},
     }

@@ -4,19 +4,17 @@ service, its state is the user's alone, a cancel stops an install, and replicas 
 Each test is a finding of the outside review (issue #26), against a real `vtp local serve`.
 """
 
-import io
 import json
 import os
 import stat
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures import FAST_FLAGS, LocalService, State, wait_for_state, wait_until
-from tests.vtp.local.conftest import custom_job, scripted_pool, starts
+from tests.vtp.local.conftest import custom_job, scripted_pool, starts, write_sdist
 from vtp.local.runtime.capacity import default_cap
 from vtp.local.runtime.process import SERVICE_ENV
 
@@ -27,19 +25,7 @@ SECRET = {"VTP_TEST_SECRET": "s3cret", "AWS_SECRET_ACCESS_KEY": "hunter2"}
 def sdist(path: Path, module: str, setup_body: str) -> str:
     """A source archive of `module` at `path` whose setup.py runs `setup_body` first; its URI
     when `path` is under a service's storage root (`<root>/<bucket>/...`)."""
-    members = {
-        "setup.py": f"{setup_body}\nfrom setuptools import setup\n"
-        f"setup(name='{module}', version='0.1', packages=['{module}'])\n",
-        f"{module}/__init__.py": "",
-        f"{module}/__main__.py": "print('ran')\n",
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in members.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{module}-0.1/{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
+    write_sdist(path, module, setup_first=setup_body, __main___py="print('ran')\n")
     return "gs://" + "/".join(path.parts[-2:])
 
 
