@@ -56,8 +56,7 @@ from trainer.export import CONFIG_FILE
 from trainer.predict import BadRequest, ModelError, Predictor, model_dir
 from trainer.tasks import builtin_tasks, servable_task, serving_tasks
 from vtp import storage
-from vtp.local.base.errors import ApiError
-from vtp.local.base.guard import LOOPBACK_NAMES, REQUEST_TIMEOUT_SECONDS, body_length
+from vtp.http_limits import LOOPBACK_NAMES, REQUEST_TIMEOUT_SECONDS, BodyRefused, declared_length
 
 SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
 """Where the local service put this server's secret (read and deleted at start)."""
@@ -270,9 +269,9 @@ class Handler(BaseHTTPRequestHandler):
         the secret, so a stranger learns nothing about the routes."""
         self.server.check_origin(self.headers)
         try:
-            length = body_length(self.headers)
-        except ApiError as exc:
-            raise Refused(exc.http_status, exc.message) from None
+            length = declared_length(self.headers)
+        except BodyRefused as refused:
+            raise Refused(refused.status, refused.message) from None
         if method == "POST":
             media = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
             if media != "application/json":

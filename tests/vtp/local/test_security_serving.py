@@ -19,7 +19,7 @@ import requests
 from tests.fixtures import FAST_FLAGS, REPO, LocalService, serving_processes, train_digits
 from trainer.checkpoint import list_checkpoints
 from trainer.export import export_checkpoint
-from vtp.local.base.guard import MAX_BODY_BYTES
+from vtp.http_limits import MAX_BODY_BYTES
 from vtp.local.endpoints import serving
 
 pytestmark = pytest.mark.slow

@@ -24,35 +24,21 @@ The service runs commands from job specs by design, so only the user who started
 
 import hmac
 from dataclasses import dataclass
-from typing import Protocol, overload
 from urllib.parse import urlsplit
 
+from vtp import http_limits
+from vtp.http_limits import LOOPBACK_NAMES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, Headers
 from vtp.local.base import errors
 
-MAX_BODY_BYTES = 32 << 20
-"""Largest API request body accepted (API requests are kilobytes)."""
+__all__ = ["LOOPBACK_NAMES", "MAX_BODY_BYTES", "REQUEST_TIMEOUT_SECONDS", "Guard", "body_length"]
 
 MAX_MEDIA_BYTES = 64 << 30
 """Largest Cloud Storage upload request (streamed to a file, never held in memory)."""
-
-REQUEST_TIMEOUT_SECONDS = 30.0
-"""A connection that sends nothing for this long is closed."""
 
 OPEN_PATHS = frozenset({"/healthz"})
 CONSOLE_PREFIX = "/console/"
 CONSOLE_STATIC_SUFFIXES = (".html", ".js", ".css")
 """The console's files served without the token: its pages, scripts and styles (no data)."""
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-class Headers(Protocol):
-    """A request's headers by name: http.server's (an `email.message.Message`, which matches
-    names in any case), or a Mapping."""
-
-    @overload
-    def get(self, name: str, /) -> str | None: ...
-    @overload
-    def get(self, name: str, default: str, /) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -134,20 +120,10 @@ def is_open(method: str, path: str) -> bool:
 
 
 def body_length(headers: Headers, limit: int = MAX_BODY_BYTES) -> int:
-    """The declared body length; ApiError for chunked, malformed or oversized bodies."""
-    if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        raise errors.ApiError(
-            errors.INVALID_ARGUMENT,
-            "Transfer-Encoding: chunked is not accepted; send Content-Length.",
-            http_status=411,
-        )
-    text = headers.get("Content-Length", "0").strip() or "0"
-    if not (text.isascii() and text.isdigit()):
-        raise errors.invalid_argument(f"Invalid Content-Length {text!r}: expected a number.")
-    if len(text) > 15 or int(text) > limit:
-        raise errors.ApiError(
-            errors.INVALID_ARGUMENT,
-            f"Request body of {text} bytes is larger than the {limit} accepted.",
-            http_status=413,
-        )
-    return int(text)
+    """The declared body length; ApiError (400, 411 or 413) for chunked, malformed or
+    oversized bodies."""
+    try:
+        return http_limits.declared_length(headers, limit)
+    except http_limits.BodyRefused as refused:
+        message, status = refused.message, refused.status
+        raise errors.ApiError(errors.INVALID_ARGUMENT, message, http_status=status) from None
