@@ -9,6 +9,8 @@ can be (`fork_tasks.py`) and its lines go to the run's log, each prefixed with t
 
 import json
 import os
+import re
+import shlex
 import shutil
 import sys
 from collections import deque
@@ -19,7 +21,7 @@ from typing import Any, TypeAlias
 from google.protobuf import json_format
 from kfp import dsl
 from kfp.dsl import executor as kfp_executor
-from kfp.local import executor_input_utils, executor_output_utils, subprocess_task_handler
+from kfp.local import executor_input_utils, executor_output_utils
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import storage
@@ -73,15 +75,13 @@ def run_container(
     container = executor.container
     as_dict = executor_input_utils.executor_input_to_dict(executor_input, component)
     command = vertex_tasks.resolve_command(
-        list(container.command) + list(container.args),
+        this_python(list(container.command)) + list(container.args),
         executor_input_dict=as_dict,
         pipeline_resource_name=names.pipeline_name,
         task_resource_name=names.task_name,
         pipeline_root=names.pipeline_root,
         unique_pipeline_id=names.run_id,
     )
-    # `python3` in the command is this interpreter, as the image's own would be (not PATH's).
-    command = subprocess_task_handler.replace_python_executable(command, sys.executable)
     env = {
         **os.environ,
         **_own_packages(names.task_root),
@@ -99,6 +99,20 @@ def run_container(
     except (OSError, ValueError, KeyError) as exc:
         return Node("FAILED", error=f"cannot read its outputs: {exc}")
     return Node("SUCCEEDED", _with_declared_artifacts(outputs, executor_input, component))
+
+
+_PYTHON3 = re.compile(r"(?<![\w./-])python3(?![\w.-])")
+
+
+def this_python(command: list[str]) -> list[str]:
+    """`command` (the container's, before its placeholders are filled) with each `python3`
+    word made this interpreter, as the image's own would be, not whatever PATH finds first;
+    inside a shell script it is quoted. Arguments and values are never touched."""
+    quoted = shlex.quote(sys.executable)
+    return [
+        sys.executable if part == "python3" else _PYTHON3.sub(lambda _: quoted, part)
+        for part in command
+    ]
 
 
 def _own_packages(task_root: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
@@ -202,10 +203,12 @@ def _status(task: Task) -> str:
 def _console(result: "RunResult") -> list[str]:
     if result.console_stays:
         return [f"console: {result.console}"]
-    page = result.console.split("#", 1)[-1]
+    fragment = parse_qs(result.console.partition("#")[2])  # token=...&page=/runs/<id>
+    page = fragment.get("page", [""])[0]
+    then = f", then go to #{page}" if page else ""
     return [
-        f"console: run `vtp local serve --state-dir {result.state_dir}` and open its Console "
-        f"address with #{page}"
+        f"console: run `vtp local serve --state-dir {result.state_dir}` and open the Console "
+        f"address it prints{then}"
     ]
 
 

@@ -106,7 +106,11 @@ def test_a_failure_ends_with_its_cause_and_a_gone_console_says_how_to_see_it() -
         "  the failed task's last lines:",
         "    ValueError: x",
     ]
-    assert "console: run `vtp local serve --state-dir /state` and open its Console address " in text
+    assert (
+        "  console: run `vtp local serve --state-dir /state` and open the Console address it "
+        "prints, then go to #/runs/loop-20260101000000\n" in text
+    )
+    assert "token=" not in text  # the run's token dies with it
     # The task's own last lines, as the run's log had them, are the better cause.
     tails = {"other": ["nothing"], "train": ["epoch 3", "ValueError: x (with the value)"]}
     text = summarize(result("PIPELINE_STATE_FAILED", failed, error=cause, tails=tails))

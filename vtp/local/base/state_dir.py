@@ -65,5 +65,10 @@ def private(root: Path) -> None:
             if stat.S_ISLNK(mode) or not mode & 0o077:
                 continue
             wanted = 0o700 if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0o600
-            with contextlib.suppress(OSError, NotImplementedError):
+            try:
                 os.chmod(name, wanted, follow_symlinks=False)
+            except NotImplementedError:  # glibc < 2.32: lstat above says it is not a link
+                with contextlib.suppress(OSError):
+                    os.chmod(name, wanted)
+            except OSError:
+                continue

@@ -55,8 +55,8 @@ def start(
 ) -> subprocess.Popen:
     """Start `argv` under the shim in a process group of its own (the shim leads it), stdout and
     stderr to `output`. OSError, as Popen raises it, when `argv[0]` cannot be executed."""
-    _check_executable(argv[0], env)
     cwd.mkdir(parents=True, exist_ok=True)
+    _check_executable(argv[0], env, cwd)
     watched = _service_fd()
     return subprocess.Popen(
         [sys.executable, "-I", "-S", str(SHIM), str(watched), *argv],
@@ -102,11 +102,12 @@ def _service_fd() -> int:
         return _pipe[0]
 
 
-def _check_executable(program: str, env: Mapping[str, str]) -> None:
+def _check_executable(program: str, env: Mapping[str, str], cwd: Path) -> None:
     """Raise what Popen would raise for a program that cannot be executed (the shim would
-    only exit 127)."""
+    only exit 127); a relative path is the child's, under `cwd`."""
     if "/" in program:
-        found: str | None = program if os.path.isfile(program) else None
+        path = os.path.join(cwd, program)
+        found: str | None = path if os.path.isfile(path) else None
     else:
         found = shutil.which(program, mode=os.F_OK, path=env.get("PATH", os.defpath))
     if found is None:

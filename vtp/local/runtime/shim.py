@@ -47,6 +47,11 @@ def main(argv: list[str]) -> int:
     child = os.fork()
     if child == 0:
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        # Python starts ignoring these; the command gets them at their defaults, as Popen's
+        # restore_signals gives them (else `yes | head` in a replica dies of "Broken pipe").
+        for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
         try:
             os.execvp(command[0], command)
         except OSError as exc:
