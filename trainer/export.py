@@ -36,6 +36,7 @@ must reproduce the eager model's outputs on the example batch before anything is
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -184,10 +185,17 @@ def read_metadata(model_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return json.loads((storage.local_path(model_dir) / METADATA_FILE).read_text())
 
 
-def load_model(model_dir: str | os.PathLike[str]) -> tuple[nn.Module, Config]:
-    """The model in a model directory, rebuilt by its task, and its config."""
+def load_model(
+    model_dir: str | os.PathLike[str], allowed: Callable[[str], object] | None = None
+) -> tuple[nn.Module, Config]:
+    """The model in a model directory, rebuilt by its task, and its config. `allowed`, when
+    given, sees the task config.json names before it is imported (and raises to refuse it):
+    the check and the import read the same file once, so a file swapped in between gains
+    nothing."""
     directory = storage.local_path(model_dir)
     config = Config.from_dict(json.loads((directory / CONFIG_FILE).read_text()))
+    if allowed is not None:
+        allowed(config.task)
     model = load_task(config.task).build_model(config)
     state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
     model.load_state_dict(state)

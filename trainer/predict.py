@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +58,13 @@ class Predictor:
         self.labels = [str(label) for label in metadata["labels"]]
 
     @classmethod
-    def load(cls, directory: Path) -> "Predictor":
+    def load(cls, directory: Path, allowed: Callable[[str], object] | None = None) -> "Predictor":
         """The model of an exported directory, loaded without running anything from it.
 
         export.json and config.json are JSON; the weights (model.pt) load with
-        `weights_only=True` into the model the task builds. model.pt2 is never loaded here:
-        `torch.export.load` unpickles, and the directory may come from anyone.
+        `weights_only=True` into the model the task builds (a task `allowed` accepts, when
+        given). model.pt2 is never loaded here: `torch.export.load` unpickles, and the
+        directory may come from anyone.
         """
         try:
             metadata = json.loads((directory / METADATA_FILE).read_text())
@@ -72,7 +73,7 @@ class Predictor:
         if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
             raise ModelError(f"{directory / METADATA_FILE}: format is not {FORMAT!r}")
         try:
-            model, _ = load_model(directory)
+            model, _ = load_model(directory, allowed)
         except Exception as exc:  # missing files, a refused pickle, weights of another shape
             raise ModelError(f"cannot load the model in {directory}: {exc}") from exc
         return cls(model.eval(), metadata)

@@ -172,8 +172,9 @@ class Server(ThreadingHTTPServer):
         """Load the model (in a thread: the port answers while it loads), or shut down."""
         try:
             directory = model_dir(self.config.storage_uri)
-            configured_task(directory, self.tasks)  # before anything imports it
-            self.predictor = Predictor.load(directory)
+            configured_task(directory, self.tasks)  # a clear refusal before anything loads
+            # ...and again on the very config.json the model is built from.
+            self.predictor = Predictor.load(directory, lambda t: servable_task(t, self.tasks))
         except ModelError as exc:
             self.failure = str(exc)
         except Exception as exc:  # a malformed export.json, say: stop rather than answer 503

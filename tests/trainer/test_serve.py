@@ -15,8 +15,8 @@ from trainer.checkpoint import list_checkpoints
 from trainer.config import Config, parse_args
 from trainer.distributed import Runtime
 from trainer.export import export_checkpoint, load_program
-from trainer.predict import Predictor
-from trainer.tasks import digits
+from trainer.predict import ModelError, Predictor
+from trainer.tasks import digits, servable_task
 
 MODEL_URI = "gs://models/digits"
 # Vertex's own routes when containerSpec names none: the server must serve whatever it is told.
@@ -210,3 +210,20 @@ def test_a_bad_environment_exits_2_naming_the_variable(
         monkeypatch.setenv(name, value)
     assert serve.main([]) == 2
     assert problem in capsys.readouterr().err
+
+
+def test_the_task_is_checked_on_the_config_the_model_is_built_from(
+    gcs_root: Path, tmp_path: Path
+) -> None:
+    """A config.json swapped after the first check still names a task the server refuses: the
+    check runs on the very file the model is rebuilt from, before its task is imported."""
+    model = tmp_path / "model"
+    model.mkdir()
+    for item in (gcs_root / "models" / "digits").iterdir():
+        if item.is_file():
+            (model / item.name).write_bytes(item.read_bytes())
+    config = json.loads((model / "config.json").read_text())
+    allowed = frozenset({config["task"]})
+    (model / "config.json").write_text(json.dumps({**config, "task": "os"}))  # the swap
+    with pytest.raises(ModelError, match="which serving does not import"):
+        Predictor.load(model, lambda task: servable_task(task, allowed))
