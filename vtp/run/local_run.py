@@ -13,7 +13,9 @@ Ctrl-C or SIGTERM cancels the job: the service stops the running task and what t
 running. The run exits 130.
 """
 
+import html
 import logging
+import os
 import sys
 import time
 import webbrowser
@@ -28,6 +30,23 @@ from vtp.run import follow, job, summary, target
 
 _log = logging.getLogger(__name__)
 State = aiplatform_v1.PipelineState
+
+
+def open_in_browser(page: str, folder: Path) -> Path:
+    """Open `page`, whose fragment holds the token, as Jupyter does: through a file of the
+    user's (mode 0600, in `folder`) that sends the browser on to it, so the token is never on a
+    browser's command line, which `ps` shows every local user. The file's path."""
+    launcher = folder / "open-console.html"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    with os.fdopen(os.open(launcher, flags, 0o600), "w") as out:
+        os.fchmod(out.fileno(), 0o600)  # a file left by an older run keeps its mode otherwise
+        target = html.escape(page, quote=True)
+        out.write(
+            f'<!doctype html><meta http-equiv="refresh" content="0;url={target}">'
+            f'<a href="{target}">Open the console</a>\n'
+        )
+    webbrowser.open(launcher.as_uri())
+    return launcher
 
 
 @dataclass(frozen=True)
@@ -85,7 +104,7 @@ def run_pipeline(
         _log.info("Pipeline job %s", created.name)
         _log.info("Console: %s", page)
         if open_console:
-            webbrowser.open(page)
+            open_in_browser(page, state_dir)
         followed = follow.follow(
             client, created.name, interrupts, on_cancel=lambda: _cancelling(created.name)
         )
