@@ -60,6 +60,8 @@ from vtp.http_limits import LOOPBACK_NAMES, REQUEST_TIMEOUT_SECONDS, BodyRefused
 
 SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
 """Where the local service put this server's secret (read and deleted at start)."""
+VERTEX_IDLE_SECONDS = 620.0
+"""Idle keep-alive on Vertex: longer than the 600 s its front end keeps a connection idle."""
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 
@@ -212,8 +214,15 @@ class Handler(BaseHTTPRequestHandler):
     """GET the health route, POST the predict route; every answer is JSON."""
 
     protocol_version = "HTTP/1.1"  # keep-alive: Vertex's front end reuses connections
-    timeout = REQUEST_TIMEOUT_SECONDS  # an idle connection is closed
     server: Server
+
+    def setup(self) -> None:
+        """An idle connection is closed after the local service's timeout; on Vertex (no
+        secret) only after longer than its front end keeps one idle (600 s), so a reused
+        connection never meets a close (a 502 to the caller)."""
+        super().setup()
+        idle = REQUEST_TIMEOUT_SECONDS if self.server.secret else VERTEX_IDLE_SECONDS
+        self.connection.settimeout(idle)
 
     def do_GET(self) -> None:
         """Health: 200 once the model is loaded, 503 before."""
