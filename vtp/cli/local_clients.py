@@ -4,14 +4,18 @@
     vtp local exec -- python my_script.py  # one program: the same, the token, the storage root
 
 Both find the service by its URL (`--endpoint`, else $VTP_LOCAL_ENDPOINT, else the default
-port) and its runtime file (`vtp.vertex.local_auth`). Not a command group: `local.py` adds them.
+port) and its runtime file (`vtp.vertex.local_auth`). Both also give gcloud a project
+(`CLOUDSDK_CORE_PROJECT`, see `gcloud_settings`), so the follow-up commands gcloud prints itself
+(`gcloud ai custom-jobs stream-logs ...`) run as printed. Not a command group: `local.py` adds them.
 """
 
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 
 from vtp.cli import UsageError
+from vtp.cli.target import LOCAL_PROJECT, PROJECT_ENVS
 from vtp.vertex.endpoint import DEFAULT_LOCAL_ENDPOINT
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV as ENDPOINT_ENV
 
@@ -43,13 +47,28 @@ def _exec(args: argparse.Namespace) -> int:
     info = published(url)
     if info is None:
         raise UsageError(f"no running local service published for {url}; start `vtp local serve`")
-    env = {**os.environ, **shell_settings(url), TOKEN_ENV: find_token(url) or ""}
+    env = {**os.environ, **shell_settings(url), **gcloud_settings(os.environ)}
+    env[TOKEN_ENV] = find_token(url) or ""
     env[GCS_ROOT_ENV] = info.get("storage_root", "")
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
         raise UsageError(f"CMD {argv[0]!r}: {exc.strerror}") from None
     return 0  # not reached: exec replaced this process
+
+
+def gcloud_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """What gcloud needs beyond the endpoints to run its own next steps against the service:
+    a project (`--local`'s, `local`, unless $CLOUDSDK_CORE_PROJECT or $GOOGLE_CLOUD_PROJECT
+    names one; a project the environment already gives gcloud is left as it is).
+
+    No log polling interval: `gcloud ai ... stream-logs` takes it only as `--polling-interval`
+    (default 60 s); the `ml_engine/polling_interval` property is read by `gcloud ai-platform`
+    alone."""
+    if environ.get("CLOUDSDK_CORE_PROJECT"):
+        return {}
+    project = next((environ[e] for e in PROJECT_ENVS if environ.get(e)), LOCAL_PROJECT)
+    return {"CLOUDSDK_CORE_PROJECT": project}
 
 
 def service_url(endpoint: str | None) -> str:
@@ -84,7 +103,7 @@ def _env(args: argparse.Namespace) -> int:
     from vtp.vertex.local_auth import shell_settings
 
     url = service_url(args.endpoint)
-    settings = shell_settings(url)
+    settings = {**shell_settings(url), **gcloud_settings(os.environ)}
     if "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in settings:
         print(f"vtp: no running local service published for {url}; the token file is "
               "<state-dir>/token once `vtp local serve` runs", file=sys.stderr)  # fmt: skip

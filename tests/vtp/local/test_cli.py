@@ -6,7 +6,10 @@ import sys
 
 import pytest
 
+from tests.fixtures import wait_for_state
+from tests.vtp.local.conftest import custom_job, scripted_pool
 from vtp.cli import main as vtp
+from vtp.cli import target
 
 
 @pytest.mark.parametrize(
@@ -73,3 +76,45 @@ def test_local_exec_runs_a_command_pointed_at_the_service(local_service, tmp_pat
     assert result.returncode == 0, result.stderr
     count, root = result.stdout.split()
     assert int(count) >= 0 and root == str(local_service.gcs_root.resolve())
+
+
+def vtp_local_env(url: str, **environ: str) -> dict[str, str]:
+    """`vtp local env`'s settings, run with `environ` over an environment without a project."""
+    base = {k: v for k, v in os.environ.items() if k not in target.PROJECT_ENVS}
+    printed = subprocess.run(
+        [sys.executable, "-m", "vtp", "local", "env", "--endpoint", url],
+        env={**base, **environ}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return dict(line.split("=", 1) for line in printed.stdout.splitlines())
+
+
+def test_local_env_gives_gcloud_the_local_project_unless_the_user_set_one(local_service) -> None:
+    assert vtp_local_env(local_service.url)["CLOUDSDK_CORE_PROJECT"] == target.LOCAL_PROJECT
+    assert "CLOUDSDK_CORE_PROJECT" not in vtp_local_env(
+        local_service.url, CLOUDSDK_CORE_PROJECT="mine"
+    )
+    chosen = vtp_local_env(local_service.url, GOOGLE_CLOUD_PROJECT="theirs")
+    assert chosen["CLOUDSDK_CORE_PROJECT"] == "theirs"
+
+
+def test_gclouds_own_next_steps_run_under_local_exec(local_service, tmp_path) -> None:
+    """`gcloud ai custom-jobs create` prints `gcloud ai custom-jobs stream-logs JOB --region R`
+    (no --project): under `vtp local exec` it runs without one. (`--polling-interval=1` only
+    because gcloud has no property for it: a finished job's logs end after two empty polls.)"""
+    record = tmp_path / "record"
+    record.mkdir()
+    job = local_service.client().create_custom_job(
+        parent=local_service.parent, custom_job=custom_job(scripted_pool(record))
+    )
+    wait_for_state(local_service.client(), job.name)
+    env = {k: v for k, v in os.environ.items() if k not in target.PROJECT_ENVS}
+    env["CLOUDSDK_CONFIG"] = str(tmp_path / "gcloud")  # no project in gcloud's own config
+    exec_ = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url, "--"]
+    job_id = job.name.rsplit("/", 1)[1]
+    for command in (["describe"], ["stream-logs", "--polling-interval=1"]):
+        result = subprocess.run(
+            [*exec_, "gcloud", "ai", "custom-jobs", *command, job_id, "--region", "us-central1"],
+            env=env, capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+        assert "[project]" not in result.stderr
+        assert result.returncode == 0, result.stderr
