@@ -36,11 +36,11 @@ def test_sigkill_mid_job_then_restart_settles_every_job(tmp_path):
     orphans = [starts(r, PRIMARY)[0] for r in (retried, no_retries, cancelling)]
 
     service.kill()
-    assert all(map(alive, orphans))  # replicas outlive the service in their own sessions
+    # Nothing outlives the service: each replica's shim sees the service's pipe close.
+    wait_until(lambda: not any(map(alive, orphans)), what="the killed service's replicas to end")
     service = LocalService(tmp_path / "state").start()
     client = service.client()
     try:
-        wait_until(lambda: not any(map(alive, orphans)), what="orphaned replicas to be killed")
         ended = {key: wait_for_state(client, name) for key, name in names.items()}
         listed = {job.name for job in client.list_custom_jobs(parent=service.parent)}
     finally:
