@@ -2,8 +2,9 @@
 `compiled/components/<name>.yaml`, deterministically.
 
 The image is the one knob: components and default worker pools name `images.COMPONENT_IMAGE`,
-and `--image` swaps that exact string in the compiled spec, so a team can build the image into
-its own registry without editing code. Nothing else from the environment reaches the YAML.
+and `--image` puts another wherever that one appears in the compiled spec
+(`vtp.vertex.image_rewrite.retarget`, as submit and schedule do), so a team can build the image
+into its own registry without editing code. Nothing else from the environment reaches the YAML.
 """
 
 import ast
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from pipelines import catalog
 from vtp.images import COMPONENT_IMAGE
+from vtp.vertex.image_rewrite import retarget
 
 COMPONENTS_SUBDIR = "components"
 _SDK_VERSION = re.compile(r"^sdkVersion: .*$", re.MULTILINE)
@@ -54,7 +56,7 @@ def compile_text(name: str, image: str = COMPONENT_IMAGE, component: bool = Fals
         path = Path(scratch) / f"{name}.yaml"
         compiler.Compiler().compile(found.load(), str(path))
         text = stable_header(path.read_text())
-    return text.replace(COMPONENT_IMAGE, image) if image != COMPONENT_IMAGE else text
+    return retarget(text, image)
 
 
 def stable_header(text: str) -> str:
@@ -88,7 +90,8 @@ def comparable(text: str) -> str:
 
 
 def compiled_image(text: str) -> str | None:
-    """The project image a compiled file names for its executors (the first), if any."""
+    """The image a compiled file of ours names for its executors (the first), if any: every
+    executor of a shipped pipeline runs the project image, whatever `--image` made it."""
     match = _EXECUTOR_IMAGE.search(text)
     return match.group(1) if match else None
 

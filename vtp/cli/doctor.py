@@ -3,14 +3,19 @@
     vtp doctor --project my-project --region us-central1 \
         --bucket gs://my-project-vtp --repository us-central1-docker.pkg.dev/my-project/ml
 
-Checks, in order: Application Default Credentials; the APIs the pipelines use; the staging
-bucket; the Artifact Registry repository; the image `vtp image build` built last (or --image);
-the permissions the caller holds on the project. Every call is a plain REST GET (or
-testIamPermissions) with the caller's credentials. Offline, it says in one line that it cannot
-check, and exits 1.
+First what needs no network: an image built (without one, submit and schedule refuse the
+placeholder), `compiled/` current (`vtp compile --check`), and something to build the image
+with (a Docker or Podman engine here, or gcloud for Cloud Build). Then, in order: Application
+Default Credentials; the APIs the pipelines use; the staging bucket; the Artifact Registry
+repository; that the image (the last built, or --image) is in the registry; the permissions the
+caller holds on the project. Every call is a plain REST GET (or testIamPermissions) with the
+caller's credentials. Each check is one line; offline, the local ones are still printed, then
+one line says that the project cannot be checked, and it exits 1.
 """
 
 import argparse
+import shutil
+import subprocess
 from typing import Any
 
 from vtp.cli import failures, target
@@ -49,10 +54,69 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    project, region = target.project(args), target.region(args)
+    local = [_built(args.image, args.repository), _compiled(), _builder()]
+    _report(local)
+    checks = _cloud(args, project, region)
+    _report(checks)
+    return 0 if all(ok for _, ok, _ in local + checks) else 1
+
+
+def _report(checks: list[Check]) -> None:
+    """One line a check: what holds, or what is missing and the command that fixes it."""
+    for what, ok, fix in checks:
+        print(f"ok      {what}" if ok else f"MISSING {what}; fix: {fix}", flush=True)
+
+
+def _built(flag: str, repository: str) -> Check:
+    """An image to run: --image, else the last build; the placeholder is not one."""
+    from vtp.vertex.image_build import last_built
+
+    image = flag or last_built()
+    fix = f"vtp image build --repository {repository or 'REGION-docker.pkg.dev/PROJECT/REPO'}"
+    if image:
+        return (f"image {image}" + ("" if flag else " (the last `vtp image build`)"), True, fix)
+    return ("image: none built, so submit and schedule would refuse the placeholder", False, fix)
+
+
+def _compiled() -> Check:
+    """`compiled/` as `vtp compile --check` sees it (each file against its own image)."""
+    from pipelines.compile import compile_all, compiled_dir
+
+    try:
+        stale = [o.path.name for o in compile_all(check=True) if o.changed]
+    except Exception as exc:  # one line whatever kfp raises; doctor is for finding problems
+        return (f"compiled/ cannot be checked: {type(exc).__name__}: {exc}", False, "vtp compile")
+    where = compiled_dir()
+    if stale:
+        return (f"{where} out of date: {', '.join(stale)}", False, "vtp compile")
+    return (f"{where} current", True, "vtp compile")
+
+
+def _builder() -> Check:
+    """What `vtp image build` can build with: an engine that answers, else Cloud Build."""
+    for engine in ("docker", "podman"):
+        if shutil.which(engine) and _answers(engine):
+            return (f"container engine {engine}", True, "")
+    if shutil.which("gcloud"):
+        return ("Cloud Build (gcloud on PATH; no container engine answers here)", True, "")
+    fix = "install Docker (https://docs.docker.com/engine/install/) or the gcloud CLI"
+    return ("no container engine (docker, podman) and no gcloud for Cloud Build", False, fix)
+
+
+def _answers(engine: str) -> bool:
+    try:
+        probe = subprocess.run([engine, "info"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def _cloud(args: argparse.Namespace, project: str, region: str) -> list[Check]:
+    """The checks that ask Google Cloud; Failed (one line) when it cannot be asked."""
     import google.auth
     from google.auth.transport.requests import AuthorizedSession, Request
 
-    project, region = target.project(args), target.region(args)
     credentials, _ = failures.call(
         lambda: google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"]),
         "Google Cloud",
@@ -65,10 +129,7 @@ def _doctor(args: argparse.Namespace) -> int:
     session = AuthorizedSession(credentials)
     checks = [*_apis(session, project), *_storage(session, args.bucket, project, region)]
     checks += _registry(session, args.repository, args.image, project, region)
-    checks += _permissions(session, project)
-    for what, ok, fix in checks:
-        print(f"{'ok  ' if ok else 'MISSING'} {what}" + ("" if ok else f"\n        fix: {fix}"))
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return checks + _permissions(session, project)
 
 
 def _get(session: Any, url: str) -> Any:

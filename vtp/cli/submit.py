@@ -6,12 +6,14 @@
 The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yaml, ...)` builds;
 `--dry-run` prints it (REST JSON) and sends nothing. The pipeline's `project` and `location`
 parameters default to `--project` and `--region`. Bad input exits 2 naming the flag, before
-anything is sent. `--local` sends the same request to the local service ($VTP_LOCAL_ENDPOINT),
-which runs it as it runs `vtp run`'s jobs; there `--project`, `--region` and `--pipeline-root`
-have defaults, and `--wait` prints the run's log as `vtp run` does. `--[no-]enable-caching`
-sets every task's `cachingOptions.enableCache` through the SDK (`vtp run --[no-]cache` applies
-the same function). Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket:
-it must exist.
+anything is sent. `--image` (default: the image `vtp image build` built last) replaces our image
+wherever the pipeline names it and no other image (`vtp.vertex.image_rewrite`); with neither, a
+pipeline for Vertex that would run the placeholder image is refused (`--local` pulls no image).
+`--local` sends the same request to the local service ($VTP_LOCAL_ENDPOINT), which runs it as it
+runs `vtp run`'s jobs; there `--project`, `--region` and `--pipeline-root` have defaults, and
+`--wait` prints the run's log as `vtp run` does. `--[no-]enable-caching` sets every task's
+`cachingOptions.enableCache` through the SDK (`vtp run --[no-]cache` applies the same function).
+Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket: it must exist.
 """
 
 import argparse
@@ -68,8 +70,8 @@ def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
     add("--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)")
     add(
         "--image",
-        help="the project image every task runs (default: the last `vtp image build`, else as "
-        "compiled)",
+        help="the project image: replaces ours in every task and worker pool, no other image "
+        "(default: the last `vtp image build`; on Vertex, one of the two is needed)",
     )
 
 
@@ -110,7 +112,8 @@ def build_job(args: argparse.Namespace) -> Any:
     if args.dry_run and args.local:
         raise UsageError("--dry-run and --local: choose one (--dry-run sends nothing)")
     try:
-        checked = check(submission(args), template(args.pipeline, chosen_image(args.image)))
+        submitted = submission(args)  # flag errors first, then the image
+        checked = check(submitted, template(args.pipeline, chosen_image(args.image), args.local))
     except SubmitError as exc:
         raise UsageError(str(exc)) from None
     preflight.check(checked.values)
@@ -122,30 +125,53 @@ def build_job(args: argparse.Namespace) -> Any:
 
 
 def chosen_image(flag: str | None) -> str | None:
-    """--image, else the image `vtp image build` built last, else None (as compiled)."""
+    """--image (checked), else the image `vtp image build` built last, else None (as compiled)."""
     from vtp.vertex.image_build import last_built
+    from vtp.vertex.image_rewrite import check_image
 
-    return flag or last_built()
+    if flag is None:
+        return last_built()
+    try:
+        return check_image(flag)
+    except ValueError as exc:
+        raise UsageError(f"--image: {exc}") from None
 
 
-def template(pipeline: str, image: str | None = None) -> Path:
-    """The compiled pipeline (a shipped one's by name, from any install, or a file named),
-    retargeted to `image` when one is given."""
+def template(pipeline: str, image: str | None = None, local: bool = False) -> Path:
+    """The compiled pipeline (a shipped one's by name, from any install, or a file named), with
+    our image replaced by `image` when one is given. Without one, a pipeline for Vertex that
+    would run the placeholder is refused: Vertex could not pull it, and every task would fail
+    after the run was paid for. Locally no image is pulled, so the placeholder is fine."""
+    from vtp.images import COMPONENT_IMAGE
+    from vtp.vertex.image_rewrite import names_placeholder
+
     path = _compiled(pipeline)
-    return _retargeted(path, image) if image else path
+    if image:
+        return _retargeted(path, image, shipped=not pipeline.endswith(TEMPLATE_SUFFIXES))
+    if not local and names_placeholder(path.read_text()):
+        raise UsageError(
+            f"--image: the pipeline would run the placeholder image {COMPONENT_IMAGE}; "
+            "run `vtp image build` or pass --image"
+        )
+    return path
 
 
-def _retargeted(path: Path, image: str) -> Path:
+def _retargeted(path: Path, image: str, shipped: bool) -> Path:
+    """A copy of the compiled file with our images (see `image_rewrite`) replaced by `image`;
+    a shipped pipeline's executors all run ours, whatever image it was compiled for."""
     import tempfile
 
     from pipelines.compile import compiled_image
+    from vtp.vertex.image_build import last_built
+    from vtp.vertex.image_rewrite import project_prefixes, retarget
 
     text = path.read_text()
-    current = compiled_image(text)
-    if not current or current == image:
+    also = tuple(i for i in (last_built(), compiled_image(text) if shipped else None) if i)
+    changed = retarget(text, image, project_prefixes(), also)
+    if changed == text:
         return path
     copy = Path(tempfile.mkdtemp(prefix="vtp-submit-")) / path.name
-    copy.write_text(text.replace(current, image))
+    copy.write_text(changed)
     return copy
 
 

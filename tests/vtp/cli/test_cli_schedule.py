@@ -18,6 +18,7 @@ from google.cloud.aiplatform_v1 import PipelineJob, PipelineState, Schedule
 from tests.fixtures import VERTEX_TARGET, LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+from tests.vtp.cli.test_cli_submit import built_image as built_image  # fixture
 
 SA = "scheduler@my-project.iam.gserviceaccount.com"
 NIGHTLY = ("--cron=0 3 * * *", "--time-zone=Europe/Paris")
@@ -27,7 +28,7 @@ def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return run_vtp(capsys, "schedule", *argv)
 
 
-pytestmark = pytest.mark.usefixtures("no_gcloud_defaults")
+pytestmark = pytest.mark.usefixtures("no_gcloud_defaults", "built_image")
 
 
 def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:

@@ -10,6 +10,7 @@ from google.cloud.aiplatform_v1 import PipelineJob
 from pipelines.compile import compiled_dir
 from tests.fixtures import VERTEX_TARGET, LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+from vtp.vertex.image_rewrite import retarget
 
 SA = "runner@my-project.iam.gserviceaccount.com"
 
@@ -18,7 +19,20 @@ def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return run_vtp(capsys, "submit", *argv)
 
 
-pytestmark = pytest.mark.usefixtures("no_gcloud_defaults")
+pytestmark = pytest.mark.usefixtures("no_gcloud_defaults", "built_image")
+
+BUILT = "us-central1-docker.pkg.dev/my-project/ml/vtp:0.1.0-0123456789ab"
+"""What `vtp image build` built last here: without one, Vertex runs are refused."""
+
+
+@pytest.fixture
+def built_image(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """A state directory where `vtp image build` built BUILT (test_submit_image.py has none)."""
+    from vtp.vertex.image_build import remember
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    remember(BUILT)
+    return BUILT
 
 
 def test_dry_run_prints_the_pipeline_job_the_sdk_builds(capsys) -> None:
@@ -52,7 +66,7 @@ def test_dry_run_prints_the_pipeline_job_the_sdk_builds(capsys) -> None:
             "location": "europe-west4",
         },
     }
-    compiled = yaml.safe_load((compiled_dir() / "train.yaml").read_text())
+    compiled = yaml.safe_load(retarget((compiled_dir() / "train.yaml").read_text(), BUILT))
     assert body["pipelineSpec"]["deploymentSpec"] == compiled["deploymentSpec"]
     tasks = body["pipelineSpec"]["root"]["dag"]["tasks"].values()
     assert {json.dumps(t["cachingOptions"]) for t in tasks} == {'{"enableCache": false}'}

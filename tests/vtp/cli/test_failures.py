@@ -28,11 +28,13 @@ ON_VERTEX = {
                              "--region=us-central1"],
     "hp-tuning-jobs list": ["hp-tuning-jobs", "list", "--project=p", "--region=us-central1"],
     "submit": ["submit", "train", "--project=p", "--region=us-central1",
-               "--pipeline-root=gs://my-bucket/root", "--param", "output_root=gs://my-bucket/o"],
+               "--pipeline-root=gs://my-bucket/root", "--param", "output_root=gs://my-bucket/o",
+               "--image=us-central1-docker.pkg.dev/p/ml/vtp:1"],
     "schedule create": ["schedule", "create", "nightly", "--pipeline", "train", "--cron",
                         "0 3 * * *", "--project=p", "--region=us-central1",
                         "--pipeline-root=gs://my-bucket/root", "--param",
-                        "output_root=gs://my-bucket/o", "--via", "vertex"],
+                        "output_root=gs://my-bucket/o", "--via", "vertex",
+                        "--image=us-central1-docker.pkg.dev/p/ml/vtp:1"],
 }  # fmt: skip
 
 
