@@ -1,7 +1,8 @@
 """`vtp submit`: run a compiled pipeline on Vertex AI Pipelines, or on the local service.
 
-    vtp submit train --project P --region us-central1 --pipeline-root gs://B/root \\
-        --param output_root=gs://B/train [--service-account SA] [--dry-run | --local] [--wait]
+    vtp submit train|FILE.py[:function]|FILE.yaml --project P --region us-central1 \\
+        --pipeline-root gs://B/root --param output_root=gs://B/train [--service-account SA] \\
+        [--dry-run | --local] [--wait]
 
 The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yaml, ...)` builds;
 `--dry-run` prints it (REST JSON) and sends nothing. The pipeline's `project` and `location`
@@ -41,7 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     parser.add_argument(
-        "pipeline", metavar="PIPELINE", help="train, tune, export, or a compiled .yaml/.json file"
+        "pipeline",
+        metavar="PIPELINE",
+        help="train, tune, export, FILE.py[:function], package.module:function (compiled as "
+        "`vtp run` compiles them), or a compiled .yaml/.json file",
     )
     add_pipeline_job_flags(parser)
     parser.add_argument(
@@ -147,13 +151,20 @@ def template(pipeline: str, image: str | None = None, local: bool = False) -> Pa
 
     path = _compiled(pipeline)
     if image:
-        return _retargeted(path, image, shipped=not pipeline.endswith(TEMPLATE_SUFFIXES))
+        return _retargeted(path, image, shipped=pipeline in _shipped())
     if not local and names_placeholder(path.read_text()):
         raise UsageError(
             f"--image: the pipeline would run the placeholder image {COMPONENT_IMAGE}; "
             "run `vtp image build` or pass --image"
         )
     return path
+
+
+def _shipped() -> tuple[str, ...]:
+    """The names of the pipelines this project ships (compiled for whatever image)."""
+    from pipelines import catalog
+
+    return tuple(catalog.PIPELINES)
 
 
 def _retargeted(path: Path, image: str, shipped: bool) -> Path:
@@ -185,6 +196,10 @@ def _compiled(pipeline: str) -> Path:
             return template_path(pipeline)
     except SubmitError as exc:
         raise UsageError(str(exc)) from None
+    if pipeline not in catalog.PIPELINES and (
+        ":" in pipeline or pipeline.partition(":")[0].endswith(".py")
+    ):
+        return _compiled_source(pipeline)
     try:
         catalog.entry(pipeline)
     except ValueError as exc:
@@ -192,6 +207,26 @@ def _compiled(pipeline: str) -> Path:
     path = compiled_dir() / f"{pipeline}.yaml"
     if not path.is_file():
         raise UsageError(f"PIPELINE: {path} does not exist; run `vtp compile {pipeline}`")
+    return path
+
+
+def _compiled_source(ref: str) -> Path:
+    """A user's FILE.py[:function] or package.module:function, loaded as `vtp run` loads it
+    (the file's folder on the import path) and compiled by kfp's compiler to a temporary
+    YAML file: what the user would otherwise compile by hand before submitting."""
+    import tempfile
+
+    from kfp import compiler
+
+    from vtp.run import sources
+
+    try:
+        source = sources.load(ref)
+    except sources.SourceError as exc:
+        raise UsageError(str(exc)) from None
+    name = Path(ref.partition(":")[0]).stem.replace(".", "_") or "pipeline"
+    path = Path(tempfile.mkdtemp(prefix="vtp-submit-")) / f"{name}.yaml"
+    compiler.Compiler().compile(source.pipeline, str(path))
     return path
 
 

@@ -112,6 +112,17 @@ def test_image_replaces_ours_everywhere_and_nothing_else(capsys, user_folder) ->
     assert_ours_became(dry_run(capsys, f"--image={TEAM}"), TEAM)
 
 
+@pytest.mark.parametrize(
+    "ref", ["my_pipeline.py", "my_pipeline.py:my_train", "my_pipeline:my_train"]
+)
+def test_the_pipeline_file_itself_is_submitted_the_same_way(capsys, user_folder, ref) -> None:
+    code, out, err = run_vtp(
+        capsys, "submit", ref, *VERTEX_TARGET, *PARAMS, f"--image={TEAM}", "--dry-run"
+    )
+    assert code == 0, err
+    assert_ours_became(json.loads(out), TEAM)
+
+
 def test_the_last_build_is_the_default_the_same_way(capsys, user_folder) -> None:
     from vtp.vertex.image_build import remember
 
