@@ -20,6 +20,7 @@ from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.protodict import SpecError
 
 RUNNER = Path(__file__).with_name("run_component.py")
+INT_FLAGS_REPLICA = Path(__file__).with_name("int_flags_replica.py")
 DISPLAY_NAME = "component-test"
 State = aiplatform_v1.JobState
 
@@ -103,6 +104,27 @@ def test_failed_job_fails_the_task_with_vertex_error(
     (job,) = task_jobs(local_service, "run-fail")
     assert job.state == State.JOB_STATE_FAILED
     assert "exited with a non-zero status of 3" in job.error.message
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [{"epochs": 3, "lr": 0.5}, {"epochs": 3.0, "lr": 0.5}],
+    ids=["as-given", "as-a-struct-hands-them-over"],
+)
+def test_integer_parameters_reach_an_int_flag_as_integers(
+    local_service: LocalService, tmp_path: Path, parameters: dict
+) -> None:
+    record = tmp_path / "record"
+    kwargs = component_kwargs(record, f"run-{type(parameters['epochs']).__name__}")
+    kwargs["parameters"] = parameters
+    kwargs["job_spec"]["workerPoolSpecs"][0]["containerSpec"]["command"] = [
+        "python", str(INT_FLAGS_REPLICA), "--record", str(record),
+    ]  # fmt: skip
+    process = start_component(local_service, kwargs, tmp_path / "out")
+    assert process.wait(timeout=120) == 0  # argparse's type=int would exit 2 on --epochs=3.0
+    seen = json.loads((record / "job.json").read_text())
+    assert seen["argv"][-2:] == ["--epochs=3", "--lr=0.5"]
+    assert seen["parsed"]["epochs"] == 3 and seen["parsed"]["lr"] == 0.5
 
 
 @pytest.mark.slow

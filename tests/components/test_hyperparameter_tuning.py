@@ -17,6 +17,8 @@ from vtp.vertex.protodict import SpecError
 
 OBJECTIVE = str(Path(__file__).parents[1] / "vtp" / "local" / "tuning" / "objective_task.py")
 """A trial that reports `score` = 1 - (x - 0.3)^2 through cloudml-hypertune."""
+INT_FLAGS_REPLICA = Path(__file__).with_name("int_flags_replica.py")
+"""A replica whose argparse says `type=int` for --hidden_size and `type=float` for --x."""
 Trial = aiplatform_v1.Trial
 
 
@@ -51,6 +53,100 @@ def test_best_trial_follows_the_goal_and_skips_unfinished(goal: str, expected: s
     assert best.parameters == {"x": {"1": 0.1, "2": 0.3}[expected]}
 
 
+def test_best_parameters_take_their_types_from_the_study_spec() -> None:
+    """Vertex returns every number as a double: 64.0 of an INTEGER is 64, 1.0 of a DOUBLE stays."""
+    params = {"hidden_size": 64.0, "batch": 32.0, "dropout": 0.5, "lr": 1.0, "opt": "adam"}
+    job = aiplatform_v1.HyperparameterTuningJob.from_json(
+        json.dumps(
+            {
+                "studySpec": {
+                    "metrics": [{"metricId": "score", "goal": "MAXIMIZE"}],
+                    "parameters": [
+                        {"parameterId": "hidden_size", "integerValueSpec": {"minValue": 8}},
+                        {"parameterId": "batch", "discreteValueSpec": {"values": [32, 64]}},
+                        {"parameterId": "dropout", "discreteValueSpec": {"values": [0, 0.5]}},
+                        {"parameterId": "lr", "doubleValueSpec": {"maxValue": 2}},
+                        {"parameterId": "opt", "categoricalValueSpec": {"values": ["adam"]}},
+                    ],
+                },
+                "trials": [
+                    {
+                        "id": "1",
+                        "state": "SUCCEEDED",
+                        "parameters": [{"parameterId": k, "value": v} for k, v in params.items()],
+                        "finalMeasurement": {"metrics": [{"metricId": "score", "value": 1}]},
+                    }
+                ],
+            }
+        )
+    )
+    best = best_trial(job).parameters
+    assert best == {"hidden_size": 64, "batch": 32, "dropout": 0.5, "lr": 1.0, "opt": "adam"}
+    assert {k: type(v) for k, v in best.items()} == {
+        "hidden_size": int, "batch": int, "dropout": float, "lr": float, "opt": str,
+    }  # fmt: skip
+
+
+def run_study(
+    service: LocalService, tmp_path: Path, study_spec: dict, script: str, **inputs: object
+) -> tuple[object, Artifact, Model]:
+    """The component body, in this process with the service's environment, on a study whose
+    one-replica trials run `script --record <tmp_path>/record`; its outputs, trials artifact
+    and best model."""
+    command = ["python", script, "--record", str(tmp_path / "record")]
+    (tmp_path / "record").mkdir()
+    trials, best_model = Artifact(uri=str(tmp_path / "trials.json")), Model(uri="")
+    pool = {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": 1}
+    pool["containerSpec"] = {"imageUri": "python:3.11-slim", "command": command}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in service.env().items():
+            patch.setenv(key, value)
+        outputs = hyperparameter_tuning.python_func(
+            project=PROJECT,
+            location=REGION,
+            study_spec=study_spec,
+            job_spec={"workerPoolSpecs": [pool]},
+            parallel_trial_count=2,
+            poll_interval_seconds=0.1,
+            task_name="tune",
+            trials=trials,
+            best_model=best_model,
+            gcp_resources=str(tmp_path / "gcp_resources"),
+            **inputs,
+        )
+    return outputs, trials, best_model
+
+
+def test_an_integer_parameter_is_an_int_from_the_replicas_argv_to_the_outputs(
+    local_service: LocalService, tmp_path: Path
+) -> None:
+    study = {  # hidden_size: type=int in the replica's argparse
+        "metrics": [{"metricId": "score", "goal": "MAXIMIZE"}],
+        "parameters": [
+            {"parameterId": "hidden_size", "integerValueSpec": {"minValue": 32, "maxValue": 64}},
+            {"parameterId": "x", "doubleValueSpec": {"minValue": 0.1, "maxValue": 0.9}},
+        ],
+        "algorithm": "RANDOM_SEARCH",
+    }
+    outputs, trials, best_model = run_study(
+        local_service, tmp_path, study, str(INT_FLAGS_REPLICA), display_name="int-tuning",
+        output_root="gs://bucket/int", pipeline_run="run-int", max_trial_count=2,
+    )  # fmt: skip
+    best = outputs.best_parameters
+    assert type(best["hidden_size"]) is int and 32 <= best["hidden_size"] <= 64
+    assert type(best["x"]) is float
+    assert best_model.metadata["hidden_size"] == best["hidden_size"]
+    # The trial ran with --hidden_size=N (an int flag), and the output is what it ran with.
+    seen = json.loads((tmp_path / "record" / f"{trials.metadata['best_trial']}.json").read_text())
+    assert seen["parsed"] == {
+        "epochs": 0,
+        "hidden_size": best["hidden_size"],
+        "lr": 0.0,
+        "x": best["x"],
+    }
+    assert json.loads(json.dumps(best)) == best  # what KFP writes out reads back as ints
+
+
 def test_no_succeeded_trial_is_an_error() -> None:
     job = aiplatform_v1.HyperparameterTuningJob(
         name="projects/p/locations/l/hyperparameterTuningJobs/1",
@@ -61,44 +157,17 @@ def test_no_succeeded_trial_is_an_error() -> None:
 
 
 def test_runs_the_study_and_outputs_the_best_trial(
-    local_service: LocalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, tmp_path: Path
 ) -> None:
-    for key, value in local_service.env().items():
-        monkeypatch.setenv(key, value)
-    record = tmp_path / "record"
-    record.mkdir()
-    trials, best_model = Artifact(uri=str(tmp_path / "trials.json")), Model(uri="")
-    outputs = hyperparameter_tuning.python_func(
-        project=PROJECT,
-        location=REGION,
-        display_name="component-tuning",
-        output_root="gs://bucket/tuning",
-        study_spec={
-            "metrics": [{"metricId": "score", "goal": "MAXIMIZE"}],
-            "parameters": [{"parameterId": "x", "discreteValueSpec": {"values": [0.1, 0.3, 0.6]}}],
-            "algorithm": "GRID_SEARCH",
-        },
-        job_spec={
-            "workerPoolSpecs": [
-                {
-                    "machineSpec": {"machineType": "n1-standard-4"},
-                    "replicaCount": 1,
-                    "containerSpec": {
-                        "imageUri": "python:3.11-slim",
-                        "command": ["python", OBJECTIVE, "--record", str(record)],
-                    },
-                }
-            ]
-        },
-        max_trial_count=3,
-        parallel_trial_count=2,
-        poll_interval_seconds=0.1,
-        pipeline_run="run-1",
-        task_name="tune",
-        trials=trials,
-        best_model=best_model,
-        gcp_resources=str(tmp_path / "gcp_resources"),
-    )
+    study = {
+        "metrics": [{"metricId": "score", "goal": "MAXIMIZE"}],
+        "parameters": [{"parameterId": "x", "discreteValueSpec": {"values": [0.1, 0.3, 0.6]}}],
+        "algorithm": "GRID_SEARCH",
+    }
+    outputs, trials, best_model = run_study(
+        local_service, tmp_path, study, OBJECTIVE, display_name="component-tuning",
+        output_root="gs://bucket/tuning", pipeline_run="run-1", max_trial_count=3,
+    )  # fmt: skip
     assert outputs.best_parameters == {"x": 0.3}
     assert outputs.best_metric == pytest.approx(1.0)
     listed = json.loads(Path(trials.path).read_text())

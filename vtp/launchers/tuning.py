@@ -15,7 +15,7 @@ from google.protobuf import json_format
 from vtp.images import TRAINER_METRICS, is_project_image
 from vtp.launchers import custom_job
 from vtp.vertex.protodict import SpecError
-from vtp.vertex.study import tuning_job_from_dict
+from vtp.vertex.study import tuning_job_from_dict, typed_values
 
 Trial = aiplatform_v1.Trial
 METRIC_FLAG = "--hypertune_metric"
@@ -24,7 +24,8 @@ METRIC_FLAG = "--hypertune_metric"
 
 @dataclass(frozen=True)
 class BestTrial:
-    """The best trial of a finished study, in the types a pipeline passes on."""
+    """The best trial of a finished study, in the types a pipeline passes on: an INTEGER
+    parameter (or a DISCRETE one of whole numbers) as an int, a DOUBLE as a float."""
 
     trial_id: str
     parameters: dict[str, Any]
@@ -114,7 +115,7 @@ def best_trial(job: aiplatform_v1.HyperparameterTuningJob) -> BestTrial:
     if not scored:
         raise RuntimeError(f"{job.name}: no trial succeeded with a final {metric.metric_id}")
     value, trial = (max if maximize else min)(scored, key=lambda pair: pair[0])
-    return BestTrial(trial.id, parameter_values(trial), value)
+    return BestTrial(trial.id, typed_values(job.study_spec, parameter_values(trial)), value)
 
 
 def final_value(trial: Trial, metric_id: str) -> float | None:
@@ -126,7 +127,8 @@ def final_value(trial: Trial, metric_id: str) -> float | None:
 
 
 def parameter_values(trial: Trial) -> dict[str, Any]:
-    """A trial's parameters as plain values (numbers or strings)."""
+    """A trial's parameters as plain values (numbers as the doubles Vertex returns, or strings);
+    `best_trial` types them by the study spec (`vtp.vertex.study.typed_values`)."""
     return {p.parameter_id: p.value for p in trial.parameters}
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from google.cloud.aiplatform_v1 import HyperparameterTuningJob
+from google.cloud.aiplatform_v1 import HyperparameterTuningJob, StudySpec
 
 from vtp.vertex import study_rules, validation
 from vtp.vertex.protodict import SpecError, join, parse
@@ -286,3 +286,41 @@ def tuning_job_from_dict(data: Mapping[str, Any]) -> HyperparameterTuningJob:
     job = parse(HyperparameterTuningJob, dict(data))
     study_rules.check_tuning_job(job)
     return job
+
+
+def parameter_types(spec: StudySpec) -> dict[str, type]:
+    """What each parameter of `spec` (conditional ones included) holds: `int` for INTEGER and
+    for DISCRETE whose values are all whole numbers (batch sizes), `float` for DOUBLE and other
+    DISCRETE, `str` for CATEGORICAL. Decided by the spec alone, because a trial's value is a
+    protobuf `Value`, whose numbers are always doubles (64 comes back as 64.0)."""
+    types: dict[str, type] = {}
+    pending = list(spec.parameters)
+    while pending:
+        param = pending.pop()
+        kind = type(param).pb(param).WhichOneof("parameter_value_spec")
+        if kind == "integer_value_spec":
+            types[param.parameter_id] = int
+        elif kind == "discrete_value_spec":
+            whole = all(float(v).is_integer() for v in param.discrete_value_spec.values)
+            types[param.parameter_id] = int if whole else float
+        elif kind == "double_value_spec":
+            types[param.parameter_id] = float
+        else:
+            types[param.parameter_id] = str
+        pending.extend(c.parameter_spec for c in param.conditional_parameter_specs)
+    return types
+
+
+def typed_values(spec: StudySpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` (a trial's parameters, numbers as doubles) in the types `parameter_types` gives:
+    a whole number of an integer parameter becomes an int, a DOUBLE's number stays a float."""
+    types = parameter_types(spec)
+    typed = {}
+    for key, value in values.items():
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and types.get(key) is int and float(value).is_integer():
+            value = int(value)
+        elif number and types.get(key) is float:
+            value = float(value)
+        typed[key] = value
+    return typed
