@@ -4,6 +4,8 @@
 #   cpu  BASE_IMAGE=python:3.11-slim, torch from TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 #   gpu  BASE_IMAGE=pytorch/pytorch:<torch pin>-cuda<version>-cudnn9-runtime, torch already there
 # Without arguments (this repository's CI) pip takes torch from wherever pip is configured to.
+# Built from a team's folder, `vtp image build` adds steps after WORKDIR /workspace/team that
+# install its requirements.txt and copy the folder there (`vtp image build --dry-run` prints them).
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 ARG TORCH_INDEX_URL=""
@@ -24,6 +26,11 @@ COPY pipelines pipelines
 COPY vtp vtp
 COPY compiled compiled
 RUN pip install --no-deps -c constraints.txt .
+
+# A team's folder lands here: every replica's working directory and first on its import path, as
+# the user's folder is for local replicas (empty in an image built from this repository alone).
+ENV PYTHONPATH=/workspace/team
+WORKDIR /workspace/team
 
 # A CustomJob pool that names this image without a command runs the trainer with the pool's args
 # (Vertex passes `args` to the entrypoint). Components and serving set their own command.

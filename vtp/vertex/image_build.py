@@ -11,6 +11,13 @@ archive of everything the image is built from (`sdist`), so the same source alwa
 same tag and a changed file a new one. The image is `<repository>/vtp:<tag>`: its path holds a
 `vtp` component, which is how the local service and upload_model recognise the project's image.
 
+A team's image is ours plus the team's folder (`team_folder`: its files, ignore files honoured):
+the archive holds its files under `team/`, and its Dockerfile is ours with `team_steps` after
+the `WORKDIR TEAM_DIR` line, where our Dockerfile has put the working directory and the import
+path, as the user's folder is for local replicas; the steps install the folder's
+`requirements.txt` (under our constraints) and copy the folder there. From this repository
+itself there is no team folder: the archive and the tag are ours alone.
+
 Cloud Build takes the archive from the staging bucket (`gs://<project>_cloudbuild/source/...`,
 gcloud's default) and runs `docker build` in the archive's top directory; the `Build` request
 here is what `vtp image build` sends, and what `--dry-run` prints.
@@ -24,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtp.vertex import sdist
+from vtp.vertex import sdist, team_folder
 
 NAME = "vertex-torch-pipelines"
 IMAGE_NAME = "vtp"
@@ -32,7 +39,13 @@ SOURCES = (
     "Dockerfile", "README.md", "constraints.txt", "pyproject.toml", "setup.py",
     "compiled", "components", "pipelines", "trainer", "vtp",
 )  # fmt: skip
-"""What the Dockerfile copies: the image depends on these and nothing else."""
+"""What the Dockerfile copies: our part of the image depends on these and nothing else."""
+OUR_DIR = "/opt/vtp"
+"""Our Dockerfile's build directory (constraints.txt lies there)."""
+TEAM_CONTEXT = "team"
+"""Where the team's files sit in the build context."""
+TEAM_DIR = "/workspace/team"
+"""Where they land in the image: the working directory, first on PYTHONPATH (our Dockerfile)."""
 
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 CUDA_VERSION = "12.8"
@@ -71,15 +84,59 @@ def torch_pin(root: Path) -> str:
     return match.group(1)
 
 
-def source_archive(root: Path, version: str) -> bytes:
-    """The reproducible `.tar.gz` of everything the image is built from."""
+def source_archive(
+    root: Path, version: str, team: Mapping[str, sdist.SourceFile] | None = None
+) -> bytes:
+    """The reproducible `.tar.gz` of everything the image is built from: our sources and, for a
+    team's image, the team's files (`team_folder.files`) with the Dockerfile's steps for them."""
+    return sdist.write_sdist(NAME, version, context_files(root, team), mtime=sdist.DEFAULT_EPOCH)
+
+
+def context_files(
+    root: Path, team: Mapping[str, sdist.SourceFile] | None = None
+) -> dict[str, sdist.SourceFile]:
+    """The build context, keyed by path: `SOURCES` from `root`, the team's under `team/`."""
     files: dict[str, sdist.SourceFile] = {}
     for name in SOURCES:
         if (root / name).is_dir():
             files.update(sdist.collect(root, name))
         else:
             files[name] = sdist.SourceFile((root / name).read_bytes())
-    return sdist.write_sdist(NAME, version, files, mtime=sdist.DEFAULT_EPOCH)
+    if team is not None:
+        steps = team_steps(team_folder.REQUIREMENTS in team)
+        files["Dockerfile"] = sdist.SourceFile(_with_team(files["Dockerfile"].data, steps))
+        files.update({f"{TEAM_CONTEXT}/{name}": data for name, data in team.items()})
+    return files
+
+
+def team_steps(requirements: bool) -> str:
+    """The Dockerfile steps that put a team's folder into the image: its requirements first (a
+    code edit does not reinstall them), then its files."""
+    lines = ["# The team's folder (`vtp image build` from it, or --source DIR)"]
+    if requirements:
+        listed = f"{TEAM_DIR}/{team_folder.REQUIREMENTS}"
+        lines += [
+            f"COPY {TEAM_CONTEXT}/{team_folder.REQUIREMENTS} {listed}",
+            f"RUN pip install -c {OUR_DIR}/constraints.txt -r {listed}",
+        ]
+    lines.append(f"COPY {TEAM_CONTEXT} {TEAM_DIR}")
+    return "\n".join(lines) + "\n"
+
+
+def _with_team(dockerfile: bytes, steps: str) -> bytes:
+    """Our Dockerfile with `steps` right after its `WORKDIR TEAM_DIR` (before the entrypoint)."""
+    marker = f"WORKDIR {TEAM_DIR}\n".encode()
+    before, found, after = dockerfile.partition(marker)
+    if not found:
+        raise ValueError(f"the Dockerfile has no {marker.decode().strip()!r} line to add after")
+    return before + found + steps.encode() + after
+
+
+def dockerfile_steps(dockerfile: bytes) -> list[str]:
+    """The Dockerfile's instructions, one a line: comments dropped, continuations joined."""
+    text = dockerfile.decode().replace("\\\n", " ")
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def image_tag(version: str, archive: bytes, gpu: bool) -> str:
