@@ -1,9 +1,13 @@
-"""The tail every pipeline shares: evaluate checkpoints, then export and register if good enough.
+"""What the pipelines share: the trainer's task in its flags, and the tail that evaluates
+checkpoints, then exports and registers the best if it is good enough.
 
-A plain function that adds tasks to the pipeline being defined (kfp allows that inside a
-`@dsl.pipeline` body), so the three pipelines cannot drift apart in how they gate a release.
+`evaluate_and_register` is a plain function that adds tasks to the pipeline being defined (kfp
+allows that inside a `@dsl.pipeline` body), so the three pipelines cannot drift apart in how they
+gate a release. `with_task` puts the pipeline's `task` parameter into the trainer's flags, so the
+trials and the final training of the tune pipeline cannot train different tasks.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from kfp import dsl
@@ -12,6 +16,38 @@ from components.deploy_model import deploy_model
 from components.evaluate_checkpoints import evaluate_checkpoints
 from components.export_model import export_model
 from components.upload_model import upload_model
+from vtp.images import COMPONENT_IMAGE
+
+
+def named_tasks(args: Sequence[object]) -> list[str]:
+    """The modules that `--task` flags in the trainer's `args` name (`--task=M` or `--task M`)."""
+    named = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, str) and arg.startswith("--task="):
+            named.append(arg.split("=", 1)[1])
+        elif arg == "--task" and i + 1 < len(args):
+            named.append(str(args[i + 1]))
+    return named
+
+
+def task_args(task: str, args: Sequence[object]) -> list[object]:
+    """`--task=<task>` ahead of the trainer's `args`; ValueError if a `--task` in `args` names
+    another module (one task parameter decides; the args may repeat it, not contradict it)."""
+    for named in named_tasks(args):
+        if named != task:
+            raise ValueError(
+                f"--task={named} in the trainer's args contradicts the task parameter ({task}): "
+                "name the task with the task parameter only"
+            )
+    return [f"--task={task}", *args]
+
+
+@dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
+def with_task(task: str, args: list) -> list:
+    """The trainer's flags: `--task=<task>` ahead of `args`; fails if `args` name another task."""
+    from pipelines.stages import task_args
+
+    return task_args(task, args)
 
 
 def evaluate_and_register(

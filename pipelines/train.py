@@ -1,13 +1,15 @@
 """The train pipeline: a distributed CustomJob, checkpoint evaluation, export if good enough.
 
-custom_job (pool 0 + pool 1, DDP) -> evaluate_checkpoints
+with_task (--task=<task> ahead of trainer_args) -> custom_job (pool 0 + pool 1, DDP)
+    -> evaluate_checkpoints
     -> [metric passes] export_model -> upload_model -> [deploy] deploy_model
 """
 
 from kfp import dsl
 
 from components.custom_job import custom_job
-from pipelines.stages import evaluate_and_register
+from pipelines.stages import evaluate_and_register, with_task
+from trainer.config import Config
 from vtp.images import COMPONENT_IMAGE
 
 DEFAULT_POOLS = [
@@ -23,6 +25,7 @@ def train_pipeline(
     output_root: str,
     location: str = "us-central1",
     display_name: str = "",
+    task: str = Config.task,
     worker_pool_specs: list = DEFAULT_POOLS,
     trainer_args: list = [],
     restart_job_on_worker_restart: bool = True,
@@ -44,8 +47,10 @@ def train_pipeline(
         output_root: Cloud Storage prefix (gs://bucket/path) for models and checkpoints.
         location: Vertex AI region.
         display_name: Name of the training job in the console; empty: vtp-<task>.
+        task: The trainer's task module (--task), e.g. my_task in your folder or image.
         worker_pool_specs: Worker pools in gcloud's --worker-pool-spec syntax.
-        trainer_args: Trainer flags for every replica, e.g. ["--epochs=30"].
+        trainer_args: Trainer flags for every replica, e.g. ["--epochs=30"], after --task=<task>;
+            a --task here must be the same task.
         restart_job_on_worker_restart: Restart all workers together (what DDP needs).
         scheduling_strategy: STANDARD, SPOT or FLEX_START; empty for Vertex's default.
         timeout: Maximum run time of the training job, e.g. "4h".
@@ -60,13 +65,14 @@ def train_pipeline(
         deploy: Deploy the registered model to an endpoint and send it one example.
         endpoint: The endpoint (resource name or ID) to deploy to; empty creates one.
     """
+    flags = with_task(task=task, args=trainer_args)
     job = custom_job(
         project=project,
         location=location,
         display_name=display_name,
         output_root=output_root,
         worker_pool_specs=worker_pool_specs,
-        args=trainer_args,
+        args=flags.output,
         restart_job_on_worker_restart=restart_job_on_worker_restart,
         scheduling_strategy=scheduling_strategy,
         timeout=timeout,

@@ -1,6 +1,7 @@
 """The tune pipeline: tune, retrain with the best parameters, evaluate, export if good enough.
 
 hyperparameter_tuning -> custom_job(best parameters) -> evaluate_checkpoints
+(trials and the final job train the same `task`: --task=<task> ahead of their args)
     -> [metric passes] export_model -> upload_model
 """
 
@@ -8,8 +9,9 @@ from kfp import dsl
 
 from components.custom_job import custom_job
 from components.hyperparameter_tuning import hyperparameter_tuning
-from pipelines.stages import evaluate_and_register
+from pipelines.stages import evaluate_and_register, with_task
 from pipelines.train import DEFAULT_POOLS
+from trainer.config import Config
 from vtp.images import COMPONENT_IMAGE
 
 TRIAL_POOLS = [f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}"]
@@ -35,6 +37,7 @@ def tune_pipeline(
     project: str,
     output_root: str,
     location: str = "us-central1",
+    task: str = Config.task,
     study_spec: dict = DEFAULT_STUDY,
     trial_pool_specs: list = TRIAL_POOLS,
     trial_args: list = ["--epochs=5", "--eval_interval=50"],
@@ -55,14 +58,18 @@ def tune_pipeline(
         project: Google Cloud project that runs the jobs.
         output_root: Cloud Storage prefix (gs://bucket/path) for trials, models, checkpoints.
         location: Vertex AI region.
+        task: The trainer's task module (--task) of the trials and the final training, e.g.
+            my_task in your folder or image.
         study_spec: The StudySpec (REST field names); parameter ids are trainer flags.
         trial_pool_specs: Worker pools of each trial, in gcloud's --worker-pool-spec syntax.
-        trial_args: Trainer flags for every trial (shorter runs than the final training).
+        trial_args: Trainer flags for every trial (shorter runs than the final training), after
+            --task=<task>; a --task here must be the same task.
         max_trial_count: Trials to run in all.
         parallel_trial_count: Trials that may run at once.
         max_failed_trial_count: Failed trials tolerated before the tuning job fails.
         worker_pool_specs: Worker pools of the final training job.
-        trainer_args: Trainer flags of the final training job; the best parameters follow them.
+        trainer_args: Trainer flags of the final training job, after --task=<task>; the best
+            parameters follow them.
         metric: accuracy (higher is better) or loss (lower is better) for the final model.
         threshold: The final model is exported only if its metric is at least this good.
         poll_interval_seconds: First wait between two status checks of each job.
@@ -71,6 +78,8 @@ def tune_pipeline(
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
     """
+    trial_flags = with_task(task=task, args=trial_args).set_display_name("trial-flags")
+    final_flags = with_task(task=task, args=trainer_args).set_display_name("final-flags")
     tuning = hyperparameter_tuning(
         project=project,
         location=location,
@@ -78,7 +87,7 @@ def tune_pipeline(
         output_root=output_root,
         study_spec=study_spec,
         worker_pool_specs=trial_pool_specs,
-        args=trial_args,
+        args=trial_flags.output,
         max_trial_count=max_trial_count,
         parallel_trial_count=parallel_trial_count,
         max_failed_trial_count=max_failed_trial_count,
@@ -90,7 +99,7 @@ def tune_pipeline(
         display_name="vtp-tune-final",
         output_root=output_root,
         worker_pool_specs=worker_pool_specs,
-        args=trainer_args,
+        args=final_flags.output,
         parameters=tuning.outputs["best_parameters"],
         restart_job_on_worker_restart=True,
         poll_interval_seconds=poll_interval_seconds,

@@ -68,7 +68,8 @@ def run_params(
 ) -> dict[str, Any]:
     """The run's arguments: `--param NAME=VALUE` flags typed as the compiled pipeline `spec`
     (called `name`) declares them (as `vtp submit` does) over the `implied` local defaults;
-    every required one present."""
+    every required one present; checked as the tasks would check them, a trainer task
+    importable from here, the folder the run's tasks start in."""
     from vtp.vertex import pipeline_job
 
     declared = pipeline_job.parameters(spec)
@@ -79,7 +80,7 @@ def run_params(
         pipeline_job.check_required(name, declared, values)
     except pipeline_job.SubmitError as exc:
         raise UsageError(str(exc)) from None
-    preflight.check({**_defaults(declared), **values})
+    preflight.check({**_defaults(declared), **values}, folder=Path.cwd())
     return values
 
 

@@ -114,7 +114,8 @@ def test_a_new_threshold_reruns_only_the_evaluation_and_what_follows(tmp_path: P
     summary = run("0.01")
     tasks = dict(re.findall(r"^  ([\w-]+):(.*)$", summary, re.MULTILINE))
     assert {name for name, status in tasks.items() if status.strip() == "cached"} == {
-        "custom-job"
+        "with-task",
+        "custom-job",
     }, summary
     assert {"evaluate-checkpoints", "export-model", "upload-model"} <= tasks.keys(), summary
     service = LocalService(tmp_path).start()

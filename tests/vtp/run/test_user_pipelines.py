@@ -136,10 +136,11 @@ def build_datasets(config):
 @pytest.mark.slow
 def test_a_task_module_in_the_users_folder_trains_under_vtp_run(tmp_path: Path) -> None:
     (tmp_path / "blobs.py").write_text(BLOBS_TASK)
-    args = '["--task=blobs", "--hidden_size=8", "--batch_size=16", "--epochs=2"]'
+    args = '["--hidden_size=8", "--batch_size=16", "--epochs=2"]'
     result = vtp_run(
-        tmp_path, "train", "--param", f"trainer_args={args}", "--param", "threshold=0.5"
-    )
+        tmp_path, "train", "--param", "task=blobs", "--param", f"trainer_args={args}",
+        "--param", "threshold=0.5",
+    )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     summary = result.stdout[result.stdout.rindex("Pipeline train SUCCEEDED") :]
     assert "passed True" in summary
