@@ -7,7 +7,6 @@ gate a release. `with_task` puts the pipeline's `task` parameter into the traine
 trials and the final training of the tune pipeline cannot train different tasks.
 """
 
-from collections.abc import Sequence
 from typing import Any
 
 from kfp import dsl
@@ -19,33 +18,11 @@ from components.upload_model import upload_model
 from vtp.images import COMPONENT_IMAGE
 
 
-def named_tasks(args: Sequence[object]) -> list[str]:
-    """The modules that `--task` flags in the trainer's `args` name (`--task=M` or `--task M`)."""
-    named = []
-    for i, arg in enumerate(args):
-        if isinstance(arg, str) and arg.startswith("--task="):
-            named.append(arg.split("=", 1)[1])
-        elif arg == "--task" and i + 1 < len(args):
-            named.append(str(args[i + 1]))
-    return named
-
-
-def task_args(task: str, args: Sequence[object]) -> list[object]:
-    """`--task=<task>` ahead of the trainer's `args`; ValueError if a `--task` in `args` names
-    another module (one task parameter decides; the args may repeat it, not contradict it)."""
-    for named in named_tasks(args):
-        if named != task:
-            raise ValueError(
-                f"--task={named} in the trainer's args contradicts the task parameter ({task}): "
-                "name the task with the task parameter only"
-            )
-    return [f"--task={task}", *args]
-
-
 @dsl.component(base_image=COMPONENT_IMAGE, install_kfp_package=False)
 def with_task(task: str, args: list) -> list:
     """The trainer's flags: `--task=<task>` ahead of `args`; fails if `args` name another task."""
-    from pipelines.stages import task_args
+    from vtp.vertex.task_flags import task_args  # not this module: its decorators need kfp's
+    # full SDK, and a task's runtime (`_KFP_RUNTIME`) has only the executor's part of kfp
 
     return task_args(task, args)
 

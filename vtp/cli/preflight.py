@@ -48,7 +48,7 @@ def check(values: dict[str, Any], folder: Path | None = None) -> None:
 
 
 def _check_task(values: dict[str, Any], folder: Path | None) -> None:
-    from pipelines.stages import named_tasks
+    from vtp.vertex.task_flags import named_tasks
 
     task = values.get("task")
     tasks = {"task": task} if isinstance(task, str) else {}

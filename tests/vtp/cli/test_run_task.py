@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.stages import named_tasks, task_args
 from tests.fixtures import REPO, LocalService
 from tests.vtp.cli.run_helpers import vtp
+from vtp.vertex.task_flags import named_tasks, task_args
 
 MY_TASK = '''
 """The team's task: the digits data with a smaller model and labels of its own."""
@@ -63,6 +63,17 @@ def test_task_args_put_the_task_first_and_refuse_another() -> None:
     assert named_tasks(["--task", "a", "--epochs=1", "--task=b"]) == ["a", "b"]
     with pytest.raises(ValueError, match="--task=other in the trainer's args contradicts"):
         task_args("my_task", ["--task=other"])
+
+
+def test_the_task_step_runs_in_a_fresh_interpreter_too(tmp_path: Path) -> None:
+    """With forking off, the step runs under kfp's runtime alone (`_KFP_RUNTIME`), where no
+    module with `@dsl.component` decorators imports: the step must not need one."""
+    result = vtp(
+        REPO, "run", "pipelines/stages.py:with_task", "--param", "task=trainer.tasks.digits",
+        "--param", 'args=["--epochs=1"]', "--state-dir", str(tmp_path), VTP_TASK_FORK="0",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "with-task:\n    Output [--task=trainer.tasks.digits, --epochs=1]" in result.stdout
 
 
 def test_a_task_that_cannot_be_imported_is_refused_before_any_job(team: Path) -> None:
