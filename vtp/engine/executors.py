@@ -107,12 +107,20 @@ _PYTHON3 = re.compile(r"(?<![\w./-])python3(?![\w.-])")
 def this_python(command: list[str]) -> list[str]:
     """`command` (the container's, before its placeholders are filled) with each `python3`
     word made this interpreter, as the image's own would be, not whatever PATH finds first;
-    inside a shell script it is quoted. Arguments and values are never touched."""
+    inside a shell script it is quoted. Arguments, values and the component's own source code
+    (which follows kfp's script) are never touched."""
     quoted = shlex.quote(sys.executable)
-    return [
-        sys.executable if part == "python3" else _PYTHON3.sub(lambda _: quoted, part)
-        for part in command
-    ]
+    made, user_code = [], -1
+    for index, part in enumerate(command):
+        if user_code < 0 and '"$program_path/ephemeral_component.py"' in part and '"$@"' in part:
+            user_code = index + 1  # the component's own source comes next: never rewritten
+        if index == user_code:
+            made.append(part)  # (a notebook component names its Jupyter kernel "python3")
+        else:
+            made.append(
+                sys.executable if part == "python3" else _PYTHON3.sub(lambda _: quoted, part)
+            )
+    return made
 
 
 def _own_packages(task_root: str) -> dict[str, str]:

@@ -17,3 +17,10 @@ def test_python3_words_become_this_interpreter() -> None:
 def test_other_words_with_python3_in_them_stay() -> None:
     command = ["sh", "-c", "ls ~/src/python3-demo python3.11 /usr/bin/python3 mypython3"]
     assert this_python(command) == command
+
+
+def test_the_components_own_source_is_left_alone() -> None:
+    script = 'python3 -m kfp.dsl.executor_main "$program_path/ephemeral_component.py" "$@"'
+    source = 'KERNEL = "python3"\n'
+    got = this_python(["sh", "-ec", script, source, "--executor_input"])
+    assert got[2] != script and got[3] == source
