@@ -3,7 +3,8 @@
 Every worker pool's args get `--<parameterId>=<value>` for each of the trial's parameters, in
 the order of the study spec. Integers (and discrete values that are whole numbers, such as batch
 sizes) are written without a decimal point so that an `int` argparse flag takes them; other
-numbers use Python's shortest round-trip form.
+numbers use Python's shortest round-trip form (`vtp.vertex.trial_args`, which the Vertex
+launcher uses too).
 """
 
 from collections.abc import Mapping
@@ -11,23 +12,10 @@ from collections.abc import Mapping
 from google.cloud.aiplatform_v1 import CustomJob, CustomJobSpec, HyperparameterTuningJob, Trial
 
 from vtp.local.tuning.space import Value
+from vtp.vertex.trial_args import trial_args
 
 METRIC_FILE_ENV = "CLOUD_ML_HP_METRIC_FILE"
 """Where cloudml-hypertune writes a trial's reports (one file per trial, set by the tuner)."""
-
-
-def format_value(value: Value) -> str:
-    """The command-line form of a parameter value."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) or float(value).is_integer():
-        return str(int(value))
-    return repr(float(value))
-
-
-def trial_args(params: Mapping[str, Value]) -> list[str]:
-    """`--<id>=<value>` for each parameter, in order."""
-    return [f"--{key}={format_value(value)}" for key, value in params.items()]
 
 
 def trial_job(
