@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import SplitResult, parse_qs, urlsplit
 
+from vtp.http_limits import REQUEST_TIMEOUT_SECONDS
 from vtp.local import console
 from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
-from vtp.local.base.guard import REQUEST_TIMEOUT_SECONDS, Guard
+from vtp.local.base.guard import Guard
 from vtp.local.base.routing import Router
 from vtp.local.base.tls import server_identity
 from vtp.local.grpc_server import grpc_server

@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from vtp import http_limits
-from vtp.http_limits import LOOPBACK_NAMES, MAX_BODY_BYTES, REQUEST_TIMEOUT_SECONDS, Headers
+from vtp.http_limits import LOOPBACK_NAMES, MAX_BODY_BYTES, Headers
 from vtp.local.base import errors
-
-__all__ = ["LOOPBACK_NAMES", "MAX_BODY_BYTES", "REQUEST_TIMEOUT_SECONDS", "Guard", "body_length"]
 
 MAX_MEDIA_BYTES = 64 << 30
 """Largest Cloud Storage upload request (streamed to a file, never held in memory)."""
