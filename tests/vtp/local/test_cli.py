@@ -58,7 +58,7 @@ def test_local_env_points_the_real_gcloud_at_the_service(local_service, tmp_path
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
-    assert "401" not in listed.stderr
+    assert "Listed 0 items." in listed.stderr  # signed in: an empty list, not a refusal
 
 
 def test_local_exec_runs_a_command_pointed_at_the_service(local_service, tmp_path) -> None:
