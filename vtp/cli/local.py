@@ -29,10 +29,13 @@ _REPLICA = re.compile(r"workerpool[0-3]-\d+")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `local serve` and `local preempt`."""
-    commands = command_group(subparsers, "local", "the local Vertex service (serve, env, preempt)")
+    commands = command_group(
+        subparsers, "local", "the local Vertex service (serve, env, exec, console, preempt)"
+    )
     _add_serve(commands)
     local_clients.add_env(commands)
     local_clients.add_exec(commands)
+    local_clients.add_console(commands)
     _add_preempt(commands)
 
 

@@ -1,10 +1,11 @@
-"""`vtp local env` and `vtp local exec`: what points gcloud and Python clients at a running service.
+"""`vtp local env`, `exec` and `console`: what points clients and a browser at a running service.
 
     eval "$(vtp local env --export)"      # a shell: endpoint overrides, the token file
     vtp local exec -- python my_script.py  # one program: the same, the token, the storage root
+    vtp local console [--open]             # a browser: a new one-time sign-in address
 
-Both find the service by its URL (`--endpoint`, else $VTP_LOCAL_ENDPOINT, else the default
-port) and its runtime file (`vtp.vertex.local_auth`). Both also give gcloud a project
+All find the service by its URL (`--endpoint`, else $VTP_LOCAL_ENDPOINT, else the default
+port) and its runtime file (`vtp.vertex.local_auth`). env and exec also give gcloud a project
 (`CLOUDSDK_CORE_PROJECT`, see `gcloud_settings`), so the follow-up commands gcloud prints itself
 (`gcloud ai custom-jobs stream-logs ...`) run as printed. Not a command group: `local.py` adds them.
 """
@@ -110,4 +111,42 @@ def _env(args: argparse.Namespace) -> int:
     prefix = "export " if args.export else ""
     for key, value in settings.items():
         print(f"{prefix}{key}={shlex.quote(value)}")
+    return 0
+
+
+def add_console(commands: argparse._SubParsersAction) -> None:
+    """Add `local console`."""
+    parser = commands.add_parser(
+        "console",
+        help="print (or open) a new sign-in address for a running service's console",
+        description="Each address signs one browser tab in, once, within 12 hours; the address "
+        "a browser keeps in its history is then spent.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--page", default="", help="the console page to show, e.g. /runs/ID")
+    parser.add_argument("--open", action="store_true", help="open it in the default browser")
+    parser.add_argument("--endpoint", help=f"service URL (default ${ENDPOINT_ENV})")
+    parser.set_defaults(func=_console)
+
+
+def _console(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from vtp.local.console import console_url
+    from vtp.vertex.local_auth import find_token, published
+
+    if args.page and not args.page.startswith("/"):
+        raise UsageError(f"--page must start with /, e.g. /runs/ID, got {args.page!r}")
+    url = service_url(args.endpoint)
+    info, token = published(url), find_token(url)
+    if info is None or not token:
+        raise UsageError(f"no running local service published for {url}; start `vtp local serve`")
+    address = console_url(url, token, args.page)
+    if args.open:
+        from vtp.run.local_run import open_in_browser
+
+        open_in_browser(address, Path(info["state_dir"]))
+        print(f"Opened the console of {url} in the default browser.")
+    else:
+        print(address)
     return 0

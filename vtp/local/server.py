@@ -38,9 +38,10 @@ from vtp.http_limits import REQUEST_TIMEOUT_SECONDS
 from vtp.local import console
 from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
-from vtp.local.base.guard import Guard
+from vtp.local.base.guard import SIGNIN_PATH, Guard
 from vtp.local.base.routing import Router
 from vtp.local.base.tls import server_identity
+from vtp.local.console.signin import SignIn
 from vtp.local.grpc_server import grpc_server
 from vtp.local.service import Addresses
 from vtp.local.storage.routes import Reply, StorageApi, StorageRequest, is_storage_path
@@ -268,6 +269,10 @@ class _Handler(BaseHTTPRequestHandler):
         media = is_storage_path(self.path)
         length = self.server.guard.check(method, self.path, self.headers, media)
         self.deadline.at = self.started + self.server.limits.body_deadline(length)
+        if url.path == SIGNIN_PATH and method == "POST":
+            self._continue(length)
+            status, text = self.server.signin.answer(self.rfile.read(length) if length else b"")
+            return Reply(status=status, body=text, headers={"Cache-Control": "no-store"})
         if url.path == HEALTH_PATH or console.is_console_path(self.path):
             self.close_connection = self.close_connection or bool(length)  # never read
             if url.path == HEALTH_PATH:
@@ -423,6 +428,8 @@ class HttpServer(ThreadingHTTPServer):
 
     guard: Guard
     """Set by `FrontEnds` once every port is known, before anything is served."""
+    signin: SignIn
+    """The console's one-time codes (`vtp.local.console.signin`), set with `guard`."""
 
     def __init__(
         self, port: int, router: Router, storage_root: Path, limits: Limits | None = None
@@ -486,6 +493,7 @@ class FrontEnds:
             self.http.server_close()
             raise
         self.http.guard = Guard((http_port, self.front.port), token)
+        self.http.signin = SignIn(token)
         self.addresses = Addresses(
             url=f"http://127.0.0.1:{http_port}",
             api_endpoint=f"localhost:{self.front.port}",

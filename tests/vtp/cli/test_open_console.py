@@ -1,4 +1,4 @@
-"""`vtp run --open` opens the console without putting the token on a browser's command line
+"""`vtp run --open` opens the console without putting its sign-in code on a browser's command line
 (which `ps` shows every local user): the browser gets a 0600 file of the user's that sends it
 on to the console's address."""
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PAGE = "http://127.0.0.1:8765/console/#token=s3cr3t&page=/runs/r-1"
+PAGE = "http://127.0.0.1:8765/console/#code=s3cr3t&page=/runs/r-1"
 
 
 def test_the_browser_is_given_a_private_file_not_the_token(tmp_path: Path) -> None:
@@ -27,6 +27,6 @@ def test_the_browser_is_given_a_private_file_not_the_token(tmp_path: Path) -> No
     argv = argv_file.read_text()
     assert "s3cr3t" not in argv and argv.strip() == launcher.as_uri()
     assert stat.S_IMODE(launcher.stat().st_mode) == 0o600
-    assert 'content="0;url=http://127.0.0.1:8765/console/#token=s3cr3t&amp;page=/runs/r-1"' in (
+    assert 'content="0;url=http://127.0.0.1:8765/console/#code=s3cr3t&amp;page=/runs/r-1"' in (
         launcher.read_text()
     )

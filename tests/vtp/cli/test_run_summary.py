@@ -58,7 +58,7 @@ def result(
         job=job,
         seconds=12.3,
         storage_root=ROOT,
-        console="http://127.0.0.1:1/console/#token=t&page=/runs/loop-20260101000000",
+        console="http://127.0.0.1:1/console/#code=t&page=/runs/loop-20260101000000",
         console_stays=stays,
         state_dir=Path("/state"),
         **extra,  # type: ignore[arg-type]
@@ -90,7 +90,7 @@ def test_tasks_in_start_order_each_iteration_and_the_cache_hit_marked() -> None:
         "  report: PENDING",
         "  local Cloud Storage: gs://BUCKET/PATH is /state/gcs/BUCKET/PATH",
     ]
-    assert "  console: http://127.0.0.1:1/console/#token=t&page=/runs/loop-20260101000000" in text
+    assert "  console: http://127.0.0.1:1/console/#code=t&page=/runs/loop-20260101000000" in text
 
 
 def test_a_failure_ends_with_its_cause_and_a_gone_console_says_how_to_see_it() -> None:
@@ -110,7 +110,7 @@ def test_a_failure_ends_with_its_cause_and_a_gone_console_says_how_to_see_it() -
         "  console: run `vtp local serve --state-dir /state` and open the Console address it "
         "prints, then go to #/runs/loop-20260101000000\n" in text
     )
-    assert "token=" not in text  # the run's token dies with it
+    assert "code=" not in text  # the run's sign-in code dies with it
     # The task's own last lines, as the run's log had them, are the better cause.
     tails = {"other": ["nothing"], "train": ["epoch 3", "ValueError: x (with the value)"]}
     text = summarize(result("PIPELINE_STATE_FAILED", failed, error=cause, tails=tails))

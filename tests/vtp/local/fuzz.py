@@ -466,7 +466,9 @@ CONSOLE_PATHS = (
     "/console/static/", "/console/index.html/", "/console/.", "/console/%C3%A9",
     "/console/app.js;x", "/consolex", "/console%2Findex.html", "/console/./index.html",
     "/console/vendor/../../../server.py", "/console/\\..\\..\\x", "/console/%ZZ",
+    "/console/signin", "/console/signin", "/console/signin/", "/console/signin.js/../signin",
 )  # fmt: skip
+SIGNIN_CODES = ("", "x", "a.b.c", "0.0.0", "f" * 200, "f" * 201, "ffffffff..", "\u0000", None, 7)
 CONSOLE_QUERIES = (
     "", "", "?token={token}", "?token=wrong", "?token=", "?token={token}&token=x", "?x=%ZZ",
     "?" + "a=1&" * 500, "?token[]=1", "?%00=%00", "?token={token}#frag", "?=", "?&&&",
@@ -489,7 +491,8 @@ def _console_request(rng: random.Random, token: str) -> tuple[str, str, bytes, d
         headers["Authorization"] = None
     if rng.random() < 0.2:
         headers["Origin"] = rng.choice(("http://evil.example", "null", "", "http://127.0.0.1:1"))
-    body = _body(rng, {"x": 1}) if method in ("POST", "PUT", "PATCH") else b""
+    fields = {"code": rng.choice(SIGNIN_CODES)} if "signin" in path else {"x": 1}
+    body = _body(rng, fields) if method in ("POST", "PUT", "PATCH") else b""
     return method, path, body, headers
 
 

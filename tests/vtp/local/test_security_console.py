@@ -18,6 +18,7 @@ Skipped only where no Chromium is installed (`.ci/run` installs it)."""
 
 import contextlib
 import json
+import re
 import sqlite3
 import sys
 import threading
@@ -113,7 +114,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
         assert service.process is not None and service.process.stdout is not None
         printed = [service.process.stdout.readline() for _ in range(3)]  # after the first
         service.printed = printed[-1].removeprefix("Console: ").strip()
-        assert service.printed == console_url(service.url, service.token), printed
+        assert re.fullmatch(rf"{service.url}/console/#code=[\w.-]+", service.printed), printed
         session = service.session()
         made = session.post(f"{service.url}/storage/v1/b", params={"project": "local"},
                             json={"name": BUCKET}, timeout=30)  # fmt: skip
@@ -171,8 +172,8 @@ def _jobs(service: LocalService) -> list[str]:
 
 
 def _signed_in(page: Any, service: LocalService, route: str = "/jobs") -> None:
-    """Open the console at `route` with the URL `vtp local serve` printed."""
-    page.goto(f"{service.printed}&page={route}")
+    """Open the console at `route` with a new sign-in address (`vtp local console`'s)."""
+    page.goto(console_url(service.url, service.token, route))
     page.wait_for_selector("main h1:not(:empty)")
     assert page.query_selector("#signed-out") is None
 
@@ -238,7 +239,7 @@ def test_the_token_is_in_no_address_history_entry_or_request(browser, service):
     with watched_page(browser) as page:
         sent: list[str] = []
         page.on("request", lambda request: sent.append(request.url))
-        page.goto(f"{service.printed}&page=/jobs")
+        page.goto(console_url(service.url, service.token, "/jobs"))
         page.wait_for_selector("text=sleeper")
         assert page.url == f"{service.url}/console/#/jobs"
         assert service.token not in page.evaluate("location.href + document.referrer")
@@ -250,11 +251,9 @@ def test_the_token_is_in_no_address_history_entry_or_request(browser, service):
         assert sent and not [url for url in sent if service.token in url]
 
 
-def test_the_browsers_own_history_holds_only_the_address_the_user_opened(
-    browser, service, tmp_path
-):
-    """Chromium's history database records the URL a user opens, fragment and all; the
-    console's own pages add none with the token (what is left: docs/security.md)."""
+def test_the_browsers_own_history_holds_no_token_and_a_spent_code(browser, service, tmp_path):
+    """Chromium's history database records the address a user opens, fragment and all: the one
+    `vtp local serve` printed holds a one-time code, spent by the time history has it."""
     opened = service.printed
     context = browser.browser_type.launch_persistent_context(
         str(tmp_path / "profile"), executable_path=CHROMIUM, args=["--no-sandbox"]
@@ -266,8 +265,18 @@ def test_the_browsers_own_history_holds_only_the_address_the_user_opened(
     context.close()
     with contextlib.closing(sqlite3.connect(tmp_path / "profile" / "Default" / "History")) as db:
         urls = [url for (url,) in db.execute("SELECT url FROM urls")]
-    assert f"{service.url}/console/" in urls
-    assert [url for url in urls if service.token in url] == [opened]
+    assert opened in urls and f"{service.url}/console/" in urls
+    assert [url for url in urls if service.token in url] == []
+    # Whoever reads that history (another tab, another user with the profile) is not signed in.
+    replay = browser.new_context()
+    page = replay.new_page()
+    page.goto(opened)
+    assert "used already" in page.wait_for_selector("#signed-out").inner_text()
+    assert page.evaluate("sessionStorage.length") == 0
+    replay.close()
+    code = opened.partition("#code=")[2]
+    spent = requests.post(f"{service.url}/console/signin", json={"code": code}, timeout=10)
+    assert spent.status_code == 401 and service.token not in spent.text
 
 
 def test_without_a_token_the_console_is_signed_out_and_says_how_to_sign_in(browser, service):
@@ -283,23 +292,24 @@ def test_without_a_token_the_console_is_signed_out_and_says_how_to_sign_in(brows
     page = context.new_page()
     failures: list[str] = []
     page.on("pageerror", lambda error: failures.append(str(error)))
-    page.goto(f"{service.url}/console/#token=wrong")
+    page.goto(f"{service.url}/console/#code=wrong")
     note = page.wait_for_selector("#signed-out").inner_text()
-    assert "restarted" in note and page.url == f"{service.url}/console/"
+    assert "used already" in note and page.url == f"{service.url}/console/"
     assert page.evaluate("sessionStorage.length") == 0
     context.close()
     assert failures == []
 
 
-def test_an_old_query_token_link_is_not_taken_and_leaves_the_address(browser, service):
-    old = f"{service.url}/console/?token={service.token}"
+@pytest.mark.parametrize("form", ["?token={}", "#token={}&page=/jobs"])
+def test_an_old_token_link_is_not_taken_and_leaves_the_address(browser, service, form):
+    old = f"{service.url}/console/{form.format(service.token)}"
     answer = requests.get(old, timeout=10, allow_redirects=False)
     assert answer.status_code == 200 and "set-cookie" not in answer.headers
     with watched_page(browser) as page:
         page.goto(old)
         note = page.wait_for_selector("#signed-out").inner_text()
-        assert "?token= are no longer taken" in note
-        assert page.url == f"{service.url}/console/"
+        assert "?token= or #token= are no longer taken" in note
+        assert page.url == f"{service.url}/console/" + ("#/jobs" if "page=" in form else "")
         assert page.context.cookies() == []
 
 

@@ -10,10 +10,11 @@ The service runs commands from job specs by design, so only the user who started
   form, frame or other site's page ever carries it, and cookies (which ignore ports) do not
   exist to be sent to another local port or replayed.
 - The console's static files (`/console/`, its `.html`, `.js` and `.css`: code, no data) are
-  served to anyone on loopback. The URL `vtp` prints carries the token in its fragment
-  (`/console/#token=...`), which a browser never sends; the console's script keeps it in the
-  tab's sessionStorage (per origin, and the origin includes the port) and sends it as the bearer
-  token on each API call it makes (`vtp.local.console`).
+  served to anyone on loopback. The URL `vtp` prints carries a one-time sign-in code in its
+  fragment (`/console/#code=...`), which a browser never sends; the console's script trades it
+  for the token at `POST /console/signin` (open: the code is the credential, and it works once),
+  keeps the token in the tab's sessionStorage (per origin, and the origin includes the port) and
+  sends it as the bearer token on each API call it makes (`vtp.local.console`).
 - `Host` must be the service's own loopback name and port: a page whose DNS name was rebound to
   127.0.0.1 sends its own name, and is refused.
 - A request that carries `Origin` (a browser's) must come from the service's own origin.
@@ -35,6 +36,8 @@ MAX_MEDIA_BYTES = 64 << 30
 
 OPEN_PATHS = frozenset({"/healthz"})
 CONSOLE_PREFIX = "/console/"
+SIGNIN_PATH = "/console/signin"
+"""Where the console trades its one-time code for the token (`vtp.local.console.signin`)."""
 CONSOLE_STATIC_SUFFIXES = (".html", ".js", ".css")
 """The console's files served without the token: its pages, scripts and styles (no data)."""
 
@@ -104,11 +107,11 @@ class Guard:
 
 
 def is_open(method: str, path: str) -> bool:
-    """Whether a request needs no token: `/healthz`, or a GET of one of the console's static
-    files (whatever its query: an old `/console/?token=...` link gets the page, which takes
-    nothing from the query)."""
+    """Whether a request needs no token: `/healthz`, the console's sign-in (whose one-time
+    code is the credential), or a GET of one of the console's static files (whatever its
+    query: an old `/console/?token=...` link gets the page, which takes nothing from it)."""
     url = urlsplit(path).path
-    if url in OPEN_PATHS:
+    if url in OPEN_PATHS or (url == SIGNIN_PATH and method == "POST"):
         return True
     if method not in ("GET", "HEAD"):
         return False

@@ -5,11 +5,14 @@ plus dagre for the pipeline graph and uPlot for the charts, vendored as publishe
 no data and are served without the token; everything they show they read from the same REST
 API a client uses, with the same bearer token (`vtp.local.base.guard`).
 
-`console_url` is the address `vtp local serve` and `vtp run` print. It carries the token in its
-fragment (`#token=...`), which the browser keeps to itself: `signin.js` moves it into the tab's
-sessionStorage and out of the address bar before any other script runs, and `app.js` sends it
-as `Authorization: Bearer` on every call. There is no cookie: a cookie goes to every port of
-127.0.0.1, and would be a credential any local server the browser visits could collect.
+`console_url` is the address `vtp local serve`, `vtp local console` and `vtp run` print. It
+carries a one-time sign-in code in its fragment (`#code=...`, `signin.py`), which the browser
+never sends to a server: `signin.js` takes it out of the address bar before any other script
+runs and trades it at `/console/signin` for the token, which it keeps in the tab's
+sessionStorage; `app.js` sends that as `Authorization: Bearer` on every call. The token itself
+is never in an address (so never in the browser's history), and there is no cookie: a cookie
+goes to every port of 127.0.0.1, and would be a credential any local server the browser visits
+could collect.
 """
 
 import mimetypes
@@ -18,6 +21,7 @@ from urllib.parse import quote, urlsplit
 
 from vtp.local.base import errors
 from vtp.local.base.guard import CONSOLE_PREFIX
+from vtp.local.console import signin
 from vtp.local.storage.routes import Reply
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -34,9 +38,9 @@ _SECURITY = {
 
 
 def console_url(service_url: str, token: str, page: str = "") -> str:
-    """The console's address with the token that signs a browser in, in the fragment (never
-    sent to a server), and optionally the console's page to show (`/runs/<id>`)."""
-    fragment = f"token={quote(token, safe='')}"
+    """The console's address with a fresh one-time code that signs a browser in (minted with
+    the service's `token`), in the fragment, and optionally the page to show (`/runs/<id>`)."""
+    fragment = f"code={signin.mint(token)}"
     if page:
         fragment += f"&page={quote(page, safe='/?=')}"
     return f"{service_url.rstrip('/')}{CONSOLE_PREFIX}#{fragment}"

@@ -1,7 +1,7 @@
 // The local console: one page per resource type, each read from the service's own REST API
 // and refreshed every REFRESH_MS while it is shown. Each call carries the token signin.js kept
-// in this tab's sessionStorage as `Authorization: Bearer`; without one, the page says how to
-// sign in. Downloads are fetched the same way and handed to the browser as a file, never shown.
+// in this tab's sessionStorage (once its sign-in settled) as `Authorization: Bearer`; without
+// one, the page says how to sign in. Downloads are fetched the same way and handed to the browser as a file, never shown.
 "use strict";
 
 const REFRESH_MS = 2000;
@@ -501,17 +501,19 @@ function signedOut(reason) {
   const main = document.getElementById("page");
   main.replaceChildren(el("div", { id: "signed-out" },
     el("h1", {}, "Signed out"),
-    el("p", {}, "Open the console URL that ", el("code", {}, "vtp local serve"), " printed (",
-      el("code", {}, `${location.origin}/console/#token=…`), "); ", el("code", {}, "vtp run"),
-      " prints one for each run too. The token after # stays in this browser: this tab keeps it ",
-      "until it is closed."),
-    old ? el("p", { class: "error" }, "Addresses with ?token= are no longer taken: a token in the query ",
-      "is sent to the server and kept in history. Use the address with #token= instead.") : null,
+    el("p", {}, "Open a console address: ", el("code", {}, "vtp local console"), " prints a new one (",
+      el("code", {}, `${location.origin}/console/#code=…`), "), as ", el("code", {}, "vtp local serve"),
+      " and ", el("code", {}, "vtp run"), " do. Each signs one tab in, once: this tab then keeps ",
+      "the service's token until it is closed or the service restarts."),
+    old ? el("p", { class: "error" }, "Addresses with ?token= or #token= are no longer taken: a token in ",
+      "an address is kept in the browser's history. Use an address with #code= instead.") : null,
     reason ? el("p", { class: "muted" }, reason) : null));
   document.getElementById("status").textContent = "signed out";
 }
 
 async function start() {
+  const refused = await window.vtpSignIn;
+  if (refused) return signedOut(refused);
   try {
     settings = await get("/console/settings.json");
   } catch (error) {
