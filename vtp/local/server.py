@@ -271,8 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.deadline.at = self.started + self.server.limits.body_deadline(length)
         if url.path == SIGNIN_PATH and method == "POST":
             self._continue(length)
-            status, text = self.server.signin.answer(self.rfile.read(length) if length else b"")
-            return Reply(status=status, body=text, headers={"Cache-Control": "no-store"})
+            status, answer = self.server.signin.answer(self.rfile.read(length) if length else b"")
+            return Reply(status=status, body=answer, headers={"Cache-Control": "no-store"})
         if url.path == HEALTH_PATH or console.is_console_path(self.path):
             self.close_connection = self.close_connection or bool(length)  # never read
             if url.path == HEALTH_PATH:
