@@ -1,0 +1,130 @@
+"""Benchmark: the aiplatform SDK's own system tests as the yardstick of the local Vertex service.
+
+The tests are googleapis/python-aiplatform v1.165.1's `tests/system/aiplatform/`, vendored
+unchanged in bench/third_party/aiplatform_system/ (its NOTICE says what and from where). Each
+test file runs as the SDK's team runs it against Google (`pytest tests/system/aiplatform/X.py`,
+the vendored folder as pytest's root so `tests.system.aiplatform.e2e_base` resolves), but under
+`vtp local exec` against one `vtp local serve` started for the whole benchmark, so every client
+the tests build (aiplatform on its default gRPC transport, google-cloud-storage, Resource
+Manager, BigQuery) is pointed at the local service by the same settings a user gets. The test
+bodies are unchanged; `$BUILD_SPECIFIC_GCLOUD_PROJECT` (the project the suite reads) is `local`.
+
+The harness adds only `aiplatform_system_plugin.py` (a pytest plugin, next to this file): it
+marks as skipped, with the reason, the tests that need something no machine here has (Google's
+hosted models, BigQuery's public data, Google-owned resources); everything else runs and
+counts. The tests run in a throwaway virtual environment layered over this one, holding what the
+suite imports and this project does not install (pandas, pytest-timeout).
+
+Progress goes to stderr, with the folder that keeps each file's output; stdout gets ONE JSON line:
+
+    {"sdk_tag": "v1.165.1", "files": N, "passed": n, "failed": n, "errors": n, "skipped": n,
+     "by_file": {"test_x.py": {"passed", "failed", "errors", "skipped", "seconds",
+                               "first_failures": [{"test", "message"}]}}, "seconds": s}
+
+    python bench/aiplatform_system.py [--only SUBSTRING ...] [--jobs N] [--timeout SECONDS]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from kfp_pipelines import layered_environment, local_service, run_command
+
+SDK_TAG = "v1.165.1"
+BENCH = Path(__file__).resolve().parent
+SUITE = BENCH / "third_party" / "aiplatform_system"
+TESTS = SUITE / "tests" / "system" / "aiplatform"
+PROJECT = "local"
+EXTRA_PACKAGES = ("pandas", "pytest-timeout")
+"""What the suite imports that this project does not install (into the layer only)."""
+FAILURES_SHOWN = 5
+
+
+def test_files(only: list[str]) -> list[Path]:
+    """The suite's test files, those whose name holds one of `only` when it is given."""
+    files = sorted(TESTS.glob("test_*.py"))
+    return [f for f in files if not only or any(part in f.name for part in only)]
+
+
+def run_file(file: Path, python: Path, env: dict[str, str], out: Path, limit: float) -> dict:
+    """One test file under `vtp local exec`: its counts, seconds and first failures."""
+    report = out / f"{file.stem}.xml"
+    argv = [
+        str(python), "-m", "vtp", "local", "exec", "--",
+        str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "-p", "aiplatform_system_plugin", f"--timeout={int(limit)}",
+        f"--junitxml={report}", str(file.relative_to(SUITE)),
+    ]  # fmt: skip
+    started = time.monotonic()
+    status, output = run_command(argv, SUITE, limit * 4, env)
+    seconds = round(time.monotonic() - started, 1)
+    (out / f"{file.stem}.log").write_text(output)
+    counts = junit_counts(report)
+    if not report.exists():
+        why = "timed out" if status is None else (output.strip().splitlines() or ["no output"])[-1]
+        counts["first_failures"] = [{"test": file.name, "message": why[:300]}]
+    return {**counts, "seconds": seconds}
+
+
+def junit_counts(report: Path) -> dict[str, Any]:
+    """Passed, failed, errors and skipped in a JUnit XML report, with the first failures."""
+    counts: dict[str, Any] = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    failures: list[dict[str, str]] = []
+    if not report.exists():
+        return {**counts, "first_failures": failures}
+    for case in ElementTree.parse(report).iter("testcase"):
+        verdict = next((child for child in case if child.tag != "system-out"), None)
+        kind = {"failure": "failed", "error": "errors", "skipped": "skipped"}.get(
+            verdict.tag if verdict is not None else "", "passed"
+        )
+        counts[kind] += 1
+        if kind in ("failed", "errors") and len(failures) < FAILURES_SHOWN:
+            message = (verdict.get("message") or verdict.text or "") if verdict is not None else ""
+            failures.append({"test": case.get("name", ""), "message": message[:300]})
+    return {**counts, "first_failures": failures}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--only", nargs="*", default=[], help="run files whose name holds one")
+    parser.add_argument("--jobs", type=int, default=1, help="test files run at once")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per test")
+    options = parser.parse_args()
+    started = time.monotonic()
+    files = test_files(options.only)
+    work = Path(tempfile.mkdtemp(prefix="aiplatform-system-"))
+    print(f"aiplatform_system: {len(files)} files, output in {work}", file=sys.stderr)
+    python, env = layered_environment(work / "venv")
+    install = [str(python), "-m", "pip", "install", "-q", *EXTRA_PACKAGES]
+    subprocess.run(install, check=True, stdout=sys.stderr, env=env)
+    env = {**env, "BUILD_SPECIFIC_GCLOUD_PROJECT": PROJECT, "PYTHONPATH": str(BENCH)}
+    results: dict[str, dict] = {}
+    with local_service(work, work) as url:
+        env["VTP_LOCAL_ENDPOINT"] = url
+
+        def one(file: Path) -> None:
+            results[file.name] = run_file(file, python, env, work, options.timeout)
+            print(f"aiplatform_system: {file.name}: {results[file.name]}", file=sys.stderr)
+
+        with ThreadPoolExecutor(max(1, options.jobs)) as pool:
+            list(pool.map(one, files))
+    totals = {k: sum(r[k] for r in results.values()) for k in ("passed", "failed", "errors")}
+    skipped = sum(r["skipped"] for r in results.values())
+    print(
+        json.dumps(
+            {"sdk_tag": SDK_TAG, "files": len(files), **totals, "skipped": skipped,
+             "by_file": dict(sorted(results.items())),
+             "seconds": round(time.monotonic() - started, 1)}
+        )
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
