@@ -13,7 +13,8 @@ The harness adds only `aiplatform_system_plugin.py` (a pytest plugin, next to th
 marks as skipped, with the reason, the tests that need something no machine here has (Google's
 hosted models, BigQuery's public data, Google-owned resources); everything else runs and
 counts. The tests run in a throwaway virtual environment layered over this one, holding what the
-suite imports and this project does not install (pandas, pytest-timeout).
+suite imports and this project does not install (pandas, google-vizier, pytest-timeout). pytest
+reads an empty configuration of the harness's own, not this project's pyproject.toml.
 
 Progress goes to stderr, with the folder that keeps each file's output; stdout gets ONE JSON line:
 
@@ -42,7 +43,7 @@ BENCH = Path(__file__).resolve().parent
 SUITE = BENCH / "third_party" / "aiplatform_system"
 TESTS = SUITE / "tests" / "system" / "aiplatform"
 PROJECT = "local"
-EXTRA_PACKAGES = ("pandas", "pytest-timeout")
+EXTRA_PACKAGES = ("pandas", "google-vizier", "pytest-timeout")
 """What the suite imports that this project does not install (into the layer only)."""
 FAILURES_SHOWN = 5
 
@@ -60,6 +61,7 @@ def run_file(file: Path, python: Path, env: dict[str, str], out: Path, limit: fl
         str(python), "-m", "vtp", "local", "exec", "--",
         str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
         "-p", "aiplatform_system_plugin", f"--timeout={int(limit)}",
+        "-c", str(out / "pytest.ini"), f"--rootdir={SUITE}",
         f"--junitxml={report}", str(file.relative_to(SUITE)),
     ]  # fmt: skip
     started = time.monotonic()
@@ -102,6 +104,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="aiplatform-system-"))
     print(f"aiplatform_system: {len(files)} files, output in {work}", file=sys.stderr)
     python, env = layered_environment(work / "venv")
+    (work / "pytest.ini").write_text("[pytest]\n")
     install = [str(python), "-m", "pip", "install", "-q", *EXTRA_PACKAGES]
     subprocess.run(install, check=True, stdout=sys.stderr, env=env)
     env = {**env, "BUILD_SPECIFIC_GCLOUD_PROJECT": PROJECT, "PYTHONPATH": str(BENCH)}
