@@ -14,8 +14,8 @@ marks as skipped, with the reason, the tests that need something no machine here
 hosted models, BigQuery's public data, Google-owned resources); everything else runs and
 counts. The tests run in a throwaway virtual environment layered over this one, holding what the
 suite imports and this project does not install (pandas, google-vizier, google-cloud-testutils,
-pytest-timeout). pytest
-reads an empty configuration of the harness's own, not this project's pyproject.toml.
+pytest-timeout). pytest reads an empty configuration of the harness's own, not this project's
+pyproject.toml.
 
 Progress goes to stderr, with the folder that keeps each file's output; stdout gets ONE JSON line:
 
