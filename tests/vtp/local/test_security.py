@@ -214,7 +214,9 @@ def test_replicas_get_a_containers_environment_not_the_services(tmp_path) -> Non
         wait_for_state(service.client(), job.name)
         env = json.loads((tmp_path / "workerpool0-0.env.json").read_text())
         assert "VTP_TEST_SECRET" not in env and env["VTP_TEST_PASSED"] == "yes"
-        assert env["PATH"].split(":")[0] == str(Path(sys.executable).parent)
+        # Its own Python environment first (test_isolation.py), then the service interpreter's.
+        bins = [env["VIRTUAL_ENV"] + "/bin", str(Path(sys.executable).parent)]
+        assert env["PATH"].split(":")[:2] == bins
         assert "CLUSTER_SPEC" in env and "HOME" in env
     finally:
         service.stop()

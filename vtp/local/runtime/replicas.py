@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from vtp.local.runtime import gcs_mount
+from vtp.local.runtime import gcs_mount, isolation
 from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.logs import index_lines
 from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
@@ -51,6 +51,8 @@ class Replica:
     """Monotonic time at which a preempted replica still running gets SIGKILL."""
     python_path: str = ""
     """Installed packages of a pythonPackageSpec pool, put first on PYTHONPATH."""
+    layer: isolation.Layer | None = None
+    """The Python environment of its current process (`isolation.py`)."""
 
     def running(self) -> subprocess.Popen:
         """The process of a replica that has one: a live one (`ReplicaSet.live`)."""
@@ -59,7 +61,7 @@ class Replica:
 
 
 class ReplicaSet:
-    """All replicas of one job, under `<state>/jobs/<id>/` (logs/ and work/)."""
+    """All replicas of one job, under `<state>/jobs/<id>/` (logs/, work/ and envs/)."""
 
     def __init__(
         self,
@@ -93,12 +95,18 @@ class ReplicaSet:
         # A restarted replica is a new container on Vertex: its files start fresh, and only
         # Cloud Storage (the storage root here) keeps what an earlier start wrote.
         shutil.rmtree(work, ignore_errors=True)
+        # A new environment per start, as a restarted replica is a new container on Vertex.
+        layer = isolation.Layer(self._job_dir / "envs" / replica.name)
         try:
-            argv = gcs_mount.wrap(list(replica.pool.argv), self._storage_root)
-            proc = spawn(argv, env(replica), work, self.log_path(replica.name))
+            isolation.create(layer.root)
+            argv = gcs_mount.wrap(isolation.command(replica.pool.argv, layer), self._storage_root)
+            environment = isolation.environment(env(replica), layer)
+            proc = spawn(argv, environment, work, self.log_path(replica.name))
         except OSError as exc:
+            isolation.remove(layer)
             self.note(replica, f"cannot start {replica.name}: {exc}")
             return False
+        replica.layer = layer
         replica.proc = proc
         self._book.add_process(ProcessRecord(self.job_id, replica.name, proc.pid, replica.token))
         # Wake the supervisor the moment the process ends, rather than at its next poll.
@@ -146,6 +154,9 @@ class ReplicaSet:
             self.job_id, replica.name, None if code is None else exit_status(code)
         )
         replica.proc = None
+        if replica.layer:
+            isolation.remove(replica.layer)  # what it installed vanishes with it
+            replica.layer = None
 
     def index_logs(self) -> None:
         """Timestamp the new complete log lines of running replicas (for `entries:list`)."""
