@@ -22,7 +22,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("vtp.local.server", "vtp.local.grpc_server", "vtp.local.tls_front", "vtp.local.console"),
     ("vtp.local.storage",),
     ("vtp.local.schedules",),
-    ("vtp.local.pipeline_jobs", "vtp.local.endpoints", "vtp.local.training_pipelines"),
+    (
+        "vtp.local.pipeline_jobs",
+        "vtp.local.endpoints",
+        "vtp.local.training_pipelines",
+        "vtp.local.vizier",
+    ),
     ("vtp.local.tuning", "vtp.local.models"),
     ("vtp.local.custom_jobs",),
     ("vtp.local.service",),

@@ -44,6 +44,8 @@ from vtp.local.training_pipelines import routes as training_pipeline_routes
 from vtp.local.training_pipelines.service import TrainingPipelines
 from vtp.local.tuning import routes as tuning_routes
 from vtp.local.tuning.service import Tuner
+from vtp.local.vizier import routes as vizier_routes
+from vtp.local.vizier.service import Vizier
 from vtp.vertex import local_auth
 
 _log = logging.getLogger(__name__)
@@ -60,6 +62,7 @@ class Resources:
     endpoints: Endpoints
     pipeline_jobs: PipelineJobs
     schedules: Schedules
+    vizier: Vizier
 
     def parts(self) -> list[Part]:
         """The services in start order."""
@@ -71,6 +74,7 @@ class Resources:
             self.endpoints,
             self.pipeline_jobs,
             self.schedules,
+            self.vizier,
         ]
 
 
@@ -83,7 +87,10 @@ def build_resources(root: Service) -> Resources:
     endpoints = Endpoints(root, models)
     pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints)
     schedules = Schedules(root, pipeline_jobs)
-    return Resources(custom_jobs, tuning, models, training, endpoints, pipeline_jobs, schedules)
+    vizier = Vizier(root)
+    return Resources(
+        custom_jobs, tuning, models, training, endpoints, pipeline_jobs, schedules, vizier
+    )
 
 
 def add_routes(router: Router, root: Service, resources: Resources) -> None:
@@ -97,6 +104,7 @@ def add_routes(router: Router, root: Service, resources: Resources) -> None:
     endpoint_routes.add_routes(router, resources.endpoints)
     pipeline_job_routes.add_routes(router, resources.pipeline_jobs)
     schedule_routes.add_routes(router, resources.schedules)
+    vizier_routes.add_routes(router, resources.vizier)
 
 
 class App:
