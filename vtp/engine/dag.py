@@ -196,7 +196,9 @@ class Engine:
                 return self._end(record, Node("SKIPPED"), inputs=_jsonable(inputs))
         except (ExpressionError, ValueError) as exc:
             return self._fail(record, Node("FAILED", error=str(exc)))
-        self._write(record, "RUNNING", start=now(), inputs=_jsonable(inputs))
+        # The inputs as used, the component's defaults included, as Vertex's driver records them.
+        used = _jsonable(_with_defaults(component, inputs))
+        self._write(record, "RUNNING", start=now(), inputs=used)
         if _is_loop(task):
             node = self._loop(task, component, inputs, Scope(record["id"], path))
         elif component.HasField("dag"):

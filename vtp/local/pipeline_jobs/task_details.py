@@ -3,8 +3,9 @@ the engine's journal (`vtp/engine/journal.py`, `RUN_DIR/tasks.jsonl`).
 
 Every task is there: the pipeline's root DAG (named after the pipeline), executor tasks, and
 the DAGs of conditions, nested pipelines, loops and each loop iteration, each with its
-`parent_task_id`, and `task_unique_name` its path of task names. Input and output parameters go
-into the task's execution metadata as `input:<name>` / `output:<name>`, where Vertex puts them;
+`parent_task_id`, and `task_unique_name` its path of task names. Input parameters as the task
+used them (defaults included) and output parameters go into the task's execution metadata as
+`input:<name>` / `output:<name>`, where Vertex puts them;
 output artifacts into `outputs`. A task answered from the cache is SKIPPED with its execution
 CACHED, as Vertex reports one. An iteration's execution metadata holds its `iteration` index and
 its `item`.

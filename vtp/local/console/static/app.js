@@ -132,122 +132,379 @@ async function runsPage() {
 
 async function runPage(id) {
   const run = await get(`/v1/${ALL}/pipelineJobs/${id}`);  // "-" matches any project/location
-  const details = {};
-  for (const task of (run.jobDetail && run.jobDetail.taskDetails) || []) details[task.taskName] = task;
-  const spec = run.pipelineSpec || {};
-  const tasks = flatten(((spec.root || {}).dag || {}).tasks || {}, spec.components || {}, []);
+  await followRunLog(run.name, id);
+  const tree = runTree(run);
   const selected = decodeURIComponent((location.hash.split("?task=")[1] || ""));
+  const item = tree.byPath.get(selected);
+  const parameters = tree.root ? inputRows(tree.root, run) : [];
   page(`${run.displayName || id}`,
     el("p", {}, badge(run.state), " ", duration(run), " ", el("span", { class: "muted" }, run.name)),
-    run.error && run.error.message ? el("p", { class: "error" }, run.error.message) : null,
-    dagView(tasks, details, id),
-    selected && tasks[selected] ? taskPanel(selected, tasks[selected], details[selected],
-      (run.runtimeConfig || {}).parameterValues || {}) : null);
+    run.error && run.error.message ? el("p", { class: "error", id: "run-error" }, run.error.message) : null,
+    parameters.length ? el("details", { id: "run-parameters" }, el("summary", {}, `Run parameters (${parameters.length})`),
+      table(["Name", "Value", "From"], parameters)) : null,
+    dagView(tree, id, selected),
+    item ? taskPanel(item, run) : el("p", { class: "muted" }, "Click a task for its inputs, outputs, log and error."));
+  for (const log of document.querySelectorAll("#task-log")) log.scrollTop = log.scrollHeight;
 }
 
-// Tasks of sub-DAGs (conditions, loops) drawn in place of the sub-DAG: an inner task with no
-// inner upstream task depends on what the sub-DAG depended on.
-function flatten(tasks, components, inherited) {
-  const flat = {};
-  for (const [name, task] of Object.entries(tasks)) {
-    const upstream = [...(task.dependentTasks || []), ...inherited];
-    const inner = ((components[(task.componentRef || {}).name] || {}).dag || {}).tasks;
-    if (!inner) {
-      flat[name] = { ...task, dependentTasks: upstream };
-      continue;
-    }
-    const expanded = flatten(inner, components, upstream);
-    for (const [innerName, innerTask] of Object.entries(expanded)) {
-      const own = (inner[innerName] || {}).dependentTasks || [];
-      const placed = { ...innerTask, within: innerTask.within || name };
-      flat[innerName] = own.length ? { ...placed, dependentTasks: own } : placed;
+// -- the run's log, task by task: the engine prefixes each line a task prints with `[its path] `.
+
+const TAIL_LINES = 12;
+const KEPT_LINES = 2000;
+const TASK_LINE = /^\[([^\]\s]+)\] (.*)$/;
+const ANSI = /\x1b\[[0-9;]*m/g;
+const EXECUTOR_PREFIX = /^\s*\[KFP Executor [^\]]*\]: /;
+const runLog = { run: "", offset: 0, partial: "", lines: new Map() };
+
+async function followRunLog(name, id) {
+  if (runLog.run !== id) Object.assign(runLog, { run: id, offset: 0, partial: "", lines: new Map() });
+  for (let reads = 0; reads < 8; reads++) {  // at most 8 MiB a refresh: a long log catches up over a few
+    const entry = await get(`/v1/${name}:logs?offset=${runLog.offset}`);
+    if (!entry.text) break;
+    runLog.offset = entry.nextOffset;
+    const lines = (runLog.partial + entry.text).split("\n");
+    runLog.partial = lines.pop();
+    for (const line of lines) {
+      const found = line.replace(ANSI, "").match(TASK_LINE);
+      if (!found) continue;
+      const kept = runLog.lines.get(found[1]) || [];
+      kept.push(found[2].replace(EXECUTOR_PREFIX, ""));
+      if (kept.length > KEPT_LINES) kept.splice(0, kept.length - KEPT_LINES);
+      runLog.lines.set(found[1], kept);
     }
   }
-  // Edges to a sub-DAG name point at its last inner tasks instead.
-  for (const task of Object.values(flat)) {
-    task.dependentTasks = task.dependentTasks.flatMap((name) => (flat[name] ? [name] : lastTasks(name, tasks, components)));
+}
+
+// -- the run as a tree: the spec's DAGs, each task matched with what the run reports of it
+// (its PipelineTaskDetail: the child, by parentTaskId, of its DAG's own detail). A loop holds
+// one group per iteration (a detail whose execution metadata has its `iteration` and `item`).
+
+const PASSED_DOWN = ["SKIPPED", "NOT_TRIGGERED", "CANCELLED"];
+const ENDED_RUN = ["PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED"];
+const metadataOf = (detail) => (detail && detail.execution && detail.execution.metadata) || {};
+const isIteration = (detail) => metadataOf(detail).iteration !== undefined;
+
+function stateOf(detail) {
+  if (!detail) return "";
+  if (detail.execution && detail.execution.state === "CACHED") return "CACHED";
+  return detail.state || "PENDING";
+}
+
+function upstreamOf(task) {
+  const found = new Set(task.dependentTasks || []);
+  for (const spec of Object.values((task.inputs || {}).parameters || {})) {
+    const producer = (spec.taskOutputParameter || spec.taskFinalStatus || {}).producerTask;
+    if (producer) found.add(producer);
   }
-  return flat;
+  for (const spec of Object.values((task.inputs || {}).artifacts || {})) {
+    if (spec.taskOutputArtifact) found.add(spec.taskOutputArtifact.producerTask);
+  }
+  return [...found];
 }
 
-function lastTasks(name, tasks, components) {
-  const task = tasks[name];
-  const inner = task && ((components[(task.componentRef || {}).name] || {}).dag || {}).tasks;
-  if (!inner) return [];
-  const upstreamOfSome = new Set(Object.values(inner).flatMap((t) => t.dependentTasks || []));
-  return Object.keys(inner).filter((n) => !upstreamOfSome.has(n));
+function runTree(run) {
+  const spec = run.pipelineSpec || {};
+  const components = spec.components || {};
+  const children = new Map();
+  for (const detail of (run.jobDetail && run.jobDetail.taskDetails) || []) {
+    const parent = detail.parentTaskId || "0";
+    children.set(parent, [...(children.get(parent) || []), detail]);
+  }
+  const rootDetail = (children.get("0") || [])[0] || null;
+  const fallback = ENDED_RUN.includes(run.state) ? "NOT_TRIGGERED" : "PENDING";
+  const byPath = new Map();
+  const build = (dag, parent, path, inherited) => Object.entries((dag || {}).tasks || {}).map(([name, task]) => {
+    const component = components[(task.componentRef || {}).name] || {};
+    const detail = (parent ? children.get(parent.taskId) || [] : [])
+      .find((d) => d.taskName === name && !isIteration(d)) || null;
+    const own = [...path, name];
+    const item = { name, task, component, detail, path: own.join("/"), upstream: upstreamOf(task),
+      state: stateOf(detail) || inherited || fallback, kind: "task" };
+    const passed = PASSED_DOWN.includes(item.state) ? item.state : inherited;
+    if (task.parameterIterator || task.artifactIterator) {
+      item.kind = "loop";
+      const iterations = (detail ? children.get(detail.taskId) || [] : []).filter(isIteration)
+        .sort((a, b) => metadataOf(a).iteration - metadataOf(b).iteration);
+      item.children = iterations.map((it) => {
+        const index = metadataOf(it).iteration;
+        const at = [...own, `iteration-${index}`];
+        const state = stateOf(it);
+        const inner = { name: `iteration-${index}`, kind: "iteration", index, value: metadataOf(it).item,
+          task: {}, component, detail: it, path: at.join("/"), upstream: [], state };
+        inner.children = build(component.dag, it, at, PASSED_DOWN.includes(state) ? state : passed);
+        byPath.set(inner.path, inner);
+        return inner;
+      });
+      // Before its iterations start, the loop shows its body once.
+      if (!iterations.length) item.children = build(component.dag, null, own, passed);
+    } else if (component.dag) {
+      item.kind = (task.triggerPolicy || {}).condition ? "condition"
+        : name.startsWith("exit-handler-") ? "exit-handler"
+          : name.startsWith("condition-branches-") ? "branches" : "pipeline";
+      item.children = build(component.dag, detail, own, passed);
+    }
+    byPath.set(item.path, item);
+    return item;
+  });
+  const root = { name: (spec.pipelineInfo || {}).name || "pipeline", kind: "root", task: {}, component: spec.root || {},
+    detail: rootDetail, path: "", upstream: [], state: stateOf(rootDetail) || fallback };
+  root.children = build((spec.root || {}).dag, rootDetail, [], undefined);
+  return { root, byPath };
 }
 
-function dagView(tasks, details, runId) {
+// -- the graph: drawn top-down from the data; each group (loop, iteration, condition, exit
+// handler, nested pipeline) laid out inside, then placed in its DAG as one box.
+
+const NODE_HEIGHT = 34;
+const GROUP_PAD = 10;
+const GROUP_HEAD = 24;
+const textWidth = (text) => 7.2 * text.length;
+const shownState = (state) => state.toLowerCase().replace(/_/g, " ");
+
+// A condition as it reads: `inputs.parameter_values['pipelinechannel--below-Output'] == true`
+// becomes `below-Output == true`.
+const readable = (condition) => condition
+  .replace(/inputs\.parameter_values\['pipelinechannel--([^']+)'\]/g, "$1")
+  .replace(/inputs\.parameter_values\['([^']+)'\]/g, "$1");
+
+function clip(text, most) {
+  return text.length > most ? `${text.slice(0, most - 1)}…` : text;
+}
+
+function groupLabel(item) {
+  switch (item.kind) {
+    case "loop": {
+      const count = item.children.filter((c) => c.kind === "iteration").length;
+      return `${item.name} · loop${count ? `, ${count} iteration${count === 1 ? "" : "s"}` : ""} · ${shownState(item.state)}`;
+    }
+    case "iteration":
+      return `iteration ${item.index} · item ${clip(JSON.stringify(item.value) ?? "", 40)} · ${shownState(item.state)}`;
+    case "condition": {
+      const ran = { SKIPPED: "skipped: condition false", SUCCEEDED: "ran: condition true",
+        FAILED: "ran: condition true, failed", RUNNING: "running: condition true" }[item.state] || shownState(item.state);
+      return `${item.name} · if ${clip(readable(item.task.triggerPolicy.condition), 60)} · ${ran}`;
+    }
+    case "branches": return `${item.name} · if / elif / else · ${shownState(item.state)}`;
+    case "exit-handler": return `${item.name} · exit handler · ${shownState(item.state)}`;
+    default: return `${item.name} · pipeline ${(item.task.componentRef || {}).name || ""} · ${shownState(item.state)}`;
+  }
+}
+
+function nodeLabel(item) {
+  const exit = ((item.task.triggerPolicy || {}).strategy || "") === "ALL_UPSTREAM_TASKS_COMPLETED" ? " · at exit" : "";
+  return `${item.name} · ${shownState(item.state)}${exit}`;
+}
+
+function layout(items) {
+  if (!items.length) return { items, edges: [], width: 0, height: 0 };
   const graph = new dagre.graphlib.Graph();
-  graph.setGraph({ rankdir: "LR", nodesep: 24, ranksep: 48, marginx: 12, marginy: 12 });
+  graph.setGraph({ rankdir: "TB", nodesep: 18, ranksep: 34, marginx: 0, marginy: 0 });
   graph.setDefaultEdgeLabel(() => ({}));
-  // A task inside a condition that was skipped is skipped too.
-  const stateOf = (name) => (details[name] || details[tasks[name].within] || {}).state || "PENDING";
-  const label = (name) => `${name} · ${stateOf(name).toLowerCase()}`;
-  for (const name of Object.keys(tasks)) graph.setNode(name, { width: Math.max(150, 7.4 * label(name).length + 24), height: 40 });
-  for (const [name, task] of Object.entries(tasks)) {
-    for (const upstream of task.dependentTasks || []) if (tasks[upstream]) graph.setEdge(upstream, name);
+  for (const item of items) {
+    if (item.children) {
+      item.inner = layout(item.children);
+      item.width = Math.max(item.inner.width, textWidth(groupLabel(item))) + 2 * GROUP_PAD;
+      item.height = item.inner.height + GROUP_HEAD + GROUP_PAD;
+    } else {
+      item.width = Math.max(120, textWidth(nodeLabel(item)) + 24);
+      item.height = NODE_HEIGHT;
+    }
+    graph.setNode(item.name, { width: item.width, height: item.height });
+  }
+  const names = new Set(items.map((item) => item.name));
+  for (const item of items) {
+    for (const upstream of item.upstream) if (names.has(upstream) && upstream !== item.name) graph.setEdge(upstream, item.name);
   }
   dagre.layout(graph);
-  const size = graph.graph();
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("class", "dag");
-  svg.setAttribute("width", size.width);
-  svg.setAttribute("height", size.height);
-  const make = (tag, attrs) => {
-    const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
-    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-    return node;
-  };
-  for (const edge of graph.edges()) {
-    const points = graph.edge(edge).points.map((p) => `${p.x},${p.y}`).join(" L ");
-    svg.append(make("path", { d: `M ${points}` }));
+  for (const item of items) {
+    const box = graph.node(item.name);
+    item.x = box.x - item.width / 2;
+    item.y = box.y - item.height / 2;
   }
-  const colours = { SUCCEEDED: "#188038", FAILED: "#d93025", RUNNING: "#1a73e8", SKIPPED: "#80868b",
-    CANCELLED: "#80868b" };
-  for (const name of graph.nodes()) {
-    const box = graph.node(name);
-    const state = stateOf(name);
-    const group = make("g", { class: "node", "data-task": name, "data-state": state });
-    group.append(make("rect", { x: box.x - box.width / 2, y: box.y - box.height / 2, width: box.width,
-      height: box.height, rx: 6, fill: colours[state] || "#f9ab00" }));
-    const text = make("text", { x: box.x, y: box.y + 4, "text-anchor": "middle" });
-    text.textContent = label(name);
-    group.append(text);
-    group.addEventListener("click", () => { location.hash = `#/runs/${runId}?task=${encodeURIComponent(name)}`; });
-    svg.append(group);
-  }
-  return svg;
+  const edges = graph.edges().map((edge) => graph.edge(edge).points);
+  const width = Math.max(...items.map((item) => item.x + item.width));
+  const height = Math.max(...items.map((item) => item.y + item.height));
+  return { items, edges, width, height };
 }
 
-function taskPanel(name, task, detail, pipelineValues) {
-  const panel = el("div", { class: "panel", id: "task-panel" }, el("h2", {}, `Task ${name}`));
-  panel.append(el("p", {}, badge((detail && detail.state) || "PENDING"), " component ",
-    el("code", {}, (task.componentRef || {}).name || "")));
-  const inputs = Object.entries(((task.inputs || {}).parameters) || {}).map(([key, value]) => [key,
-    value.runtimeValue ? JSON.stringify(value.runtimeValue.constant) :
-      value.taskOutputParameter ? `from ${value.taskOutputParameter.producerTask}` :
-        value.componentInputParameter ? `${JSON.stringify(pipelineValues[value.componentInputParameter] ?? null)} (pipeline parameter ${value.componentInputParameter})` : ""]);
-  if (inputs.length) panel.append(el("h2", {}, "Parameters"), table(["Name", "Value"], inputs));
-  const outputs = detail && detail.execution && detail.execution.metadata;
-  const parameters = Object.entries(outputs || {}).map(([key, value]) => [key.replace(/^output:/, ""),
-    typeof value === "string" ? value : JSON.stringify(value)]);
-  if (parameters.length) panel.append(el("h2", {}, "Output parameters"), table(["Name", "Value"], parameters));
+const COLOURS = { SUCCEEDED: "#188038", FAILED: "#d93025", RUNNING: "#1a73e8", SKIPPED: "#9aa0a6",
+  CANCELLED: "#80868b", CACHED: "#12b5cb", NOT_TRIGGERED: "#bdc1c6" };
+
+function svgNode(tag, attrs, text) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function drawLayout(target, laid, runId, selected) {
+  const select = (item) => () => { location.hash = `#/runs/${runId}?task=${encodeURIComponent(item.path)}`; };
+  for (const points of laid.edges) {
+    target.append(svgNode("path", { class: "edge", d: `M ${points.map((p) => `${p.x},${p.y}`).join(" L ")}`,
+      "marker-end": "url(#arrow)" }));
+  }
+  for (const item of laid.items) {
+    const chosen = item.path === selected ? " selected" : "";
+    if (item.children) {
+      const group = svgNode("g", { class: `group ${item.kind}${chosen}`, "data-kind": item.kind, "data-task": item.name,
+        "data-path": item.path, "data-state": item.state, transform: `translate(${item.x},${item.y})` });
+      const box = svgNode("rect", { class: `group-box ${item.state}`, width: item.width, height: item.height, rx: 8 });
+      const head = svgNode("text", { class: "group-label", x: GROUP_PAD, y: 16 }, groupLabel(item));
+      if (item.kind === "condition") head.append(svgNode("title", {}, item.task.triggerPolicy.condition));
+      for (const part of [box, head]) part.addEventListener("click", select(item));
+      const inner = svgNode("g", { transform: `translate(${GROUP_PAD},${GROUP_HEAD})` });
+      drawLayout(inner, item.inner, runId, selected);
+      group.append(box, head, inner);
+      target.append(group);
+      continue;
+    }
+    const group = svgNode("g", { class: `node${chosen}`, "data-task": item.name, "data-path": item.path,
+      "data-state": item.state, transform: `translate(${item.x},${item.y})` });
+    group.append(svgNode("rect", { width: item.width, height: item.height, rx: 6, fill: COLOURS[item.state] || "#f9ab00" }),
+      svgNode("text", { x: item.width / 2, y: item.height / 2 + 4, "text-anchor": "middle" }, nodeLabel(item)));
+    group.addEventListener("click", select(item));
+    target.append(group);
+  }
+}
+
+function dagView(tree, runId, selected) {
+  const laid = layout(tree.root.children);
+  const margin = 12;
+  const svg = svgNode("svg", { class: "dag", width: laid.width + 2 * margin, height: laid.height + 2 * margin });
+  const arrow = svgNode("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
+    markerHeight: 7, orient: "auto-start-reverse" });
+  arrow.append(svgNode("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrow" }));
+  const defs = svgNode("defs", {});
+  defs.append(arrow);
+  svg.append(defs);
+  const inner = svgNode("g", { transform: `translate(${margin},${margin})` });
+  drawLayout(inner, laid, runId, selected);
+  svg.append(inner);
+  return el("div", { class: "dag-frame" }, svg);
+}
+
+// -- a task's panel
+
+// A value as it reads: numbers rounded to what reads well, strings as they are, the rest as JSON.
+function display(value) {
+  if (typeof value === "number") return roundNumber(value);
+  if (typeof value === "string") return value;
+  return JSON.stringify(value) ?? "";
+}
+
+function roundNumber(value) {
+  if (Number.isInteger(value) || !Number.isFinite(value)) return String(value);
+  return String(Number(value.toPrecision(4)));
+}
+
+// The inputs of a task (or DAG) as it used them: the values its execution recorded (defaults
+// included), and where each came from.
+function inputRows(item, run) {
+  const metadata = metadataOf(item.detail);
+  const wired = (item.task.inputs || {}).parameters || {};
+  const declared = (item.component.inputDefinitions || {}).parameters || {};
+  const given = (run.runtimeConfig || {}).parameterValues || {};
+  const rootDefaults = ((((run.pipelineSpec || {}).root || {}).inputDefinitions || {}).parameters) || {};
+  const names = [...new Set([...Object.keys(declared), ...Object.keys(wired)])]
+    .filter((name) => item.kind === "task" || item.kind === "root" || !name.startsWith("pipelinechannel--") || wired[name]);
+  return names.map((name) => {
+    const source = wired[name] || {};
+    const definition = declared[name] || {};
+    const recorded = `input:${name}` in metadata;
+    let value = metadata[`input:${name}`];
+    let from = "";
+    if (item.kind === "root") {
+      from = name in given ? "given" : "default";
+      if (!recorded) value = name in given ? given[name] : definition.defaultValue;
+    } else if (source.runtimeValue) {
+      from = "constant";
+      if (!recorded) value = source.runtimeValue.constant;
+    } else if (source.componentInputParameter) {
+      const parameter = source.componentInputParameter.replace(/^pipelinechannel--/, "");
+      const isRoot = parameter in rootDefaults;
+      const defaulted = isRoot && !(parameter in given);
+      from = isRoot ? `pipeline parameter ${parameter}${defaulted ? " (its default)" : ""}` : `from ${parameter}`;
+      if (!recorded && isRoot) value = defaulted ? rootDefaults[parameter].defaultValue : given[parameter];
+    } else if (source.taskOutputParameter) {
+      const key = source.taskOutputParameter.outputParameterKey.replace(/^pipelinechannel--/, "");
+      from = `output ${key} of ${source.taskOutputParameter.producerTask}`;
+    } else if (source.taskFinalStatus) {
+      from = `final status of ${source.taskFinalStatus.producerTask}`;
+    } else if ("defaultValue" in definition) {
+      from = "the component's default";
+      if (!recorded) value = definition.defaultValue;
+    } else {
+      from = definition.isOptional ? "unset" : "";
+    }
+    const text = value === undefined ? (item.detail ? "(none)" : "(not yet known)") : display(value);
+    return [name, el("code", {}, clip(text, 2000)), from];
+  });
+}
+
+// A task's last lines as a person reads them: each traceback by its last line (the error), so
+// what the task printed before it stays in view; the whole log follows in the panel.
+function lastLines(lines) {
+  const kept = [];
+  let inTraceback = false;
+  for (const line of lines) {
+    if (line.startsWith("Traceback (most recent call last)")) inTraceback = true;
+    else if (!(inTraceback && /^\s/.test(line))) {
+      inTraceback = false;
+      kept.push(line);
+    }
+  }
+  return kept.slice(-TAIL_LINES);
+}
+
+function taskPanel(item, run) {
+  const detail = item.detail;
+  const title = item.kind === "iteration" ? `Iteration ${item.index} of ${item.path.split("/").slice(-2, -1)[0]}`
+    : item.children ? `${item.kind === "task" ? "Task" : item.kind} ${item.path || item.name}` : `Task ${item.path}`;
+  const panel = el("div", { class: "panel", id: "task-panel", "data-path": item.path }, el("h2", {}, title));
+  panel.append(el("p", {}, badge(item.state), " ",
+    item.task.componentRef ? ["component ", el("code", {}, item.task.componentRef.name), " "] : null,
+    detail && detail.startTime ? el("span", { class: "muted" },
+      `started ${when(detail.startTime)}${detail.endTime ? `, ended ${when(detail.endTime)}` : ""} (${duration(detail)})`) : null));
+  if (item.state === "CACHED") panel.append(el("p", { class: "muted" }, "Answered from the cache: the outputs of an earlier run with the same inputs."));
+  if (item.kind === "iteration") panel.append(el("p", {}, "Item: ", el("code", {}, JSON.stringify(item.value) ?? "")));
+  if (item.kind === "condition") {
+    panel.append(el("p", {}, "Condition: ", el("code", {}, readable(item.task.triggerPolicy.condition)),
+      item.state === "SKIPPED" ? " was false: its tasks were skipped." : ""));
+  }
+  if (detail && detail.error && detail.error.message) {
+    panel.append(el("h2", {}, "Error"), el("p", { class: "error", id: "task-error" }, detail.error.message));
+  }
+  const path = (detail && detail.taskUniqueName) || item.path;
+  const lines = runLog.lines.get(path) || [];
+  if (item.state === "FAILED" && lines.length) {
+    panel.append(el("h2", {}, "Last lines"), el("pre", { class: "log", id: "task-tail" }, lastLines(lines).join("\n")));
+  }
+  const inputs = item.kind === "iteration" ? [] : inputRows(item, run);
+  if (inputs.length) panel.append(el("h2", {}, "Inputs"), table(["Name", "Value", "From"], inputs));
+  const outputs = Object.entries(metadataOf(detail)).filter(([key]) => key.startsWith("output:"))
+    .map(([key, value]) => [key.replace(/^output:/, ""), el("code", {}, clip(display(value), 2000))]);
+  if (outputs.length) panel.append(el("h2", {}, "Output parameters"), table(["Name", "Value"], outputs));
   for (const [key, list] of Object.entries((detail && detail.outputs) || {})) {
     for (const artifact of list.artifacts || []) panel.append(artifactView(key, artifact));
   }
-  const resources = parameters.find(([key]) => key === "gcp_resources");
-  if (resources) {
-    for (const resource of JSON.parse(resources[1]).resources || []) {
-      const uri = resource.resourceUri || "";
-      const match = uri.match(/\/(customJobs|hyperparameterTuningJobs)\/(\d+)/);
+  const resources = metadataOf(detail)["output:gcp_resources"];
+  if (typeof resources === "string") {
+    let listed = [];
+    try {
+      listed = JSON.parse(resources).resources || [];
+    } catch (error) { /* not the JSON GCPC writes: nothing to link */ }
+    for (const resource of listed) {
+      const match = (resource.resourceUri || "").match(/\/(customJobs|hyperparameterTuningJobs)\/(\d+)/);
       if (match) {
         const target = match[1] === "customJobs" ? "jobs" : "tuning";
         panel.append(el("p", {}, "Started ", el("a", { href: `#/${target}/${match[2]}`, class: "job-link" },
           `${resource.resourceType} ${match[2]}`)));
       }
     }
+  }
+  if (!item.children) {
+    panel.append(el("h2", {}, item.state === "RUNNING" ? "Log (live)" : "Log"),
+      el("pre", { class: "log", id: "task-log" }, lines.length ? lines.join("\n") : "(nothing printed)"));
   }
   return panel;
 }
