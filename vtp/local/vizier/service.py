@@ -53,8 +53,8 @@ from vtp.local.vizier.store import SCHEMA, StudyRecord, VizierStore
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.study_rules import check_study_spec
 
-MAX_SUGGESTIONS = 1000
-"""The most trials one `suggest` may ask for (Vertex documents no limit; each costs a fit)."""
+MAX_SUGGESTIONS = 100
+"""The most trials one `suggest` may ask for (Vertex documents no limit; TPE refits for each)."""
 
 RUNNING = frozenset({Trial.State.REQUESTED, Trial.State.ACTIVE, Trial.State.STOPPING})
 _TRIAL_NAME = re.compile(
@@ -352,7 +352,13 @@ class Vizier:
             if t.state == Trial.State.SUCCEEDED
         ]
         measured = [metrics.Measurement.from_proto(m) for m in trial.measurements]
-        decision = stopping.should_stop(spec, measured, completed)
+        try:
+            decision = stopping.should_stop(spec, measured, completed)
+        except (ValueError, ArithmeticError) as exc:  # curves the decay-curve GP cannot fit
+            _log.warning(
+                "study %s: no stopping decision for trial %s: %s", record.id, trial.id, exc
+            )
+            return None
         return decision.reason if decision else None
 
     def list_optimal_trials(self, study_name: str) -> list[Trial]:
