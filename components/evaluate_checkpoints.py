@@ -25,11 +25,14 @@ def evaluate_checkpoints(
 
     Args:
         checkpoints: Checkpoint directory of a training job (the custom_job's `checkpoints`).
-        metrics: Accuracy, loss and step of the best checkpoint, shown in the Vertex console.
-        classification_metrics: Confusion matrix of the best checkpoint on the evaluation set.
+        metrics: Accuracy (or the task's own metrics), loss and step of the best checkpoint,
+            shown in the Vertex console.
+        classification_metrics: Confusion matrix of the best checkpoint on the evaluation set
+            (empty for a task with metrics of its own).
         best_checkpoint: The best checkpoint file; its metadata names its step and metric.
         last_k: Evaluate only the newest K checkpoints; 0 evaluates all of them.
-        metric: What "best" means: accuracy (higher is better) or loss (lower is better).
+        metric: What "best" means: accuracy (higher is better), loss (lower is better), or a
+            metric of the task's own, better as the task's GOALS say.
         threshold: The value `metric` must reach (at least, or at most for loss) to pass.
 
     Returns:
@@ -45,12 +48,14 @@ def evaluate_checkpoints(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     evaluations = evaluation.evaluate_directory(checkpoints.uri, last_k)
     top = evaluation.best(evaluations, metric)
-    for key in ("accuracy", "loss", "step"):
-        metrics.log_metric(key, top.result[key])
+    for key, value in evaluation.scores(top.result).items():
+        metrics.log_metric(key, value)
+    metrics.log_metric("step", top.step)
     metrics.log_metric("checkpoints_evaluated", len(evaluations))
-    classification_metrics.log_confusion_matrix(
-        list(top.result["labels"]), top.result["confusion_matrix"]
-    )
+    if "confusion_matrix" in top.result:
+        classification_metrics.log_confusion_matrix(
+            list(top.result["labels"]), top.result["confusion_matrix"]
+        )
     # The metadata is what the console shows; the files let a person open them too.
     evaluation.write_json(metrics.path, dict(metrics.metadata))
     evaluation.write_json(classification_metrics.path, dict(classification_metrics.metadata))

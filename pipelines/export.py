@@ -23,7 +23,8 @@ def export_pipeline(
         project: Google Cloud project of the Model Registry.
         checkpoints_uri: Checkpoint directory of an earlier training job
             (gs://bucket/.../checkpoints, its AIP_CHECKPOINT_DIR).
-        metric: accuracy (higher is better) or loss (lower is better).
+        metric: accuracy (higher is better), loss (lower is better) or a metric of the task's
+            own (its GOALS say which way).
         threshold: The best checkpoint is exported only if its metric is at least this good.
         location: Vertex AI region of the Model Registry.
         last_k: Evaluate only the newest K checkpoints; 0 evaluates all.

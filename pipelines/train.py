@@ -54,7 +54,8 @@ def train_pipeline(
         restart_job_on_worker_restart: Restart all workers together (what DDP needs).
         scheduling_strategy: STANDARD, SPOT or FLEX_START; empty for Vertex's default.
         timeout: Maximum run time of the training job, e.g. "4h".
-        metric: accuracy (higher is better) or loss (lower is better).
+        metric: accuracy (higher is better), loss (lower is better) or a metric of the task's
+            own (its GOALS say which way).
         threshold: The best checkpoint is exported only if its metric is at least this good.
         last_k: Evaluate only the newest K checkpoints; 0 evaluates all.
         poll_interval_seconds: First wait between two status checks of the job.

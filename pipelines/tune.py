@@ -70,7 +70,8 @@ def tune_pipeline(
         worker_pool_specs: Worker pools of the final training job.
         trainer_args: Trainer flags of the final training job, after --task=<task>; the best
             parameters follow them.
-        metric: accuracy (higher is better) or loss (lower is better) for the final model.
+        metric: accuracy (higher is better), loss (lower is better) or a metric of the task's
+            own (its GOALS say which way) for the final model.
         threshold: The final model is exported only if its metric is at least this good.
         poll_interval_seconds: First wait between two status checks of each job.
         model_display_name: Name of the registered model in the Model Registry; empty:

@@ -3,6 +3,8 @@
 Every field is a flag (`--learning_rate=0.01`) and, unchanged, a Vertex AI hyperparameter tuning
 `parameterId`: Vertex appends `--<parameterId>=<value>` to a trial's arguments, so a study that
 tunes `learning_rate` needs nothing else. The docstring under each field is its `--help` text.
+A task's own flags (its `Flags` dataclass, trainer.tasks) are flags the same way; they are held
+in `task_flags`, the one field that is not a flag itself.
 Values are checked in `__post_init__`; errors name the flag. Output locations default to the
 `AIP_*` directories that Vertex sets (see `output_dirs`).
 """
@@ -13,6 +15,7 @@ import dataclasses
 import inspect
 import itertools
 import os
+import textwrap
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -61,8 +64,9 @@ class Config:
     # Evaluation and metrics.
     eval_interval: int = 0
     """Evaluate every N optimizer steps; 0 evaluates at the end of every epoch."""
-    hypertune_metric: Literal["accuracy", "loss"] = "accuracy"
-    """Evaluation metric reported to Vertex hyperparameter tuning; its name is the metric tag."""
+    hypertune_metric: str = ""
+    """Evaluation metric reported to Vertex hyperparameter tuning, one the task reports (digits:
+    accuracy, loss); its name is the metric tag. Empty: the task's first (accuracy)."""
     log_interval: int = 50
     """Print a progress line and write training scalars every N steps."""
 
@@ -90,6 +94,11 @@ class Config:
     dist_timeout: int = 600
     """Seconds to wait for peers to join and for any collective before failing."""
 
+    # The task's own flags.
+    task_flags: Any = dataclasses.field(default=None, metadata={"flag": False})
+    """The task's `Flags` instance once the task is loaded (trainer.tasks.load), the values read
+    from a config.json before that, None for a task without flags: not a flag itself."""
+
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             choices = _choices(field.name)
@@ -110,19 +119,21 @@ class Config:
 
     def to_args(self) -> list[str]:
         """The flags that reproduce this config (`parse_args(c.to_args()) == c`)."""
-        return [f"--{name}={_format(value)}" for name, value in dataclasses.asdict(self).items()]
+        return [f"--{name}={_format(value)}" for name, value in self.to_dict().items()]
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a flat JSON-ready dict (what `config.json` holds)."""
-        return dataclasses.asdict(self)
+        """The config as a flat JSON-ready dict (what `config.json` holds), the task's own
+        flags beside the trainer's."""
+        values = {f.name: getattr(self, f.name) for f in flag_fields(Config)}
+        return {**values, **_flag_values(self.task_flags)}
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "Config":
-        """A config from `to_dict()` output; unknown keys are an error naming them."""
-        unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown config keys: {', '.join(sorted(unknown))}")
-        return cls(**values)
+        """A config from `to_dict()` output. Keys that are no trainer flag are the task's own,
+        kept as they are until trainer.tasks.load types them (without importing the task)."""
+        names = {f.name for f in flag_fields(cls)}
+        own = {key: value for key, value in values.items() if key not in names}
+        return cls(**{k: v for k, v in values.items() if k in names}, task_flags=own or None)
 
 
 @dataclass(frozen=True)
@@ -149,38 +160,54 @@ def output_dirs(config: Config, env: Mapping[str, str] | None = None) -> OutputD
     )
 
 
-def build_parser(prog: str = "python -m trainer") -> argparse.ArgumentParser:
-    """An argparse parser with one `--<field>` flag per config field."""
-    parser = argparse.ArgumentParser(prog=prog, allow_abbrev=False, description=Config.__doc__)
-    docs = field_docs()
-    for field in dataclasses.fields(Config):
-        kind = typing.get_type_hints(Config)[field.name]
-        help_text = f"{docs[field.name]} (default: {_format(field.default)})"
-        options: dict[str, Any] = {"default": field.default, "help": help_text}
-        if kind is bool:
-            options.update(nargs="?", const=True, type=_parse_bool, metavar="BOOL")
-        elif _choices(field.name):
-            options.update(choices=_choices(field.name))
-        else:
-            options.update(type=_parse_int if kind is int else kind)
-        parser.add_argument(f"--{field.name}", **options)
+def build_parser(
+    prog: str = "python -m trainer", task_flags: type | None = None, add_help: bool = True
+) -> argparse.ArgumentParser:
+    """An argparse parser with one `--<field>` flag per config field, and per field of the
+    task's `Flags` dataclass when given."""
+    parser = _Parser(prog=prog, allow_abbrev=False, description=Config.__doc__, add_help=add_help)
+    _add_flags(parser, Config)
+    if task_flags is not None:
+        _add_flags(parser.add_argument_group("the task's own flags"), task_flags)
     return parser
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Config:
-    """Parse flags into a Config; bad flags or values exit with status 2 and name the flag."""
-    parser = build_parser()
-    namespace = parser.parse_args(argv)
+    """Parse flags into a Config; bad flags or values exit with status 2 and name the flag.
+
+    The task is imported only when flags remain that the trainer does not know (the task's own,
+    or --help): then its `Flags` make them known and typed."""
+    parser = build_parser(add_help=False)
+    namespace, rest = parser.parse_known_args(argv)
+    kind = None
+    if rest:
+        kind = _task_flags_class(namespace.task, parser)
+        parser = build_parser(task_flags=kind)
+        namespace = parser.parse_args(argv)
+    values = vars(namespace)
+    own = {f.name: values.pop(f.name) for f in flag_fields(kind)} if kind else {}
     try:
-        return Config(**vars(namespace))
+        return Config(**values, task_flags=kind(**own) if kind else None)
     except ValueError as exc:
         parser.error(str(exc))
 
 
+def flag_fields(kind: type | None) -> list[dataclasses.Field[Any]]:
+    """The fields of dataclass `kind` that are flags (all but Config's `task_flags`)."""
+    if kind is None:
+        return []
+    return [f for f in dataclasses.fields(kind) if f.metadata.get("flag", True)]
+
+
 @cache
-def field_docs() -> dict[str, str]:
-    """The docstring written under each Config field, read from this module's source."""
-    (class_def,) = ast.parse(inspect.getsource(Config)).body
+def field_docs(kind: type | None = None) -> dict[str, str]:
+    """The docstring written under each field of `kind` (default Config), read from its source
+    (none when the source cannot be read)."""
+    try:
+        source = inspect.getsource(kind or Config)
+    except (OSError, TypeError):
+        return {}
+    (class_def,) = ast.parse(textwrap.dedent(source)).body
     assert isinstance(class_def, ast.ClassDef)
     docs = {}
     for node, following in itertools.pairwise(class_def.body):
@@ -190,9 +217,55 @@ def field_docs() -> dict[str, str]:
     return docs
 
 
-def _choices(name: str) -> tuple[str, ...]:
-    kind = typing.get_type_hints(Config)[name]
+class _Parser(argparse.ArgumentParser):
+    """Errors are one line naming the flag (no usage block: `--help` has it); exit status 2."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _choices(name: str, owner: type | None = None) -> tuple[str, ...]:
+    kind = typing.get_type_hints(owner or Config)[name]
     return typing.get_args(kind) if typing.get_origin(kind) is Literal else ()
+
+
+def _add_flags(parser: argparse._ActionsContainer, owner: type) -> None:
+    docs = field_docs(owner)
+    hints = typing.get_type_hints(owner)
+    for field in flag_fields(owner):
+        kind = hints[field.name]
+        default = field.default
+        help_text = f"{docs.get(field.name, '')} (default: {_format(default)})".lstrip()
+        options: dict[str, Any] = {"default": default, "help": help_text}
+        if kind is bool:
+            options.update(nargs="?", const=True, type=_parse_bool, metavar="BOOL")
+        elif _choices(field.name, owner):
+            options.update(choices=_choices(field.name, owner))
+        elif kind in (int, float, str):
+            options.update(type=_parse_int if kind is int else kind)
+        else:
+            raise ValueError(f"--{field.name}: a flag is an int, float, str, bool or Literal")
+        parser.add_argument(f"--{field.name}", **options)
+
+
+def _task_flags_class(task: str, parser: argparse.ArgumentParser) -> type | None:
+    """The `Flags` of the task module `task` (imported); errors end the parse, naming --task."""
+    from trainer import tasks  # the task contract imports this module
+
+    try:
+        kind = tasks.flags_class(tasks.load_task(task), task)
+        build_parser(task_flags=kind)  # every field a flag of a type the trainer parses
+    except ValueError as exc:
+        parser.error(str(exc))
+    return kind
+
+
+def _flag_values(task_flags: object) -> dict[str, Any]:
+    if task_flags is None:
+        return {}
+    if dataclasses.is_dataclass(task_flags) and not isinstance(task_flags, type):
+        return dataclasses.asdict(task_flags)
+    return dict(task_flags) if isinstance(task_flags, Mapping) else {}
 
 
 def _check(condition: bool, message: str) -> None:

@@ -1,4 +1,5 @@
-"""Evaluation: accuracy, loss and confusion matrix of a model on the task's evaluation set.
+"""Evaluation: accuracy, loss and confusion matrix of a model on the task's evaluation set, or
+the task's own metrics and loss (trainer.tasks).
 
 `evaluate` runs inside training (each process takes a shard; the sums are all-reduced).
 `evaluate_checkpoint(path)` is the API for pipelines: it rebuilds the model from the config saved
@@ -22,7 +23,7 @@ from torch.utils.data import DataLoader, Dataset, Subset
 from trainer import checkpoint
 from trainer.config import Config
 from trainer.distributed import Runtime
-from trainer.tasks import dataset_size, load_task
+from trainer.tasks import Metrics, dataset_size, goals, load, loss_function, metrics_function
 from vtp import storage
 
 
@@ -34,9 +35,15 @@ def evaluate(
     batch_size: int,
     runtime: Runtime,
     precision: str = "fp32",
+    task: object = None,
 ) -> dict[str, Any]:
-    """Evaluate on every process's shard and combine: accuracy, loss, confusion matrix, labels."""
+    """Evaluate on every process's shard and combine. A task with its own `metrics` gets them
+    and loss (and `goals`); others accuracy, loss, confusion matrix and labels."""
+    own_metrics = metrics_function(task)
+    if own_metrics is not None:
+        return _own_metrics(model, dataset, batch_size, runtime, precision, task, own_metrics)
     classes = len(labels)
+    own_loss = getattr(task, "loss", None)
     shard = Subset(dataset, range(runtime.rank, dataset_size(dataset), runtime.world_size))
     # A generator of its own: creating a DataLoader iterator draws a seed from it, and drawing
     # from the global generator would shift the random stream that training (dropout) uses.
@@ -48,7 +55,10 @@ def evaluate(
         inputs, targets = inputs.to(runtime.device), targets.to(runtime.device)
         with runtime.autocast(precision):
             logits = model(inputs)
-        totals[0] += F.cross_entropy(logits.float(), targets, reduction="sum")
+        if callable(own_loss):
+            totals[0] += own_loss(logits.float(), targets) * len(targets)
+        else:
+            totals[0] += F.cross_entropy(logits.float(), targets, reduction="sum")
         pairs = targets * classes + logits.argmax(dim=1)
         totals[1:] += torch.bincount(pairs, minlength=classes * classes)
     model.train(was_training)
@@ -64,13 +74,61 @@ def evaluate(
     }
 
 
+def _own_metrics(
+    model: nn.Module,
+    dataset: Dataset,
+    batch_size: int,
+    runtime: Runtime,
+    precision: str,
+    task: object,
+    metrics: Metrics,
+) -> dict[str, Any]:
+    """The task's metrics on the whole evaluation set: every process's outputs and targets put
+    in dataset order on every process (a sum of zero-padded copies), then `metrics` on them."""
+    size = dataset_size(dataset)
+    shard = Subset(dataset, range(runtime.rank, size, runtime.world_size))
+    loader = DataLoader(shard, batch_size=batch_size, generator=torch.Generator())
+    loss_of = loss_function(task)
+    loss_sum = torch.zeros((), dtype=torch.float64, device=runtime.device)
+    outputs, targets = [], []
+    was_training = model.training
+    model.eval()
+    for batch_inputs, batch_targets in loader:
+        batch_targets = batch_targets.to(runtime.device)
+        with runtime.autocast(precision):
+            batch_outputs = model(batch_inputs.to(runtime.device)).float()
+        loss_sum += loss_of(batch_outputs, batch_targets) * len(batch_targets)
+        outputs.append(batch_outputs)
+        targets.append(batch_targets)
+    model.train(was_training)
+    runtime.all_reduce_sum(loss_sum)
+    every_output = _in_dataset_order(torch.cat(outputs), size, runtime)
+    every_target = _in_dataset_order(torch.cat(targets), size, runtime)
+    values = {name: float(value) for name, value in metrics(every_output, every_target).items()}
+    return {
+        **values,
+        "loss": float(loss_sum) / max(size, 1),
+        "examples": size,
+        "goals": goals(task),
+    }
+
+
+def _in_dataset_order(local: torch.Tensor, size: int, runtime: Runtime) -> torch.Tensor:
+    """This process's rows (dataset indices rank, rank + world, ...) among everyone's."""
+    every = torch.zeros((size, *local.shape[1:]), dtype=local.dtype, device=local.device)
+    every[runtime.rank :: runtime.world_size] = local
+    return runtime.all_reduce_sum(every)
+
+
 def evaluate_checkpoint(
     path: str | os.PathLike[str], config: Config | None = None
 ) -> dict[str, Any]:
     """Evaluate a checkpoint file (or a directory's newest valid one) on its task's eval set.
 
     Returns {"accuracy", "loss", "examples", "confusion_matrix" (rows: true, columns: predicted),
-    "labels", "step", "checkpoint"}. `config` defaults to the one saved in the checkpoint.
+    "labels", "step", "checkpoint"}, or for a task with its own metrics {<its metrics>, "loss",
+    "examples", "goals", "step", "checkpoint"}. `config` defaults to the one saved in the
+    checkpoint.
     """
     local = storage.local_path(path)
     if local.is_dir():
@@ -80,8 +138,7 @@ def evaluate_checkpoint(
         local, state = found[0].path, found[1]
     else:
         state = checkpoint.read_state(local)
-    config = config or Config.from_dict(state.config)
-    task = load_task(config.task)
+    task, config = load(config or Config.from_dict(state.config))
     model = task.build_model(config)
     model.load_state_dict(state.model)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -94,6 +151,7 @@ def evaluate_checkpoint(
         config.batch_size,
         runtime,
         config.precision,
+        task,
     )
     return {**result, "step": state.step, "checkpoint": str(local)}
 

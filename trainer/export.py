@@ -47,7 +47,7 @@ from torch.utils.data import Dataset
 
 from trainer import checkpoint
 from trainer.config import Config
-from trainer.tasks import dataset_size, load_task
+from trainer.tasks import dataset_size, load
 from vtp import storage
 
 MODEL_FILE = "model.pt"
@@ -90,8 +90,7 @@ def export_checkpoint(
     written last, so a directory that has it is complete.
     """
     state = checkpoint.read_state(checkpoint_file)
-    config = Config.from_dict(state.config)
-    task = load_task(config.task)
+    task, config = load(Config.from_dict(state.config))
     model = task.build_model(config)
     model.load_state_dict(state.model)
     _, eval_set = task.build_datasets(config)
@@ -196,7 +195,8 @@ def load_model(
     config = Config.from_dict(json.loads((directory / CONFIG_FILE).read_text()))
     if allowed is not None:
         allowed(config.task)
-    model = load_task(config.task).build_model(config)
+    task, config = load(config)  # imported only now, once `allowed` has seen its name
+    model = task.build_model(config)
     state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
     model.load_state_dict(state)
     return model, config

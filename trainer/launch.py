@@ -45,7 +45,7 @@ from trainer.distributed import (
     nodes_from_env,
     shutdown,
 )
-from trainer.tasks import load_task
+from trainer.tasks import load
 
 log = logging.getLogger("trainer")
 
@@ -64,7 +64,7 @@ def plan(config: Config, env: Mapping[str, str]) -> tuple[Nodes, int]:
             f"--batch_size={config.batch_size} does not split across {world_size} processes "
             f"({nodes.count} nodes x {nproc})"
         )
-    load_task(config.task)
+    load(config)  # the task imports, its flags and tuning metric are its own
     return nodes, nproc
 
 

@@ -2,7 +2,7 @@
 
 - progress lines on stdout (`step 100/440 | epoch 5 | loss 0.1234 | lr 2.9e-03 | 1500 steps/s`);
 - scalars for TensorBoard under `AIP_TENSORBOARD_LOG_DIR` (train/loss, train/lr,
-  train/steps_per_second, eval/accuracy, eval/loss);
+  train/steps_per_second, eval/accuracy, eval/loss, or eval/<metric> of a task's own metrics);
 - every evaluation's metric to Vertex hyperparameter tuning through `cloudml-hypertune`, with its
   global step, so intermediate measurements can drive early stopping;
 - the final model, config and metrics (see trainer.export).
@@ -47,12 +47,11 @@ class Reporter:
         """An evaluation line, its scalars, and the tuning metric for Vertex."""
         if not self.enabled:
             return
-        log.info(
-            "eval step %d | accuracy %.4f | loss %.4f | %d examples",
-            step, result["accuracy"], result["loss"], result["examples"],
-        )  # fmt: skip
-        for name in ("accuracy", "loss"):
-            self._writer.add_scalar(f"eval/{name}", result[name], step)
+        scalars = {name: value for name, value in result.items() if isinstance(value, float)}
+        shown = " | ".join(f"{name} {value:.4f}" for name, value in scalars.items())
+        log.info("eval step %d | %s | %d examples", step, shown, result["examples"])
+        for name, value in scalars.items():
+            self._writer.add_scalar(f"eval/{name}", value, step)
         self._writer.flush()
         if self._hypertune is None:
             import hypertune  # creates the metrics file's directory, so only where it is used

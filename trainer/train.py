@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
@@ -34,7 +33,7 @@ from trainer.distributed import Runtime, StopSignal
 from trainer.evaluate import evaluate
 from trainer.metrics import Reporter
 from trainer.snapshot import changed_by_step
-from trainer.tasks import dataset_size, load_task
+from trainer.tasks import Task, dataset_size, load, loss_function
 
 log = logging.getLogger("trainer")
 
@@ -69,6 +68,8 @@ class Training:
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
     eval_set: Dataset
+    task: Task
+    """The task module: its loss trains the model, its metrics evaluate it."""
     labels: Sequence[str]
     per_process_batch: int
     steps_per_epoch: int
@@ -113,6 +114,7 @@ class Training:
             self.per_process_batch,
             self.runtime,
             self.config.precision,
+            self.task,
         )
         self.reporter.evaluation(self.step, result)
         return result
@@ -142,7 +144,7 @@ def run(config: Config, runtime: Runtime) -> Result:
 def build(config: Config, runtime: Runtime) -> Training:
     """The model, data, optimizer and writers, built identically on every process, and resumed
     from the newest valid checkpoint."""
-    task = load_task(config.task)
+    task, config = load(config)  # the task's own flags typed, its tuning metric resolved
     dirs = output_dirs(config)
     if config.batch_size % runtime.world_size:
         raise ValueError(
@@ -192,7 +194,7 @@ def build(config: Config, runtime: Runtime) -> Training:
         generator=loader_seed,
     )
     return Training(
-        config, runtime, net, model, optimizer, scheduler, eval_set, task.labels(config),
+        config, runtime, net, model, optimizer, scheduler, eval_set, task, task.labels(config),
         per_process_batch, steps_per_epoch, total_steps, checkpointer, reporter, sampler, loader,
         loader_seed, dirs.model, step,
     )  # fmt: skip
@@ -209,6 +211,7 @@ def loop(t: Training) -> Ending:
     start_step, start_time = t.step, time.perf_counter()
     loss_sum = torch.zeros((), device=runtime.device)
     logged_step, logged_time = t.step, start_time
+    loss_of = loss_function(t.task)
     log.info("training %s: step %d of %d, %d per epoch", config.task, t.step, t.total_steps,
              t.steps_per_epoch)  # fmt: skip
 
@@ -224,7 +227,7 @@ def loop(t: Training) -> Ending:
             inputs = inputs.to(runtime.device, non_blocking=True)
             targets = targets.to(runtime.device, non_blocking=True)
             with runtime.autocast(config.precision):
-                loss = F.cross_entropy(t.model(inputs), targets)
+                loss = loss_of(t.model(inputs), targets)
             loss.backward()
             if config.max_grad_norm:
                 nn.utils.clip_grad_norm_(t.net.parameters(), config.max_grad_norm)

@@ -1,10 +1,9 @@
 """The project's image as components recognise it, in agreement with the service and trainer."""
 
-import typing
-
 import pytest
 
 from trainer.config import Config
+from trainer.tasks import CLASSIFICATION_GOALS, digits, goals
 from vtp.images import COMPONENT_IMAGE, TRAINER_METRICS, is_project_image
 from vtp.local.runtime import launch
 
@@ -28,6 +27,7 @@ def test_components_and_the_local_service_agree_on_the_project_image(
     assert launch.is_project_image(image) is ours
 
 
-def test_the_metrics_are_the_trainers_choices() -> None:
-    metric = typing.get_type_hints(Config)["hypertune_metric"]
-    assert typing.get_args(metric) == TRAINER_METRICS
+def test_the_metrics_are_the_built_in_tasks() -> None:
+    """What the built-in digits task reports (a task's own metrics are its GOALS)."""
+    assert Config.task == digits.__name__ and goals(digits) == dict(CLASSIFICATION_GOALS)
+    assert tuple(CLASSIFICATION_GOALS) == TRAINER_METRICS

@@ -29,11 +29,17 @@ def check(values: dict[str, Any], folder: Path | None = None) -> None:
     trainer task that a replica started there could not import."""
     from google.cloud.aiplatform_v1 import Scheduling
 
+    from trainer.config import Config
     from vtp.launchers.evaluation import HIGHER_IS_BETTER
 
     metric = values.get("metric")
-    if isinstance(metric, str) and metric not in HIGHER_IS_BETTER:
+    # Another task may report metrics of its own: the evaluation names them if `metric` is not
+    # one (the task is not imported here to find out).
+    own_metrics = values.get("task", Config.task) != Config.task
+    if isinstance(metric, str) and metric not in HIGHER_IS_BETTER and not own_metrics:
         raise UsageError(f"--param metric: {metric!r} is not one of {', '.join(HIGHER_IS_BETTER)}")
+    if isinstance(metric, str) and not metric.isidentifier():
+        raise UsageError(f"--param metric: {metric!r} is not a metric's name")
     strategy = values.get("scheduling_strategy")
     # proto.Enum is an IntEnum at run time, but untyped for mypy (no stubs): hence the ignore.
     strategies = [s.name for s in Scheduling.Strategy if s.value]  # type: ignore[attr-defined]

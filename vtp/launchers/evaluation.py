@@ -14,7 +14,8 @@ from typing import Any
 _log = logging.getLogger(__name__)
 
 HIGHER_IS_BETTER = {"accuracy": True, "loss": False}
-"""The metrics evaluation reports, and which way is better."""
+"""The metrics evaluation reports for a task without metrics of its own, and which way is
+better; a task's own metrics come with their goals (the result's `goals`)."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ def evaluate_directory(directory_uri: str, last_k: int = 0) -> list[Evaluation]:
             _log.warning("skipping corrupt checkpoint: %s", exc)
             continue
         uri = f"{directory_uri.rstrip('/')}/{info.path.name}"
-        _log.info("step %d: accuracy %.4f loss %.4f", info.step, result["accuracy"], result["loss"])
+        shown = " ".join(f"{name} {value:.4f}" for name, value in scores(result).items())
+        _log.info("step %d: %s", info.step, shown)
         evaluations.append(Evaluation(uri, info.step, result))
     if not evaluations:
         raise FileNotFoundError(f"no valid checkpoint to evaluate in {directory_uri}")
@@ -59,15 +61,28 @@ def write_json(path: str, value: dict[str, Any]) -> None:
     target.write_text(json.dumps(value, indent=1) + "\n")
 
 
+def scores(result: dict[str, Any]) -> dict[str, float]:
+    """The metrics of an evaluation result (accuracy and loss, or the task's own and loss)."""
+    return {name: value for name, value in result.items() if isinstance(value, float)}
+
+
+def higher_is_better(result: dict[str, Any], metric: str) -> bool:
+    """Which way `metric` is better, by the goals the task declared; ValueError naming the
+    metrics the result has when it has no `metric`."""
+    default = {name: "MAXIMIZE" if up else "MINIMIZE" for name, up in HIGHER_IS_BETTER.items()}
+    goals = result.get("goals") or default
+    if metric not in goals:
+        raise ValueError(f"metric must be one of {sorted(goals)} (the task's), not {metric!r}")
+    return bool(goals[metric] == "MAXIMIZE")
+
+
 def best(evaluations: list[Evaluation], metric: str) -> Evaluation:
     """The best evaluation by `metric`; ties go to the later step."""
-    if metric not in HIGHER_IS_BETTER:
-        raise ValueError(f"metric must be one of {sorted(HIGHER_IS_BETTER)}, not {metric!r}")
-    sign = 1 if HIGHER_IS_BETTER[metric] else -1
+    sign = 1 if higher_is_better(evaluations[0].result, metric) else -1
     return max(evaluations, key=lambda e: (sign * e.result[metric], e.step))
 
 
 def passes(evaluation: Evaluation, metric: str, threshold: float) -> bool:
     """Whether the evaluation reaches `threshold` in `metric`'s better direction."""
     value = evaluation.result[metric]
-    return value >= threshold if HIGHER_IS_BETTER[metric] else value <= threshold
+    return value >= threshold if higher_is_better(evaluation.result, metric) else value <= threshold

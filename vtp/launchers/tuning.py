@@ -12,10 +12,12 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
+from trainer.config import Config
 from vtp.images import TRAINER_METRICS, is_project_image
 from vtp.launchers import custom_job
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.study import tuning_job_from_dict, typed_values
+from vtp.vertex.task_flags import named_tasks
 
 Trial = aiplatform_v1.Trial
 METRIC_FLAG = "--hypertune_metric"
@@ -61,15 +63,16 @@ def report_study_metric(job: aiplatform_v1.HyperparameterTuningJob) -> None:
 
     The trainer reports one metric (`--hypertune_metric`, accuracy by default); a study on
     another one would mark every trial INFEASIBLE after all of them ran. So the flag is added
-    where the args leave it out, and a metric the trainer cannot report fails here, before
-    anything is submitted.
+    where the args leave it out, and a metric the built-in task cannot report fails here, before
+    anything is submitted (a `--task` of the team's own may report its own metrics: the trainer
+    checks the flag against the task when each trial starts).
     """
     metric = job.study_spec.metrics[0].metric_id
     for index, pool in enumerate(job.trial_job_spec.worker_pool_specs):
         if not runs_trainer(pool):
             continue
         given = flag_value(pool.container_spec.args, METRIC_FLAG)
-        if given is None and metric in TRAINER_METRICS:
+        if given is None and (metric in TRAINER_METRICS or own_task(pool.container_spec.args)):
             pool.container_spec.args.append(f"{METRIC_FLAG}={metric}")
         elif given is None:
             raise SpecError(
@@ -83,6 +86,12 @@ def report_study_metric(job: aiplatform_v1.HyperparameterTuningJob) -> None:
                 f"{METRIC_FLAG}={given} makes the trainer report {given!r}, but "
                 f"study_spec.metrics[0].metricId is {metric!r}; make them agree",
             )
+
+
+def own_task(args: Sequence[str]) -> bool:
+    """True when `args` name a trainer task other than the built-in digits task, one that may
+    report metrics of its own."""
+    return any(task != Config.task for task in named_tasks(args))
 
 
 def runs_trainer(pool: aiplatform_v1.WorkerPoolSpec) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import REPO, LocalService
+from tests.trainer.test_own_task import MY_TASK as OWN_TASK
 from tests.vtp.cli.run_helpers import vtp
 from vtp.vertex.task_flags import named_tasks, task_args
 
@@ -122,3 +123,48 @@ def test_tune_trains_the_teams_task_in_the_trials_and_the_final_job(
     (final,) = [job for job in jobs if job.display_name == "vtp-tune-final"]
     for pool in final.job_spec.worker_pool_specs:
         assert list(pool.container_spec.args)[:2] == ["--task=my_task", "--epochs=1"]
+
+
+@pytest.mark.slow
+def test_tune_over_the_tasks_own_flag_minimizes_its_own_metric(tmp_path: Path) -> None:
+    """A regression task of the team's (tests/trainer/test_own_task.py): the study tunes its
+    `num_filters` on its `rmse`, MINIMIZE; the final job trains that task with the best integer,
+    and the evaluation picks and passes checkpoints by rmse."""
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "my_task.py").write_text(OWN_TASK)
+    study = {
+        "metrics": [{"metricId": "rmse", "goal": "MINIMIZE"}],
+        "parameters": [
+            {"parameterId": "num_filters", "integerValueSpec": {"minValue": 2, "maxValue": 8}}
+        ],
+    }
+    state = tmp_path / "state"
+    result = vtp_run(
+        team, "tune", "--state-dir", str(state), "--param", "task=my_task",
+        "--param", f"study_spec={json.dumps(study)}", "--param", "max_trial_count=2",
+        "--param", "parallel_trial_count=1", "--param", 'trial_args=["--epochs=1"]',
+        "--param", 'trainer_args=["--epochs=1"]', "--param", "metric=rmse",
+        "--param", "threshold=100",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = result.stdout[result.stdout.rindex("\nPipeline tune SUCCEEDED") :]
+    exported = re.search(r"export-model:\n    model: \S+ \((\S+)\)", summary)
+    assert exported, summary
+    config = json.loads((Path(exported.group(1)) / "config.json").read_text())
+    assert config["task"] == "my_task" and config["hypertune_metric"] == "rmse"
+    service = LocalService(state).start()
+    try:
+        (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
+        jobs = list(service.client().list_custom_jobs(parent=service.parent))
+    finally:
+        service.stop()
+    (trial_pool,) = tuning.trial_job_spec.worker_pool_specs
+    assert "--hypertune_metric=rmse" in trial_pool.container_spec.args
+    values = [int(p.value) for trial in tuning.trials for p in trial.parameters]
+    assert len(values) == 2 and all(2 <= value <= 8 for value in values)
+    best = min(tuning.trials, key=lambda t: t.final_measurement.metrics[0].value)
+    (final,) = [job for job in jobs if job.display_name == "vtp-tune-final"]
+    args = list(final.job_spec.worker_pool_specs[0].container_spec.args)
+    assert f"--num_filters={int(best.parameters[0].value)}" in args  # an integer, not 4.0
+    assert config["num_filters"] == int(best.parameters[0].value)
