@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("components",),
     ("vtp.local.app", "vtp.local"),
     ("vtp.local.server", "vtp.local.grpc_server", "vtp.local.tls_front", "vtp.local.console"),
-    ("vtp.local.storage",),
+    ("vtp.local.storage", "vtp.local.projects"),
     ("vtp.local.schedules",),
     (
         "vtp.local.pipeline_jobs",
@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.local.training_pipelines",
         "vtp.local.vizier",
     ),
-    ("vtp.local.tuning", "vtp.local.models"),
+    ("vtp.local.tuning", "vtp.local.models", "vtp.local.metadata", "vtp.local.tensorboards"),
     ("vtp.local.custom_jobs",),
     ("vtp.local.service",),
     ("vtp.local.runtime",),

@@ -7,8 +7,9 @@
 2. binds the front ends (`FrontEnds`: HTTP, gRPC, TLS) over one empty `Router`, so the ports,
    and with them the service's addresses, are known;
 3. builds the root (`Service`) and every resource service in dependency order, each given what
-   it needs in its constructor: custom jobs; tuning (its trials are custom jobs); models;
-   training pipelines (a custom job, then a model); endpoints (deploy models); pipeline jobs
+   it needs in its constructor: custom jobs; tuning (its trials are custom jobs); models; ML
+   Metadata; TensorBoard; training pipelines (a custom job, then a model); endpoints (deploy
+   models); pipeline jobs
    (cancel the custom and tuning jobs their tasks started, undeploy the models they deployed);
    schedules (create pipeline jobs);
 4. adds every resource's routes, and the operations and health routes, to the router.
@@ -30,16 +31,23 @@ from vtp.local.base.routing import OPERATIONS_PARENT, Router, operation_routes
 from vtp.local.base.state_dir import StateDir
 from vtp.local.custom_jobs import routes as custom_job_routes
 from vtp.local.custom_jobs.service import CustomJobs
+from vtp.local.datasets import routes as dataset_routes
+from vtp.local.datasets.service import Datasets
 from vtp.local.endpoints import routes as endpoint_routes
 from vtp.local.endpoints.service import Endpoints
+from vtp.local.metadata import routes as metadata_routes
+from vtp.local.metadata.service import Metadata
 from vtp.local.models import routes as model_routes
 from vtp.local.models.service import ModelRegistry
 from vtp.local.pipeline_jobs import routes as pipeline_job_routes
 from vtp.local.pipeline_jobs.service import PipelineJobs
+from vtp.local.projects import routes as project_routes
 from vtp.local.schedules import routes as schedule_routes
 from vtp.local.schedules.service import Schedules
 from vtp.local.server import FrontEnds
 from vtp.local.service import Part, Service
+from vtp.local.tensorboards import routes as tensorboard_routes
+from vtp.local.tensorboards.service import Tensorboards
 from vtp.local.training_pipelines import routes as training_pipeline_routes
 from vtp.local.training_pipelines.service import TrainingPipelines
 from vtp.local.tuning import routes as tuning_routes
@@ -58,11 +66,14 @@ class Resources:
     custom_jobs: CustomJobs
     tuning: Tuner
     models: ModelRegistry
+    metadata: Metadata
+    tensorboards: Tensorboards
     training_pipelines: TrainingPipelines
     endpoints: Endpoints
     pipeline_jobs: PipelineJobs
     schedules: Schedules
     vizier: Vizier
+    datasets: Datasets
 
     def parts(self) -> list[Part]:
         """The services in start order."""
@@ -70,11 +81,14 @@ class Resources:
             self.custom_jobs,
             self.tuning,
             self.models,
+            self.metadata,
+            self.tensorboards,
             self.training_pipelines,
             self.endpoints,
             self.pipeline_jobs,
             self.schedules,
             self.vizier,
+            self.datasets,
         ]
 
 
@@ -83,13 +97,26 @@ def build_resources(root: Service) -> Resources:
     custom_jobs = CustomJobs(root)
     tuning = Tuner(root, custom_jobs)
     models = ModelRegistry(root)
+    metadata = Metadata(root)
+    tensorboards = Tensorboards(root)
     training = TrainingPipelines(root, custom_jobs, models)
     endpoints = Endpoints(root, models)
     pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints)
     schedules = Schedules(root, pipeline_jobs)
     vizier = Vizier(root)
+    datasets = Datasets(root)
     return Resources(
-        custom_jobs, tuning, models, training, endpoints, pipeline_jobs, schedules, vizier
+        custom_jobs,
+        tuning,
+        models,
+        metadata,
+        tensorboards,
+        training,
+        endpoints,
+        pipeline_jobs,
+        schedules,
+        vizier,
+        datasets,
     )
 
 
@@ -100,11 +127,15 @@ def add_routes(router: Router, root: Service, resources: Resources) -> None:
     custom_job_routes.add_routes(router, resources.custom_jobs)
     tuning_routes.add_routes(router, resources.tuning)
     model_routes.add_routes(router, resources.models)
+    metadata_routes.add_routes(router, resources.metadata)
+    tensorboard_routes.add_routes(router, resources.tensorboards)
+    project_routes.add_routes(router)
     training_pipeline_routes.add_routes(router, resources.training_pipelines)
     endpoint_routes.add_routes(router, resources.endpoints)
     pipeline_job_routes.add_routes(router, resources.pipeline_jobs)
     schedule_routes.add_routes(router, resources.schedules)
     vizier_routes.add_routes(router, resources.vizier)
+    dataset_routes.add_routes(router, resources.datasets)
 
 
 class App:

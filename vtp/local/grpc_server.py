@@ -14,7 +14,8 @@ The transcoding rules come from the installed SDK (`google.cloud.aiplatform_{v1,
 services' REST transports, loaded on first use), so every Vertex method the SDK knows is
 recognised; the ones this service lacks reach the router's UNIMPLEMENTED answer, which names
 what is served. `google.longrunning.Operations`, `google.cloud.location.Locations` and
-`google.iam.v1.IAMPolicy` (the mixins every Vertex service carries) map the same way.
+`google.iam.v1.IAMPolicy` (the mixins every Vertex service carries) map the same way, and so
+does Resource Manager's `Projects` (the project lookup the service answers).
 
 The server listens in plain HTTP/2 on an internal loopback port; clients reach it through the
 TLS front (`tls_front.py`), as the SDK only builds TLS channels. Each call must carry the
@@ -35,7 +36,7 @@ from urllib.parse import urlencode
 
 import grpc
 import proto
-from google.api_core import rest_helpers
+from google.api_core import path_template, rest_helpers
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
@@ -49,6 +50,14 @@ _VERTEX_METHOD = re.compile(
 _MIXINS = frozenset(
     {"google.longrunning.Operations", "google.cloud.location.Locations", "google.iam.v1.IAMPolicy"}
 )
+_OTHER_SERVICES = {
+    "google.cloud.resourcemanager.v3.Projects": (
+        "google.cloud.resourcemanager_v3.services.projects.transports.rest",
+        "Projects",
+    ),
+}
+"""Other Google APIs the service answers (module of the REST transport, its prefix): Resource
+Manager's project lookup."""
 MAX_MESSAGE_BYTES = 32 << 20
 """Largest request message (the REST front end's body limit)."""
 
@@ -85,6 +94,8 @@ class Method:
     def transcode(self, request: Any) -> tuple[str, str, bytes]:
         """(HTTP method, path?query, JSON body): the REST request for `request`."""
         rest = self.rest
+        if not hasattr(rest, "_get_transcoded_request"):
+            return _transcode(rest._get_http_options(), request)
         transcoded = rest._get_transcoded_request(rest._get_http_options(), request)
         body = b""
         if hasattr(rest, "_get_request_body_json"):
@@ -104,6 +115,20 @@ class Method:
         return message.SerializeToString()
 
 
+def _transcode(http_options: list[dict[str, str]], request: Any) -> tuple[str, str, bytes]:
+    """(HTTP method, path?query, JSON body) by the HTTP rule alone: for REST transports whose
+    method classes carry only the rule (Resource Manager's)."""
+    message = type(request).pb(request) if isinstance(request, proto.Message) else request
+    transcoded = path_template.transcode(http_options, message)
+    body = b""
+    if "body" in transcoded:
+        body = json_format.MessageToJson(transcoded["body"]).encode()
+    params = json_format.MessageToDict(transcoded["query_params"])
+    query = rest_helpers.flatten_query_params(params)
+    target = transcoded["uri"] + ("?" + urlencode(query) if query else "")
+    return transcoded["method"].upper(), target, body
+
+
 @functools.lru_cache(maxsize=512)
 def find_method(full_name: str) -> Method | None:
     """The Method for `/package.Service/Method`; None when the installed SDK has no REST rule."""
@@ -112,13 +137,15 @@ def find_method(full_name: str) -> Method | None:
         version, transport = "v1", "JobService"
     elif match := _VERTEX_METHOD.fullmatch(full_name):
         version, transport = match["version"], match["service"]
-    else:
+    elif service not in _OTHER_SERVICES:
         return None
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", transport).lower()
+    if service in _OTHER_SERVICES:
+        module_name, transport = _OTHER_SERVICES[service]
+    else:
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", transport).lower()
+        module_name = f"google.cloud.aiplatform_{version}.services.{snake}.transports.rest"
     try:
-        module = importlib.import_module(
-            f"google.cloud.aiplatform_{version}.services.{snake}.transports.rest"
-        )
+        module = importlib.import_module(module_name)
         rest = getattr(getattr(module, f"{transport}RestTransport"), f"_{name}")
         hints = get_type_hints(rest.__call__)
     except (ImportError, AttributeError, NameError):

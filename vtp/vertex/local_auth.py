@@ -115,7 +115,7 @@ def client_settings(
     """The environment that points gcloud, the aiplatform SDK and Cloud Storage clients at the
     service at `url` (`api_endpoint` and the CA bundle `roots_file` as it published them):
 
-    - gcloud: the aiplatform, logging and storage endpoint overrides;
+    - gcloud: the aiplatform, logging, cloudresourcemanager and storage endpoint overrides;
     - Cloud Storage clients: STORAGE_EMULATOR_HOST (google-cloud-storage, gcsfs, ...);
     - the SDK: the start-up hook on PYTHONPATH (before `pythonpath`), which sets its endpoint
       and credentials; TLS trust in the CA through GRPC_DEFAULT_SSL_ROOTS_FILE_PATH (gRPC) and
@@ -124,6 +124,7 @@ def client_settings(
     settings = {
         "CLOUDSDK_API_ENDPOINT_OVERRIDES_AIPLATFORM": f"{url}/",
         "CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING": f"{url}/",
+        "CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDRESOURCEMANAGER": f"{url}/",
         "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE": f"{url}/storage/v1/",
         "VTP_LOCAL_ENDPOINT": url,
         "STORAGE_EMULATOR_HOST": url,

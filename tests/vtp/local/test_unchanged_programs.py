@@ -69,11 +69,26 @@ SUBMIT_PIPELINE = """
 """
 
 EXPERIMENT = """
+    from google.cloud import aiplatform, resourcemanager
+
+    project = resourcemanager.ProjectsClient().get_project(name="projects/team-project")
+    print("PROJECT", project.name, project.project_id)
+    aiplatform.init(project="team-project", location="us-central1", experiment="exp-1")
+    with aiplatform.start_run("run-1") as run:
+        run.log_params({"lr": 0.1})
+        run.log_metrics({"accuracy": 0.9})
+        run.log_time_series_metrics({"loss": 0.5})
+    found = aiplatform.ExperimentRun(run_name="run-1", experiment="exp-1")
+    print("RUN", found.state.name, found.get_params(), found.get_metrics())
+"""
+
+UNSUPPORTED = """
     from google.api_core import exceptions
     from google.cloud import aiplatform
 
+    aiplatform.init(project="team-project", location="us-central1")
     try:
-        aiplatform.init(project="team-project", location="us-central1", experiment="exp-1")
+        aiplatform.Featurestore.list()
     except exceptions.MethodNotImplemented as exc:
         print("NOT SUPPORTED:", exc.message)
 """
@@ -117,9 +132,16 @@ def test_pipeline_job_submit_creates_its_bucket_here_and_runs(local_service, tmp
     assert list(local_service.gcs_root.glob("team-project-vertex-pipelines-us-central1*"))
 
 
-def test_an_experiments_call_says_it_is_not_supported(local_service, tmp_path):
+def test_an_experiment_run_and_a_project_lookup_over_grpc(local_service, tmp_path):
     write(tmp_path, experiment_py=EXPERIMENT)
     result = vtp_exec(local_service, tmp_path, sys.executable, "experiment.py")
+    assert "PROJECT projects/100000000001 team-project" in result.stdout
+    assert "RUN COMPLETE {'lr': 0.1} {'accuracy': 0.9}" in result.stdout
+
+
+def test_an_unserved_api_says_it_is_not_supported(local_service, tmp_path):
+    write(tmp_path, unsupported_py=UNSUPPORTED)
+    result = vtp_exec(local_service, tmp_path, sys.executable, "unsupported.py")
     assert "NOT SUPPORTED:" in result.stdout
     assert "not supported by the local Vertex service" in result.stdout
     assert "customJobs" in result.stdout  # and it says what is

@@ -4,12 +4,17 @@ Comparisons `field op value` with `=`, `!=`, `<`, `<=`, `>`, `>=` and `:` (has; 
 tests presence), joined by `AND`, `OR` (which binds tighter, as AIP-160 says) and `NOT`, with
 parentheses. Fields are paths into the job resource in snake_case or camelCase
 (`display_name`, `state`, `create_time`, `labels.team`). `*` in a string value is a wildcard.
-Times compare as RFC 3339 timestamps.
+Times compare as RFC 3339 timestamps; booleans are `true` and `false`.
+
+Two forms serve Vertex ML Metadata's lists: a value list after `:` (`parent_contexts:"a","b"`:
+any of them), and calls the caller allows (`in_context("c")`, true when the resource's list field
+of that name in camelCase, `inContext`, holds the argument); other calls are INVALID_ARGUMENT.
 """
 
 import fnmatch
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import TypeVar
 
@@ -19,15 +24,17 @@ Predicate = Callable[[dict], bool]
 Orderable = TypeVar("Orderable", datetime, str)
 
 _TOKEN = re.compile(
-    r'\s*(?:(?P<paren>[()])|(?P<op>!=|<=|>=|=|<|>|:)|"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<word>[^\s()=!<>:"]+))'
+    r'\s*(?:(?P<paren>[()])|(?P<comma>,)|(?P<op>!=|<=|>=|=|<|>|:)|"(?P<quoted>(?:[^"\\]|\\.)*)"'
+    r'|(?P<word>[^\s()=!<>:",]+))'
 )
 _KEYWORDS = {"AND", "OR", "NOT"}
 MAX_FILTER_LENGTH = 4096
 MAX_FILTER_DEPTH = 32
 
 
-def compile_filter(text: str) -> Predicate:
-    """A predicate over a job's JSON dict (camelCase keys); raise ApiError for a bad filter."""
+def compile_filter(text: str, functions: Collection[str] = ()) -> Predicate:
+    """A predicate over a job's JSON dict (camelCase keys); raise ApiError for a bad filter.
+    `functions` are the calls allowed (`in_context`)."""
     if len(text) > MAX_FILTER_LENGTH:
         raise _bad(text[:40] + "...", f"longer than {MAX_FILTER_LENGTH} characters")
     tokens = _tokenize(text)
@@ -38,7 +45,7 @@ def compile_filter(text: str) -> Predicate:
         raise _bad(text[:40] + "...", f"more than {MAX_FILTER_DEPTH} parentheses and NOTs")
     if not tokens:
         return lambda _job: True
-    parser = _Parser(tokens, text)
+    parser = _Parser(tokens, text, functions)
     predicate = parser.expression()
     if parser.position != len(tokens):
         raise _bad(text, f"unexpected {tokens[parser.position][1]!r}")
@@ -63,8 +70,11 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]], text: str) -> None:
+    def __init__(
+        self, tokens: list[tuple[str, str]], text: str, functions: Collection[str] = ()
+    ) -> None:
         self.tokens, self.text, self.position = tokens, text, 0
+        self.functions = functions
 
     def expression(self) -> Predicate:
         terms = [self.term()]
@@ -91,13 +101,29 @@ class _Parser:
 
     def comparison(self) -> Predicate:
         field = self._expect("word", "a field name")
+        if self._accept("paren", "("):
+            return self.call(field)
         op = self._expect("op", "an operator (=, !=, <, <=, >, >=, :)")
-        kind, value = self._next("a value")
+        values = [self.value(f"a value after {field}{op}")]
+        while op == ":" and self._accept("comma"):
+            values.append(self.value(f"a value after {field}{op}"))
+        tests = [_comparison(_path(field), op, value) for value in values]
+        return tests[0] if len(tests) == 1 else lambda job: any(t(job) for t in tests)
+
+    def call(self, function: str) -> Predicate:
+        if function not in self.functions:
+            allowed = ", ".join(sorted(self.functions)) or "none"
+            raise _bad(self.text, f"unknown function {function!r} (allowed: {allowed})")
+        argument = self.value(f"an argument of {function}()")
+        if not self._accept("paren", ")"):
+            raise _bad(self.text, f"{function}() takes one argument and a ')'")
+        return _comparison(_path(function), ":", argument)
+
+    def value(self, wanted: str) -> str:
+        kind, value = self._next(wanted)
         if kind not in ("word", "quoted"):
-            raise _bad(self.text, f"expected a value after {field}{op}")
-        if kind == "quoted":
-            value = value.replace('\\"', '"')
-        return _comparison(_path(field), op, value)
+            raise _bad(self.text, f"expected {wanted}")
+        return value.replace('\\"', '"') if kind == "quoted" else value
 
     def _accept(self, kind: str, value: str | None = None) -> bool:
         if self.position < len(self.tokens):
@@ -144,7 +170,8 @@ def _comparison(path: list[str], op: str, expected: str) -> Predicate:
             return actual is not None if expected == "*" else _has(actual, expected)
         if actual is None:
             return op == "!=" and expected != ""
-        return _compare(str(actual), op, expected)
+        text = json.dumps(actual) if isinstance(actual, bool) else str(actual)
+        return _compare(text, op, expected)
 
     return predicate
 

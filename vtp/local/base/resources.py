@@ -58,6 +58,19 @@ def done_operation(name: str, metadata_type: str) -> dict:
     }
 
 
+def resource_operation(
+    name: str, metadata_type: str, resource: proto.Message, version: str = "v1"
+) -> dict:
+    """A finished long-running Operation whose response is `resource` (a create's, an update's),
+    typed for the API `version` the client called (its client unpacks by that type)."""
+    operation = done_operation(name, metadata_type)
+    api = f"type.googleapis.com/google.cloud.aiplatform.{version}"
+    operation["metadata"]["@type"] = f"{api}.{metadata_type}"
+    body = json.loads(rest_json(resource))
+    operation["response"] = {"@type": f"{api}.{type(resource).__name__}", **body}
+    return operation
+
+
 def new_id() -> str:
     """A 19-digit resource ID, like Vertex's."""
     return str(secrets.randbelow(9 * 10**18) + 10**18)

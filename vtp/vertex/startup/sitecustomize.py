@@ -15,13 +15,16 @@ imported early, so start-up stays fast):
 - `google.cloud.aiplatform.initializer`: the SDK's default `api_endpoint` and credentials, as
   if the program had called `aiplatform.init(api_endpoint=..., credentials=...)`; anything the
   program passes to `aiplatform.init` still wins.
-- `google.cloud.aiplatform.utils.resource_manager_utils`: project ID <-> number lookups (Resource
-  Manager is not served locally; there is one local project, whatever its ID).
+- `google.cloud.aiplatform.utils.resource_manager_utils`: project ID <-> number lookups answered
+  in-process (there is one local project, whatever its ID).
+- `google.cloud.resourcemanager_v3...projects.client`: `ProjectsClient()` talks to the service's
+  TLS endpoint, which answers `get_project` with the local project's number.
 - `google.cloud.storage.client`: a `Client()` without credentials, which the library makes
   anonymous under STORAGE_EMULATOR_HOST, carries the token instead.
-- `google.auth`: Application Default Credentials are the service's token (and
-  $GOOGLE_CLOUD_PROJECT), so code that calls `google.auth.default()` itself (GCPC's launchers
-  do) authenticates to the service.
+- `google.auth`: Application Default Credentials are the service's token and project
+  ($GOOGLE_CLOUD_PROJECT, else gcloud's $CLOUDSDK_CORE_PROJECT, as ADC from gcloud has it), so
+  code that calls `google.auth.default()` itself (GCPC's launchers do) authenticates to the
+  service.
 - GCPC's launchers (`..._remote_runner`): they poll every 20 s, which costs nothing locally;
   they poll every second here.
 - `kfp.dsl.types.artifact_types` (with VTP_GCS_ROOT, the local storage root): an artifact whose
@@ -94,6 +97,12 @@ def _patch_resource_manager(module: ModuleType) -> None:
     )
 
 
+def _patch_projects_client(module: ModuleType) -> None:
+    endpoint = os.environ["VTP_LOCAL_API_ENDPOINT"]
+    module.ProjectsClient._DEFAULT_ENDPOINT_TEMPLATE = endpoint
+    module.ProjectsClient.DEFAULT_ENDPOINT = endpoint
+
+
 _VERTEX_HOST = re.compile(r"(?:https://)?(?:[a-z0-9-]+-)?aiplatform\.googleapis\.com(?::443)?/?")
 
 
@@ -135,7 +144,8 @@ def _patch_requests(module: ModuleType) -> None:
 
 def _patch_auth(module: ModuleType) -> None:
     def default(scopes=None, request=None, quota_project_id=None, default_scopes=None):
-        return _credentials(), os.environ.get("GOOGLE_CLOUD_PROJECT") or None
+        project = os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("CLOUDSDK_CORE_PROJECT")
+        return _credentials(), project or None
 
     _rebind(module, default=default)
 
@@ -215,6 +225,7 @@ def _client_patches() -> dict[str, Callable[[ModuleType], None]]:
     patches: dict[str, Callable[[ModuleType], None]] = {
         "google.cloud.aiplatform.initializer": _patch_initializer,
         "google.cloud.aiplatform.utils.resource_manager_utils": _patch_resource_manager,
+        "google.cloud.resourcemanager_v3.services.projects.client": _patch_projects_client,
         "google.auth": _patch_auth,
         "google.api_core.client_options": _patch_client_options,
         "requests.sessions": _patch_requests,

@@ -1,0 +1,1 @@
+"""Vertex TensorBoard: the package's roles (`store.py`, `service.py`, `routes.py`)."""
