@@ -1,7 +1,8 @@
 """The console in a real headless Chromium (Debian's `chromium`, driven by Playwright) against a
 local service holding a finished pipeline run, a running job and a finished tuning job: every
 page loads without console errors, the DAG shows each task and its state, the trials chart has
-one point per trial, a running job's log grows on the page, and Cancel on the page cancels.
+one point per trial, a trial links to its job and log, a running job's log grows on the page, and
+Cancel on the page cancels. (A run's loops, conditions and failures: test_console_debugging.py.)
 (What signs the console in, and what cannot: test_security_console.py.)
 
 Skipped only where no Chromium is installed (`.ci/run` installs it)."""
@@ -107,6 +108,17 @@ def test_the_trials_chart_has_one_point_per_trial_and_marks_the_best_and_the_sto
     )
     assert stopped == 1, page.inner_text("main")
     assert page.query_selector("#trials-chart canvas") is not None
+
+
+def test_a_trials_link_opens_its_job_and_log(page, service):
+    page.click("nav a[data-page='tuning']")
+    page.wait_for_selector(f"a[href='#/tuning/{_id(service.names['study'])}']").click()
+    link = page.wait_for_selector("tr[data-trial] a.trial-job")
+    job_id = link.get_attribute("href").rsplit("/", 1)[1]
+    link.click()
+    page.wait_for_selector("#log")
+    assert job_id in page.inner_text("h1")
+    wait_until(lambda: "(nothing yet)" not in page.inner_text("#log"), 30, "the trial's log")
 
 
 def test_a_running_jobs_log_follows_and_cancel_on_the_page_cancels_it(page, service):

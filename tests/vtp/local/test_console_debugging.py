@@ -54,6 +54,26 @@ def explode(reason: str):
     raise RuntimeError(reason)
 
 
+HOSTILE = (
+    "<h2>Accuracy</h2><p>0.9 <b>overall</b></p>"
+    "<script>document.title = 'ran'</script>"
+    '<img src="/v1/projects/local/locations/us-central1/customJobs" onerror="document.title=1">'
+    '<a href="javascript:document.title=2" onclick="document.title=3">a link</a>'
+)
+"""An HTML report that tries to run script three ways, and to fetch from the service."""
+
+
+@dsl.component(base_image=IMAGE)
+def report(page: dsl.Output[dsl.HTML], notes: dsl.Output[dsl.Markdown], html: str):
+    """Writes `html` as an HTML artifact and a Markdown summary."""
+    with open(page.path, "w") as file:
+        file.write(html)
+    with open(notes.path, "w") as file:
+        file.write(
+            "# Results\n\n- **accuracy**: 0.9\n- `loss`: 0.1\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+        )
+
+
 @dsl.pipeline(name="vtp-debugging")
 def debugging_pipeline(threshold: float = 100.5, items: list = [2, 3]):  # noqa: B006
     """Squares two items in a loop, publishes them when their mean is above `threshold` (it is
@@ -64,6 +84,7 @@ def debugging_pipeline(threshold: float = 100.5, items: list = [2, 3]):  # noqa:
     with dsl.If(mean_above.output == True):  # noqa: E712 (a KFP condition, not Python's)
         publish(values=dsl.Collected(squared.output))
     explode(reason="the disk is full")
+    report(html=HOSTILE)
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +179,9 @@ def test_inputs_show_the_values_used_defaults_resolved(page) -> None:
     assert ["x", "3", "from items-loop-item"] in rows
     page.click("#run-parameters summary")
     wait_until(lambda: "100.5" in page.inner_text("#run-parameters"), 10, "the run's parameters")
+    first = page.inner_text("#status")
+    wait_until(lambda: page.inner_text("#status") != first, 30, "a refresh")
+    assert page.eval_on_selector("#run-parameters", "d => d.open"), "it stays open"
 
 
 def test_a_task_panel_survives_the_pages_refresh(page) -> None:
@@ -165,3 +189,20 @@ def test_a_task_panel_survives_the_pages_refresh(page) -> None:
     first = page.inner_text("#status")
     wait_until(lambda: page.inner_text("#status") != first, 30, "a refresh")
     assert "the disk is full" in page.inner_text("#task-error")
+
+
+def test_html_and_markdown_artifacts_are_rendered_with_nothing_active(page) -> None:
+    _open(page, "report")
+    page.wait_for_selector(".rendered[data-kind='markdown'] h1")
+    markdown = page.inner_text(".rendered[data-kind='markdown']")
+    assert "Results" in markdown and "accuracy: 0.9" in markdown
+    assert page.eval_on_selector_all(".rendered[data-kind='markdown'] td", "t => t.length") == 2
+    page.wait_for_selector(".rendered[data-kind='html'] h2")
+    assert "0.9 overall" in page.inner_text(".rendered[data-kind='html']")
+    active = page.eval_on_selector_all(
+        ".rendered *",
+        "nodes => nodes.filter(n => n.attributes.length || "
+        "['SCRIPT', 'IMG', 'A', 'IFRAME'].includes(n.tagName)).length",
+    )
+    assert active == 0
+    assert page.title() == "vtp local console"

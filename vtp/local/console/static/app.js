@@ -114,6 +114,20 @@ function table(headers, rows) {
     rows.map((cells) => (cells instanceof Node ? cells : el("tr", {}, cells.map((c) => el("td", {}, c))))));
 }
 
+// A <details> that stays open (or closed) as the reader left it across the page's refreshes.
+const unfolded = new Set();
+
+function folded(id, summary, ...children) {
+  const node = el("details", { id, ...(unfolded.has(id) ? { open: "" } : {}) }, el("summary", {}, summary), ...children);
+  node.addEventListener("toggle", () => (node.open ? unfolded.add(id) : unfolded.delete(id)));
+  return node;
+}
+
+// What a list shows before there is anything in it: how to start something.
+function empty(what, command, how) {
+  return el("div", { class: "empty" }, el("p", {}, what), el("p", { class: "muted" }, el("code", {}, command), " ", how));
+}
+
 function page(title, ...children) {
   const main = document.getElementById("page");
   main.replaceChildren(el("h1", {}, title), ...children.filter((child) => child));
@@ -127,7 +141,7 @@ async function runsPage() {
     ["Run", "Display name", "State", "Created", "Duration"],
     pipelineJobs.slice().reverse().map((run) => [
       el("a", { href: `#/runs/${idOf(run.name)}` }, idOf(run.name)), run.displayName || "",
-      badge(run.state), when(run.createTime), duration(run)])) : el("p", { class: "muted" }, "No pipeline runs yet."));
+      badge(run.state), when(run.createTime), duration(run)])) : empty("No pipeline runs yet.", "vtp run train --state-dir STATE_DIR", "runs the train pipeline here (STATE_DIR: this service's --state-dir); so does any pipeline job the aiplatform SDK submits to this service."));
 }
 
 async function runPage(id) {
@@ -140,7 +154,7 @@ async function runPage(id) {
   page(`${run.displayName || id}`,
     el("p", {}, badge(run.state), " ", duration(run), " ", el("span", { class: "muted" }, run.name)),
     run.error && run.error.message ? el("p", { class: "error", id: "run-error" }, run.error.message) : null,
-    parameters.length ? el("details", { id: "run-parameters" }, el("summary", {}, `Run parameters (${parameters.length})`),
+    parameters.length ? folded("run-parameters", `Run parameters (${parameters.length})`,
       table(["Name", "Value", "From"], parameters)) : null,
     dagView(tree, id, selected),
     item ? taskPanel(item, run) : el("p", { class: "muted" }, "Click a task for its inputs, outputs, log and error."));
@@ -518,12 +532,121 @@ function artifactView(key, artifact) {
       el("button", { class: "download", "data-uri": object, onclick: () => download(object) }, "Download") : null),
     localPath(artifact.uri) ? el("p", { class: "muted" }, `local path: ${localPath(artifact.uri)}`) : null);
   if (metadata.confusionMatrix) box.append(confusionMatrix(metadata.confusionMatrix));
+  const kind = { "system.HTML": "html", "system.Markdown": "markdown" }[artifact.schemaTitle];
+  if (kind && object && !object.endsWith("/")) box.append(renderedArtifact(kind, object));
   const scalars = Object.entries(metadata).filter(([, value]) => typeof value !== "object");
   if (scalars.length) {
     box.append(table(["Metadata", "Value"], scalars.map(([k, v]) =>
       [k, typeof v === "number" && !Number.isInteger(v) ? v.toFixed(4) : String(v)])));
   }
   return box;
+}
+
+// -- HTML and Markdown artifacts, rendered safely: the object is read with the token, parsed in
+// an inert document (DOMParser runs no script and loads nothing), and rebuilt from scratch out of
+// an allowlist of plain elements with no attributes at all (so no script, link, image, style or
+// handler can come along); anything else is unwrapped to its text, or dropped with its content.
+
+const RENDERED_BYTES = 1 << 20;
+const PLAIN_TAGS = new Set(["P", "BR", "HR", "H1", "H2", "H3", "H4", "H5", "H6", "UL", "OL", "LI", "TABLE",
+  "THEAD", "TBODY", "TR", "TH", "TD", "PRE", "CODE", "B", "STRONG", "I", "EM", "BLOCKQUOTE", "SPAN", "DIV",
+  "SMALL", "SUB", "SUP"]);
+const DROPPED_TAGS = new Set(["SCRIPT", "STYLE", "TEMPLATE", "IFRAME", "OBJECT", "EMBED", "NOSCRIPT", "SVG", "MATH",
+  "HEAD", "TITLE", "SELECT", "TEXTAREA"]);
+const renderedArtifacts = new Map();  // gs:// URI -> its rebuilt nodes, or "loading"
+
+// Event handler attributes renamed before parsing: the parsed document never runs them (it runs
+// nothing), but Chromium checks each against the page's CSP as it parses and reports it as an
+// error. What is shown comes from `rebuilt` alone, which copies no attribute.
+const inert = (html) => html.replace(/<[^>]*>/g, (tag) => tag.replace(/(\s|\/|["'])on([a-z]+\s*=)/gi, "$1data-was-on$2"));
+
+function rebuilt(source) {
+  const nodes = [];
+  for (const child of source.childNodes) {
+    if (child.nodeType === Node.TEXT_NODE) nodes.push(document.createTextNode(child.textContent));
+    if (child.nodeType !== Node.ELEMENT_NODE || DROPPED_TAGS.has(child.tagName)) continue;
+    if (PLAIN_TAGS.has(child.tagName)) {
+      const copy = document.createElement(child.tagName.toLowerCase());
+      copy.append(...rebuilt(child));
+      nodes.push(copy);
+    } else {
+      nodes.push(...rebuilt(child));
+    }
+  }
+  return nodes;
+}
+
+// Markdown's common part (headings, lists, fenced code, tables, paragraphs; bold, italics and
+// code inline) as plain elements.
+function markdown(text) {
+  const nodes = [];
+  const lines = text.replace(/\r\n?/g, "\n").split("\n");
+  const inline = (line) => line.split(/(`[^`]+`|\*\*[^*]+\*\*|\*[^*]+\*)/).filter(Boolean).map((part) =>
+    part.startsWith("`") && part.length > 1 ? el("code", {}, part.slice(1, -1))
+      : part.startsWith("**") && part.length > 3 ? el("strong", {}, part.slice(2, -2))
+        : part.startsWith("*") && part.length > 1 ? el("em", {}, part.slice(1, -1)) : part);
+  const cells = (line) => line.trim().replace(/^\||\|$/g, "").split("|").map((cell) => cell.trim());
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (/^```/.test(line)) {
+      const code = [];
+      while (++i < lines.length && !/^```/.test(lines[i])) code.push(lines[i]);
+      nodes.push(el("pre", {}, el("code", {}, code.join("\n"))));
+    } else if (/^#{1,6}\s/.test(line)) {
+      const level = line.match(/^#+/)[0].length;
+      nodes.push(el(`h${level}`, {}, inline(line.slice(level).trim())));
+    } else if (/^\s*([-*+]|\d+\.)\s/.test(line)) {
+      const ordered = /^\s*\d+\./.test(line);
+      const list = el(ordered ? "ol" : "ul", {});
+      for (; i < lines.length && /^\s*([-*+]|\d+\.)\s/.test(lines[i]); i++) {
+        list.append(el("li", {}, inline(lines[i].replace(/^\s*([-*+]|\d+\.)\s/, ""))));
+      }
+      i--;
+      nodes.push(list);
+    } else if (/^\s*\|/.test(line) && /^\s*\|?[\s:|-]+\|?\s*$/.test(lines[i + 1] || "") && lines[i + 1].includes("-")) {
+      const head = cells(line);
+      const rows = [];
+      for (i += 2; i < lines.length && /^\s*\|/.test(lines[i]); i++) rows.push(cells(lines[i]));
+      i--;
+      nodes.push(el("table", {}, el("tr", {}, head.map((h) => el("th", {}, inline(h)))),
+        rows.map((row) => el("tr", {}, row.map((c) => el("td", {}, inline(c)))))));
+    } else if (line.trim()) {
+      const paragraph = [line];
+      while (i + 1 < lines.length && lines[i + 1].trim() && !/^(#{1,6}\s|```|\s*([-*+]|\d+\.)\s|\s*\|)/.test(lines[i + 1])) {
+        paragraph.push(lines[++i]);
+      }
+      nodes.push(el("p", {}, inline(paragraph.join(" "))));
+    }
+  }
+  return nodes;
+}
+
+function renderedArtifact(kind, object) {
+  const holder = el("div", { class: "rendered", "data-kind": kind });
+  const done = renderedArtifacts.get(object);
+  if (Array.isArray(done)) {
+    holder.append(...done.map((node) => node.cloneNode(true)));
+    return holder;
+  }
+  if (!done) {
+    renderedArtifacts.set(object, "loading");
+    readObject(object).then((text) => {
+      renderedArtifacts.set(object, kind === "html"
+        ? rebuilt(new DOMParser().parseFromString(inert(text), "text/html").body) : markdown(text));
+    }, (error) => {
+      renderedArtifacts.set(object, [el("p", { class: "error" }, `Cannot show it: ${error.message}`)]);
+    }).then(render);
+  }
+  holder.append(el("p", { class: "muted" }, "Loading…"));
+  return holder;
+}
+
+async function readObject(uri) {
+  const [bucket, ...parts] = uri.slice("gs://".length).split("/");
+  const path = `/download/storage/v1/b/${encodeURIComponent(bucket)}/o/${encodeURIComponent(parts.join("/"))}?alt=media`;
+  const blob = await (await call("GET", path)).blob();
+  if (blob.size > RENDERED_BYTES) throw new Error(`it is ${blob.size} bytes; download it instead`);
+  return blob.text();
 }
 
 function confusionMatrix(matrix) {
@@ -547,10 +670,30 @@ async function jobsPage() {
   page("Custom jobs", customJobs.length ? table(["Job", "Display name", "State", "Created", "Duration"],
     customJobs.slice().reverse().map((job) => [
       el("a", { href: `#/jobs/${idOf(job.name)}` }, idOf(job.name)), job.displayName || "",
-      badge(job.state), when(job.createTime), duration(job)])) : el("p", { class: "muted" }, "No custom jobs yet."));
+      badge(job.state), when(job.createTime), duration(job)])) : empty("No custom jobs yet.", "vtp custom-jobs create --local --region=us-central1 --display-name=NAME --worker-pool-spec=...", "creates one here, as gcloud ai custom-jobs create does on Vertex; pipeline tasks and tuning trials start them too."));
 }
 
 const logState = { job: "", replica: "", offset: 0, text: "" };
+
+// A pool's whole command: the container's command and args (the image's entrypoint when it
+// names none), or a Python package's module and args.
+function commandOf(pool) {
+  const container = pool.containerSpec;
+  const quoted = (parts) => parts.map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, "'\\''")}'`)).join(" ");
+  if (container) {
+    const command = container.command && container.command.length ? quoted(container.command) : "(the image's entrypoint)";
+    return [command, quoted(container.args || [])].filter(Boolean).join(" ");
+  }
+  const python = pool.pythonPackageSpec || {};
+  return `python -m ${python.pythonModule || ""} ${quoted(python.args || [])}`.trim();
+}
+
+// On Vertex, a job ends when its primary replica (workerpool0-0) does: the others are stopped
+// (SIGTERM, exit status 143) and the job still SUCCEEDED.
+function stoppedByPrimary(job, replica) {
+  return job.state === "JOB_STATE_SUCCEEDED" && !replica.replica.startsWith("workerpool0-") &&
+    [143, -15].includes(replica.exitStatus);
+}
 
 async function jobPage(id) {
   const job = await get(`/v1/${ALL}/customJobs/${id}`);  // a tuning trial's too (unlisted)
@@ -561,11 +704,12 @@ async function jobPage(id) {
   const pools = (job.jobSpec.workerPoolSpecs || []).map((pool, i) => [`workerpool${i}`,
     (pool.machineSpec || {}).machineType || "", pool.replicaCount || "1",
     (pool.containerSpec || {}).imageUri || (pool.pythonPackageSpec || {}).executorImageUri || "",
-    ((pool.containerSpec || {}).command || []).concat((pool.containerSpec || {}).args || []).join(" ")]);
+    el("code", {}, commandOf(pool))]);
   const replicaRows = replicas.map((replica) => el("tr", {},
     el("td", {}, el("a", { href: "#", onclick: (event) => { event.preventDefault(); chooseReplica(replica.replica); } }, replica.replica)),
     el("td", {}, badge(replica.state)), el("td", {}, String(Math.max(0, replica.starts - 1))),
     el("td", {}, replica.exitStatus === undefined ? "" : String(replica.exitStatus)),
+    el("td", {}, stoppedByPrimary(job, replica) ? "stopped: the primary replica finished (as on Vertex)" : ""),
     el("td", {}, el("button", { class: "preempt", "data-replica": replica.replica,
       ...(replica.state === "RUNNING" ? {} : { disabled: "" }),
       onclick: () => act(`/v1/${name}:preempt`, { replica: replica.replica }) }, "Preempt"))));
@@ -576,7 +720,7 @@ async function jobPage(id) {
       el("button", { id: "cancel", ...(ended ? { disabled: "" } : {}), onclick: () => act(`/v1/${name}:cancel`, {}) }, "Cancel")),
     job.error && job.error.message ? el("p", { class: "error" }, job.error.message) : null,
     el("h2", {}, "Worker pools"), table(["Pool", "Machine", "Replicas", "Image", "Command"], pools),
-    el("h2", {}, "Replicas"), table(["Replica", "State", "Restarts", "Exit status", ""], replicaRows),
+    el("h2", {}, "Replicas"), table(["Replica", "State", "Restarts", "Exit status", "Note", ""], replicaRows),
     base ? el("p", {}, "Training curves: TensorBoard logs in ", el("code", {}, `${base}/logs`),
       localPath(base) ? [" — ", el("code", {}, `tensorboard --logdir ${localPath(base)}/logs`)] : null) : null,
     el("h2", {}, `Log of ${logState.replica}`), el("pre", { class: "log", id: "log" }, logState.text || "(nothing yet)"));
@@ -615,7 +759,7 @@ async function tuningPage() {
   page("Tuning jobs", hyperparameterTuningJobs.length ? table(["Job", "Display name", "State", "Trials", "Duration"],
     hyperparameterTuningJobs.slice().reverse().map((job) => [
       el("a", { href: `#/tuning/${idOf(job.name)}` }, idOf(job.name)), job.displayName || "", badge(job.state),
-      String((job.trials || []).length), duration(job)])) : el("p", { class: "muted" }, "No tuning jobs yet."));
+      String((job.trials || []).length), duration(job)])) : empty("No tuning jobs yet.", "vtp run tune --state-dir STATE_DIR --param max_trial_count=2", "runs the tuning pipeline here; vtp hp-tuning-jobs create --local starts one on its own."));
 }
 
 async function studyPage(id) {
@@ -637,8 +781,10 @@ async function studyPage(id) {
     const value = final(trial);
     return el("tr", { class: trial === best ? "best" : "", "data-trial": trial.id },
       el("td", {}, trial === best ? `${trial.id} ★ best` : trial.id),
-      el("td", {}, (trial.parameters || []).map((p) => `${p.parameterId}=${JSON.stringify(p.value)}`).join(", ")),
-      el("td", {}, badge(trial.state)), el("td", {}, value === null ? "" : value.toFixed(4)),
+      el("td", {}, (trial.parameters || []).map((p) => `${p.parameterId}=${display(p.value)}`).join(", ")),
+      el("td", {}, badge(trial.state)), el("td", {}, value === null ? "" : roundNumber(value)),
+      el("td", {}, trial.customJob ? el("a", { href: `#/jobs/${idOf(trial.customJob)}`, class: "trial-job" },
+        `job ${idOf(trial.customJob)}`) : ""),
       el("td", {}, (trial.measurements || []).length ? String(trial.measurements.length) : ""),
       el("td", {}, trial.infeasibleReason ? trial.infeasibleReason :
         trial.state === "STOPPING" ? "stopping early" : stoppedEarly.get(trial.customJob) ? "stopped early" : ""));
@@ -648,7 +794,7 @@ async function studyPage(id) {
   page(`${job.displayName} (${id})`,
     el("p", {}, badge(job.state), " ", duration(job), " metric ", el("code", {}, metric.metricId || ""),
       ` (${(metric.goal || "").toLowerCase()})`),
-    el("h2", {}, "Trials"), table(["Trial", "Parameters", "State", metric.metricId || "metric", "Measurements", "Note"], rows),
+    el("h2", {}, "Trials"), table(["Trial", "Parameters", "State", metric.metricId || "metric", "Job and log", "Measurements", "Note"], rows),
     el("h2", {}, "Final metric by trial"), chart, el("h2", {}, "Intermediate measurements"), curves);
   drawTrials(chart, trials, final, best);
   drawCurves(curves, trials, metric.metricId);
@@ -666,13 +812,17 @@ async function findStoppedEarly(trials) {
   }));
 }
 
+// An axis of trial numbers or steps: whole numbers only.
+const INTEGER_AXIS = { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
+  values: (chart, splits) => splits.map((value) => (Number.isInteger(value) ? String(value) : "")) };
+
 function drawTrials(target, trials, final, best) {
   const done = trials.filter((trial) => final(trial) !== null);
   const xs = done.map((trial) => Number(trial.id));
   const ys = done.map(final);
   const bests = done.map((trial) => (trial === best ? final(trial) : null));
   target.dataset.points = String(done.length);
-  new uPlot({ width: 640, height: 260, scales: { x: { time: false } },
+  new uPlot({ width: 640, height: 260, scales: { x: { time: false } }, axes: [INTEGER_AXIS, {}],
     series: [{ label: "trial" },
       { label: "final metric", stroke: "#1a73e8", paths: () => null, points: { show: true, size: 9, fill: "#1a73e8" } },
       { label: "best", stroke: "#188038", paths: () => null, points: { show: true, size: 14, fill: "#188038" } }] },
@@ -691,7 +841,7 @@ function drawCurves(target, trials, metricId) {
     series.push({ label: `trial ${trial.id}`, stroke: palette[i % palette.length], spanGaps: true });
     data.push(steps.map((step) => (byStep.has(step) ? byStep.get(step) : null)));
   });
-  new uPlot({ width: 640, height: 260, scales: { x: { time: false } }, series }, data, target);
+  new uPlot({ width: 640, height: 260, scales: { x: { time: false } }, axes: [INTEGER_AXIS, {}], series }, data, target);
 }
 
 // -- models and endpoints ------------------------------------------------------------------
@@ -713,7 +863,7 @@ async function modelsPage() {
     deployed.model ? `${idOf(deployed.model)}${deployed.modelVersionId ? "@" + deployed.modelVersionId : ""}` : "",
     deployed.id ? String((endpoint.trafficSplit || {})[deployed.id] || 0) + "%" : ""]));
   page("Models & endpoints",
-    el("h2", {}, "Models"), modelRows.length ? table(["Model", "ID", "Version", "Aliases", "Artifacts", "Deployed to"], modelRows) : el("p", { class: "muted" }, "No models yet."),
+    el("h2", {}, "Models"), modelRows.length ? table(["Model", "ID", "Version", "Aliases", "Artifacts", "Deployed to"], modelRows) : empty("No models yet.", "vtp run train --state-dir STATE_DIR", "trains, evaluates and registers one here."),
     el("h2", {}, "Endpoints"), endpointRows.length ? table(["Endpoint", "ID", "Deployed model", "Model", "Traffic"], endpointRows) : el("p", { class: "muted" }, "No endpoints yet."));
 }
 
@@ -727,15 +877,24 @@ const ROUTES = [
 ];
 
 let rendering = false;
+let again = false;
 
 async function render() {
-  if (rendering) return;
+  if (rendering) {  // a click while a refresh is under way: shown as soon as it ends
+    again = true;
+    return;
+  }
   rendering = true;
+  again = false;
   const hash = location.hash || "#/runs";
   const [pattern, show, nav] = ROUTES.find(([pattern]) => pattern.test(hash)) || ROUTES[1];
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.page === nav);
+  const newPage = shown.split("?")[0] !== hash.split("?")[0];
   try {
-    if (shown !== hash) window.scrollTo(0, 0);
+    if (newPage) {  // nothing of the last page stays up while this one loads
+      window.scrollTo(0, 0);
+      document.getElementById("page").replaceChildren(el("p", { class: "loading", id: "loading" }, "Loading…"));
+    }
     await show(...(hash.match(pattern) || []).slice(1));
     shown = hash;
     document.getElementById("status").textContent = `updated ${new Date().toLocaleTimeString()}`;
@@ -743,9 +902,11 @@ async function render() {
     if (error instanceof SignedOut) return signedOut(error.message);
     // A page that never loaded (an unknown ID) says why; a shown one keeps its last state.
     if (shown !== hash) page("Cannot show this page", el("p", { class: "error" }, error.message));
+    shown = hash;
     document.getElementById("status").textContent = `could not refresh: ${error.message}`;
   } finally {
     rendering = false;
+    if (again) render();
   }
 }
 
