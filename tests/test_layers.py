@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.local.endpoints",
         "vtp.local.training_pipelines",
         "vtp.local.vizier",
+        "vtp.local.datasets",
     ),
     ("vtp.local.tuning", "vtp.local.models", "vtp.local.metadata", "vtp.local.tensorboards"),
     ("vtp.local.custom_jobs",),

@@ -1,0 +1,1 @@
+"""Managed datasets: datasets, their data items, import and export (service, routes)."""
