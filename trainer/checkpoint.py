@@ -10,6 +10,16 @@ checkpoint exists only once it is complete, and a .pt file without a manifest is
 checks size and sha256, so a truncated or corrupt newest checkpoint is skipped (with a warning)
 in favour of the one before it.
 
+Sharded checkpoints (`--strategy=fsdp`, trainer.fsdp) keep the same rules with a directory in
+place of the .pt file:
+
+    step_00000100/       torch.distributed.checkpoint: .metadata, one __<rank>_0.distcp per
+                         process, and trainer.pt (scheduler, RNG states, step, config)
+    step_00000100.json   its manifest: "format": "dcp", size and sha256 of every file
+
+Such a checkpoint is named by its manifest (`CheckpointInfo.path` is the .json file), and
+`read_state` of it returns the whole model in one process, as for a .pt file.
+
 What the trainer saves is a `TrainingState` (model, optimizer and scheduler state dicts, step,
 epoch, random generator states, config): `train.py` writes it, and `train.py`, `evaluate.py` and
 `export.py` read it back with `read_state` / `latest_state`, never by key.
@@ -25,6 +35,7 @@ import json
 import logging
 import os
 import random
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,6 +53,10 @@ log = logging.getLogger("trainer")
 
 _PREFIX, _DATA, _MANIFEST = "step_", ".pt", ".json"
 _CHUNK = 8 << 20
+SHARDED = "dcp"
+"""The manifest `format` of a sharded checkpoint (a torch.distributed.checkpoint directory)."""
+TRAINER_FILE = "trainer.pt"
+"""What a sharded checkpoint holds besides model and optimizer: written by the main process."""
 
 
 class CorruptCheckpoint(Exception):
@@ -83,15 +98,28 @@ class CheckpointInfo:
     """A committed checkpoint, as its manifest describes it."""
 
     path: Path
+    """The data file; for a sharded checkpoint, its manifest."""
     step: int
     epoch: int
     size: int
     sha256: str
+    format: str = "torch"
+    """"torch" (one torch.save file) or SHARDED."""
 
 
 def checkpoint_path(directory: Path, step: int) -> Path:
     """The data file of the checkpoint at `step`."""
     return directory / f"{_PREFIX}{step:08d}{_DATA}"
+
+
+def sharded_path(directory: Path, step: int) -> Path:
+    """The directory of the sharded checkpoint at `step`."""
+    return directory / f"{_PREFIX}{step:08d}"
+
+
+def manifest_path(directory: Path, step: int) -> Path:
+    """The manifest of the checkpoint at `step` (either format)."""
+    return directory / f"{_PREFIX}{step:08d}{_MANIFEST}"
 
 
 def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
@@ -100,13 +128,15 @@ def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
     found = []
     for manifest in directory.glob(f"{_PREFIX}*{_MANIFEST}"):
         try:
-            meta = _read_manifest(manifest)
+            meta = read_manifest(manifest)
+            sharded = meta.get("format") == SHARDED
             info = CheckpointInfo(
-                path=manifest.with_suffix(_DATA),
+                path=manifest if sharded else manifest.with_suffix(_DATA),
                 step=int(meta["step"]),
                 epoch=int(meta["epoch"]),
                 size=int(meta["bytes"]),
                 sha256=str(meta["sha256"]),
+                format=SHARDED if sharded else "torch",
             )
         except CorruptCheckpoint as exc:  # its message names the file
             log.warning("ignoring unreadable checkpoint manifest %s", exc)
@@ -119,9 +149,12 @@ def list_checkpoints(directory: str | os.PathLike[str]) -> list[CheckpointInfo]:
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The training state saved in a checkpoint file, after checking it against its manifest."""
+    """The training state saved in a checkpoint file, after checking it against its manifest;
+    for a sharded checkpoint (named by its manifest), the whole state gathered in this process."""
     path = storage.local_path(path)
-    meta = _read_manifest(path.with_suffix(_MANIFEST))
+    meta = read_manifest(path.with_suffix(_MANIFEST))
+    if meta.get("format") == SHARDED:
+        return _load_sharded(path.with_suffix(""), meta)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -136,7 +169,75 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise CorruptCheckpoint(f"{path}: cannot be loaded safely: {exc}") from exc
 
 
-def _read_manifest(manifest: Path) -> dict[str, Any]:
+def verify_sharded(directory: Path, meta: dict[str, Any]) -> None:
+    """Check every file of a sharded checkpoint against its manifest (CorruptCheckpoint if not)."""
+    files = meta.get("files")
+    if not isinstance(files, dict) or not files:
+        raise CorruptCheckpoint(f"{directory}: the manifest lists no files")
+    for name, expected in sorted(files.items()):
+        path = directory / name
+        try:
+            found = _digest(path)
+        except OSError as exc:
+            raise CorruptCheckpoint(f"{path}: {exc}") from exc
+        if found != expected:
+            raise CorruptCheckpoint(f"{path}: {found['bytes']} bytes and sha256 do not match "
+                                    "its manifest")  # fmt: skip
+
+
+def read_trainer_file(directory: Path) -> dict[str, Any]:
+    """The main process's part of a sharded checkpoint (loaded with weights_only=True)."""
+    path = directory / TRAINER_FILE
+    try:
+        loaded = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # the unpickler refuses anything but tensors and plain data
+        raise CorruptCheckpoint(f"{path}: cannot be loaded safely: {exc}") from exc
+    if not isinstance(loaded, dict):
+        raise CorruptCheckpoint(f"{path}: not a dict")
+    return loaded
+
+
+def _load_sharded(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    # Imported here: evaluation and export of .pt checkpoints never need it.
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+
+    verify_sharded(directory, meta)
+    try:
+        # Every tensor of every shard, unsharded, in this process (no process group needed).
+        full = _load_state_dict_from_keys(checkpoint_id=str(directory))
+    except Exception as exc:
+        raise CorruptCheckpoint(f"{directory}: cannot be loaded: {exc}") from exc
+    return {**read_trainer_file(directory), "model": full["model"], "optimizer": full["optim"]}
+
+
+def commit_sharded(staging: Path, directory: Path, step: int, epoch: int) -> Path:
+    """Make the sharded checkpoint written in `staging` the checkpoint of `step`: hash its files,
+    move it to its place and write its manifest last (what makes it exist). Returns the manifest."""
+    files = {
+        str(path.relative_to(staging)): _digest(path)
+        for path in sorted(staging.rglob("*"))
+        if path.is_file()
+    }
+    listing = "".join(f"{name} {d['bytes']} {d['sha256']}\n" for name, d in files.items())
+    final, manifest = sharded_path(directory, step), manifest_path(directory, step)
+    manifest.unlink(missing_ok=True)  # a checkpoint of the same step that was fallen back past
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(staging, final)
+    meta = {
+        "step": step,
+        "epoch": epoch,
+        "format": SHARDED,
+        "bytes": sum(d["bytes"] for d in files.values()),
+        "sha256": hashlib.sha256(listing.encode()).hexdigest(),
+        "files": files,
+        "created": time.time(),
+    }
+    atomic_write(manifest, json.dumps(meta, indent=1).encode())
+    return manifest
+
+
+def read_manifest(manifest: Path) -> dict[str, Any]:
+    """A checkpoint's manifest as a dict; CorruptCheckpoint when it cannot be read."""
     try:
         meta = json.loads(manifest.read_text())
     except (OSError, ValueError) as exc:
@@ -226,7 +327,10 @@ class Checkpointer:
         self._staging = Staging()
         if enabled:  # temporaries of a writer that was killed mid-write
             for leftover in directory.glob(f".{_PREFIX}*.tmp"):
-                leftover.unlink(missing_ok=True)
+                if leftover.is_dir():  # a sharded checkpoint's staging directory
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    leftover.unlink(missing_ok=True)
 
     def save(
         self, state: dict[str, Any], step: int, epoch: int, deferred: Deferred = lambda _: False
@@ -293,6 +397,7 @@ class Checkpointer:
             path = checkpoint_path(self.directory, step)
             path.with_suffix(_MANIFEST).unlink(missing_ok=True)  # uncommit first
             path.unlink(missing_ok=True)
+            shutil.rmtree(sharded_path(self.directory, step), ignore_errors=True)
 
 
 def _digest(path: Path) -> dict[str, Any]:

@@ -83,8 +83,14 @@ class Config:
     """TensorBoard log directory or gs:// URI; default $AIP_TENSORBOARD_LOG_DIR."""
 
     # Runtime.
+    strategy: Literal["ddp", "fsdp"] = "ddp"
+    """Data parallelism: ddp replicates the model; fsdp shards it per block (FSDP2) and saves
+    sharded checkpoints that resume on any number of processes."""
+    activation_checkpointing: bool = False
+    """With --strategy=fsdp: recompute each block's activations in the backward pass."""
     nproc_per_node: int = 0
-    """Processes per node (replica); 0 means one per GPU, or one on a machine without GPUs."""
+    """Processes per node (replica); 0 means one per GPU, else one per accelerator of the
+    replica's pool (CLUSTER_SPEC), else one."""
     num_workers: int = 0
     """DataLoader worker processes per training process."""
     precision: Literal["bf16", "fp32"] = "bf16"

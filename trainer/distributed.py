@@ -7,6 +7,11 @@ same cluster as JSON and is the fallback. Each node runs `nproc_per_node` proces
 (trainer.launch), so a process's rank is `node_rank * nproc_per_node + local_rank`. With neither
 variable set, the job is one node. A one-process job starts no process group at all.
 
+A node runs one process per GPU it sees; without GPUs, one per accelerator its pool asks for in
+CLUSTER_SPEC's job (`acceleratorCount` of an NVIDIA accelerator: a local service that ignores
+accelerators runs them as CPU processes), else one. Each process gets RANK, LOCAL_RANK,
+WORLD_SIZE and LOCAL_WORLD_SIZE as torchrun would set them.
+
 Every rank-dependent decision of the trainer is made here: `Runtime.is_main` is the only place
 that asks "am I rank 0?", and the writers (checkpoints, metrics, model) are handed that answer.
 """
@@ -59,6 +64,16 @@ class Placement:
         """Number of processes in the job."""
         return self.nodes.count * self.nproc_per_node
 
+    def torchrun_env(self) -> dict[str, str]:
+        """The variables torchrun gives each process it starts."""
+        return {
+            "RANK": str(self.rank),
+            "LOCAL_RANK": str(self.local_rank),
+            "WORLD_SIZE": str(self.world_size),
+            "LOCAL_WORLD_SIZE": str(self.nproc_per_node),
+            "GROUP_RANK": str(self.nodes.rank),
+        }
+
 
 def nodes_from_env(env: Mapping[str, str]) -> Nodes | None:
     """The nodes from `MASTER_ADDR`/`MASTER_PORT`/`WORLD_SIZE`/`RANK`, else `CLUSTER_SPEC`;
@@ -92,6 +107,42 @@ def _nodes_from_cluster_spec(text: str) -> Nodes:
     host, _, port = primary[0].rpartition(":")
     rank = index if kind == "workerpool0" else len(primary) + index
     return Nodes(host, int(port or DEFAULT_MASTER_PORT), len(primary) + len(workers), rank)
+
+
+def accelerators_from_env(env: Mapping[str, str]) -> int:
+    """GPUs per replica of this node's pool, from CLUSTER_SPEC's job; 0 without one. Pools 0
+    and 1 (the training nodes) must agree: every node runs as many processes."""
+    text = env.get("CLUSTER_SPEC")
+    if not text:
+        return 0
+    try:
+        spec = json.loads(text)
+        job = spec.get("job") or {}
+        job = json.loads(job) if isinstance(job, str) else job
+        pools = _field(job, "workerPoolSpecs") or []
+        kind = spec["task"]["type"]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"CLUSTER_SPEC is not Vertex's cluster JSON: {exc}") from exc
+    counts = {}
+    for index, pool in enumerate(pools[:2]):
+        machine = _field(pool, "machineSpec") if isinstance(pool, dict) else None
+        if not isinstance(machine, dict) or not int(_field(pool, "replicaCount", 1) or 0):
+            continue  # a skipped pool (only pool 0 has an implicit replica count)
+        gpu = str(_field(machine, "acceleratorType") or "").startswith("NVIDIA_")
+        counts[f"workerpool{index}"] = int(_field(machine, "acceleratorCount") or 0) if gpu else 0
+    if len(set(counts.values())) > 1:
+        raise ValueError(
+            "worker pools 0 and 1 have different accelerator counts "
+            f"({counts['workerpool0']} and {counts['workerpool1']}): every training node runs "
+            "as many processes; set --nproc_per_node"
+        )
+    return counts.get(kind, 0)
+
+
+def _field(message: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """A field of a spec in JSON (camelCase) or proto (snake_case) naming."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    return message.get(name, message.get(snake, default))
 
 
 def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -246,9 +297,12 @@ class StopSignal:
         signal.signal(signal.SIGTERM, self._previous)
 
 
-def default_nproc_per_node() -> int:
-    """One process per GPU, or one on a machine without GPUs."""
-    return torch.cuda.device_count() if torch.cuda.is_available() else 1
+def default_nproc_per_node(env: Mapping[str, str] | None = None) -> int:
+    """One process per GPU; without GPUs, one per accelerator of the pool (CLUSTER_SPEC in
+    `env`), else one."""
+    if torch.cuda.is_available():
+        return torch.cuda.device_count()
+    return accelerators_from_env(env or {}) or 1
 
 
 def cpu_threads_per_process(nproc_per_node: int) -> int:

@@ -1,9 +1,11 @@
 """Starting a node's processes, and turning how they ended into the node's exit status.
 
-A node (one Vertex replica) runs `nproc_per_node` processes: in this process when it is one,
-otherwise as spawned children that die with their parent. SIGTERM to the node is passed on to
-every child (they agree on a step, save a checkpoint and exit); when one child fails, the others
-are stopped (SIGTERM, then SIGKILL after a grace period) and the node fails with that status.
+A node (one Vertex replica) runs `nproc_per_node` processes (one per GPU, or per accelerator of
+its pool: trainer.distributed): in this process when it is one, otherwise as spawned children,
+with torchrun's RANK/LOCAL_RANK/WORLD_SIZE, that die with their parent. SIGTERM to the node is
+passed on to every child (they agree on a step, save a checkpoint and exit); when one child
+fails, the others are stopped (SIGTERM, then SIGKILL after a grace period) and the node fails
+with that status.
 
 Exit statuses of `python -m trainer`, as Vertex sees them for the replica:
 
@@ -57,7 +59,7 @@ STOP_GRACE_SECONDS = 10.0
 def plan(config: Config, env: Mapping[str, str]) -> tuple[Nodes, int]:
     """The nodes and processes per node this run will use; ValueError names what is wrong."""
     nodes = nodes_from_env(env) or Nodes("127.0.0.1", free_port(), count=1, rank=0)
-    nproc = config.nproc_per_node or default_nproc_per_node()
+    nproc = config.nproc_per_node or default_nproc_per_node(env)
     world_size = nodes.count * nproc
     if config.batch_size % world_size:
         raise ValueError(
@@ -94,6 +96,7 @@ def launch(config: Config, nodes: Nodes, nproc: int) -> int:
 
 def run_process(config: Config, placement: Placement) -> int:
     """Run one training process; its exit status (exceptions propagate)."""
+    os.environ.update(placement.torchrun_env())  # what code written for torchrun reads
     runtime = init(placement, config.dist_timeout)
     try:
         result = train.run(config, runtime)

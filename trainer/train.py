@@ -20,6 +20,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
+from trainer import fsdp
 from trainer.checkpoint import (
     Checkpointer,
     TrainingState,
@@ -107,7 +108,13 @@ class Training:
 
     def evaluate(self) -> dict[str, Any]:
         """Evaluate `net` on the evaluation set now, and report it."""
-        result = evaluate(
+        with fsdp.gathered(self.net):  # processes may run different numbers of batches
+            result = self._evaluate()
+        self.reporter.evaluation(self.step, result)
+        return result
+
+    def _evaluate(self) -> dict[str, Any]:
+        return evaluate(
             self.net,
             self.eval_set,
             self.labels,
@@ -116,8 +123,6 @@ class Training:
             self.config.precision,
             self.task,
         )
-        self.reporter.evaluation(self.step, result)
-        return result
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,8 @@ def build(config: Config, runtime: Runtime) -> Training:
 
     seed_everything(config.seed)
     net = task.build_model(config).to(runtime.device)
+    if config.strategy == "fsdp":
+        fsdp.shard(net, config, runtime)  # before the optimizer: it holds the shards
     train_set, eval_set = task.build_datasets(config)
     examples = dataset_size(train_set)
     steps_per_epoch = examples // config.batch_size
@@ -170,11 +177,17 @@ def build(config: Config, runtime: Runtime) -> Training:
 
     # Only the main process writes; the others run the same code with silent writers.
     checkpointer = Checkpointer(dirs.checkpoints, config.keep_checkpoints, runtime.is_main)
+    resume = restore
+    if config.strategy == "fsdp":  # sharded checkpoints, written by every process
+        checkpointer = fsdp.ShardedCheckpointer(
+            dirs.checkpoints, config.keep_checkpoints, runtime, net, optimizer
+        )
+        resume = fsdp.restore
     reporter = Reporter(dirs.tensorboard, config.hypertune_metric, runtime.is_main)
-    step = restore(config, runtime, checkpointer, net, optimizer, scheduler)
+    step = resume(config, runtime, checkpointer, net, optimizer, scheduler)
 
     model: Callable[[torch.Tensor], torch.Tensor] = net
-    if runtime.world_size > 1:
+    if runtime.world_size > 1 and config.strategy == "ddp":
         device_ids = [runtime.device.index] if runtime.device.type == "cuda" else None
         model = DistributedDataParallel(net, device_ids=device_ids)
     if config.compile:
@@ -269,7 +282,7 @@ def finish(t: Training, ending: Ending) -> Result:
     t.checkpointer.close()
     if not ending.preempted:
         final = {**(metrics or {}), "step": t.step}
-        t.reporter.final_model(t.model_dir, t.net.state_dict(), t.config, final)
+        t.reporter.final_model(t.model_dir, fsdp.full_model_state(t.net), t.config, final)
     t.reporter.close()
     t.runtime.barrier()  # nobody exits before the main process has written everything
     ending.stop.close()  # only now: a SIGTERM after the loop must not cut the writes short
