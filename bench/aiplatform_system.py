@@ -67,10 +67,12 @@ def run_file(file: Path, python: Path, env: dict[str, str], out: Path, limit: fl
         str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
         "-p", "aiplatform_system_plugin", f"--timeout={int(limit)}",
         "-c", str(out / "pytest.ini"), f"--rootdir={SUITE}",
-        f"--junitxml={report}", str(file.relative_to(SUITE)),
+        f"--junitxml={report}", str(file),
     ]  # fmt: skip
+    folder = out / file.stem  # what a test writes in its working folder goes here
+    folder.mkdir()
     started = time.monotonic()
-    status, output = run_command(argv, SUITE, limit * 4, env)
+    status, output = run_command(argv, folder, limit * 4, env)
     seconds = round(time.monotonic() - started, 1)
     (out / f"{file.stem}.log").write_text(output)
     counts = junit_counts(report)

@@ -117,6 +117,33 @@ def mask_fields(mask: str) -> list[str]:
     ]
 
 
+def read_masked(item: dict, mask: str) -> dict:
+    """`item` (a resource in REST JSON) with only the fields a list's `readMask` names
+    (`name,displayName,pipelineSpec.pipelineInfo`, snake_case taken too), as Vertex's
+    simple views return them; a path the item lacks is left out."""
+    kept: dict = {}
+    for path in mask.split(","):
+        keys = [_camel(key.strip()) for key in path.split(".") if key.strip()]
+        value: object = item
+        for key in keys:
+            value = value.get(key, _ABSENT) if isinstance(value, dict) else _ABSENT
+        if not keys or value is _ABSENT:
+            continue
+        target = kept
+        for key in keys[:-1]:
+            target = target.setdefault(key, {})
+        target[keys[-1]] = value
+    return kept
+
+
+_ABSENT = object()
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 def non_negative(name: str, value: object) -> int:
     """`value` (text of ASCII digits, or an int) as an int >= 0; INVALID_ARGUMENT naming `name`."""
     if isinstance(value, bool) or not isinstance(value, int | str):
@@ -245,6 +272,8 @@ class Collection:
         parent = request.params["parent"]
         found, token = list_page_of(parent, args.filter, args.page_size, args.page_token)
         items = [json.loads(rest_json(m, request.enum_ints)) for m in found]
+        if mask := request.arg("readMask"):
+            items = [read_masked(item, mask) for item in items]
         return list_page(self.kind, items, token)
 
 

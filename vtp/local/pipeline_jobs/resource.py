@@ -7,6 +7,11 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp.local.base.resources import set_times
+from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER
+
+DEFAULT_SERVICE_ACCOUNT = f"{LOCAL_PROJECT_NUMBER}-compute@developer.gserviceaccount.com"
+"""Who a run acts as when its request names no one: as on Vertex, the project's Compute Engine
+default service account, written into the job (locally, every run acts as the user)."""
 
 State = aiplatform_v1.PipelineState
 _OUTPUT_ONLY = (
@@ -50,4 +55,5 @@ def created_job(
     created.state = State(State.PIPELINE_STATE_QUEUED)
     set_times(created, now, "create_time", "update_time")
     created.runtime_config.gcs_output_directory = root
+    created.service_account = created.service_account or DEFAULT_SERVICE_ACCOUNT
     return created

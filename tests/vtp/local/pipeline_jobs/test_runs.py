@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from google.api_core import exceptions
 from google.cloud.aiplatform_v1 import JobState, PipelineJob, PipelineState
+from google.protobuf.field_mask_pb2 import FieldMask
 
 from tests.fixtures import LocalService, wait_for_state, wait_until
 from tests.pipelines.tiny_pipeline import (
@@ -261,3 +262,22 @@ def processes_mentioning(text: str) -> list[int]:
         if any(text in place for place in places):
             found.append(int(entry.name))
     return found
+
+
+def test_a_run_acts_as_the_default_service_account_and_lists_take_a_read_mask(
+    local_service, client, tiny_yaml
+):
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/masked")
+    job.display_name = "masked-run"
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    assert created.service_account == "100000000001-compute@developer.gserviceaccount.com"
+    query = {"parent": PARENT, "filter": 'display_name="masked-run"'}
+    paths = ["name", "display_name", "pipeline_spec.pipeline_info", "job_detail.pipeline_context"]
+    masked = {**query, "read_mask": FieldMask(paths=paths)}  # the SDK's simple view
+    [full] = client.list_pipeline_jobs(request=query)
+    [simple] = client.list_pipeline_jobs(request=masked)
+    assert full.service_account and full.pipeline_spec["root"]
+    assert (simple.name, simple.display_name) == (created.name, "masked-run")
+    assert not simple.service_account and not simple.runtime_config.gcs_output_directory
+    assert dict(simple.pipeline_spec) == {"pipelineInfo": dict(full.pipeline_spec["pipelineInfo"])}
+    wait_for_pipeline(client, created.name)
