@@ -1,6 +1,7 @@
 """The local Vertex service's settings: one frozen dataclass, built from flags or defaults."""
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,10 @@ GRACE_PERIOD_ENV = "VTP_LOCAL_GRACE_PERIOD"
 
 PROJECT_IMAGE_ENV = "VTP_PROJECT_IMAGE"
 """Comma-separated image prefixes that count as this project's image (run as host processes)."""
+
+CONTAINER_ENGINE_ENV = "VTP_CONTAINER_ENGINE"
+"""The container engine's command line (`podman`, `docker`, with flags): set, replicas of images
+other than this project's run in their images (`runtime/containers.py`)."""
 
 PROJECT_IMAGE_NAMES = ("vtp", "vertex-torch-pipelines")
 """An image whose name has one of these as a path component is this project's image."""
@@ -72,6 +77,11 @@ class ServiceConfig:
     """Variables of the service's environment that replicas also get (`--pass-env NAME`); by
     default they get only what a container on Vertex would have."""
 
+    container_engine: tuple[str, ...] = ()
+    """The command line of a Docker-compatible engine (`("podman",)`, `("docker",)`, with its
+    flags): replicas of images other than this project's run in those images through it. Empty
+    (the default): every replica is a host process (docs/containers.md)."""
+
     resume_unfinished: bool = True
     """Start again, when the service starts, what a previous service in this state directory
     left unfinished: queued and interrupted custom jobs, queued pipeline jobs, the servers of
@@ -107,7 +117,8 @@ class ServiceConfig:
 
     @classmethod
     def from_env(cls, state_dir: Path, **overrides: Any) -> "ServiceConfig":
-        """Defaults from the environment (poll interval, grace period); image prefixes add up.
+        """Defaults from the environment (poll interval, grace period, container engine); image
+        prefixes add up.
         `overrides` are field values by name (None keeps the default)."""
         values: dict[str, Any] = {"state_dir": Path(state_dir)}
         if os.environ.get(POLL_INTERVAL_ENV):
@@ -117,5 +128,7 @@ class ServiceConfig:
         prefixes = os.environ.get(PROJECT_IMAGE_ENV, "")
         from_env = tuple(p.strip() for p in prefixes.split(",") if p.strip())
         values["project_images"] = from_env + tuple(overrides.pop("project_images", None) or ())
+        if os.environ.get(CONTAINER_ENGINE_ENV, "").strip():
+            values["container_engine"] = tuple(shlex.split(os.environ[CONTAINER_ENGINE_ENV]))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

@@ -13,6 +13,7 @@ through the `JobBook` methods below. Cloud Logging's `entries:list` reads these 
 """
 
 import logging
+import os
 import re
 import shutil
 import threading
@@ -31,7 +32,7 @@ from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, page, require_ended, set_times
 from vtp.local.base.sqlite import Database
 from vtp.local.custom_jobs.store import SCHEMA, JobRecord, Store
-from vtp.local.runtime import gcs_mount, rules
+from vtp.local.runtime import containers, gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
 from vtp.local.runtime.capacity import Capacity, Needs
 from vtp.local.runtime.launch import JobPlan, plan_job
@@ -401,9 +402,15 @@ class CustomJobs:
         reason = self.capacity.never_fits(Needs.of(plan, self.config.ignore_accelerators))
         if reason:
             raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
+        for pool in plan.pools:
+            engine = self.config.container_engine
+            problem = pool.image and containers.image_problem(engine, pool.image, os.environ)
+            if problem:
+                field = f"customJob.jobSpec.workerPoolSpecs[{pool.index}].containerSpec.imageUri"
+                raise errors.failed_precondition(f"{field}: {problem}.")
 
     def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
-        return plan_job(spec, self.config.project_images)
+        return plan_job(spec, self.config.project_images, bool(self.config.container_engine))
 
     def _replica_names(self, record: JobRecord) -> list[str]:
         return [n for p in self._plan(record.job.job_spec).pools for n in p.replicas]

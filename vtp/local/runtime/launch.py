@@ -10,7 +10,9 @@ How each pool runs on one machine (docs/architecture.md, "One code path, two bac
   `command` (default `python -m trainer`) and `args` run as a host process.
 - `containerSpec` with any other image and an explicit `command`: the command runs on the host.
 - Any other image without a command cannot run here: the create request is refused with a
-  message that says so (no Docker engine is used).
+  message that says so.
+- With a container engine (`ServiceConfig.container_engine`), any image but this project's runs
+  in that image instead (`containers.py`): `command` as its entrypoint, `args` as its arguments.
 
 Vertex's own pool rules (roles by position, replicas, what each pool must name) are
 `vtp.vertex.pool_rules`, the ones the CLI and components check before they submit; this module
@@ -48,6 +50,11 @@ class PoolPlan:
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     package_uris: tuple[str, ...] = ()
+    image: str = ""
+    """The image its replicas run in through the container engine; empty: host processes."""
+    command: tuple[str, ...] = ()
+    """In an image: `containerSpec.command`, which replaces the image's entrypoint when given
+    (`argv` is then `command` + `args`, else `args` alone)."""
 
     @property
     def replicas(self) -> list[str]:
@@ -74,11 +81,20 @@ MAX_REPLICAS_PER_JOB = 64
 """Caps checked before anything is built: every replica is a process on this machine."""
 
 
-def plan_job(spec: aiplatform_v1.CustomJobSpec, project_images: tuple[str, ...] = ()) -> JobPlan:
-    """The plan for `spec`; raise ApiError naming the field when it is invalid or cannot run."""
+def plan_job(
+    spec: aiplatform_v1.CustomJobSpec,
+    project_images: tuple[str, ...] = (),
+    in_containers: bool = False,
+) -> JobPlan:
+    """The plan for `spec`; raise ApiError naming the field when it is invalid or cannot run.
+    `in_containers`: images other than this project's run in their images."""
     pools = list(spec.worker_pool_specs)
     check_vertex_rules(pools)
-    plans = [_plan_pool(i, p, project_images) for i, p in enumerate(pools) if not _empty(p)]
+    plans = [
+        _plan_pool(i, p, project_images, in_containers)
+        for i, p in enumerate(pools)
+        if not _empty(p)
+    ]
     total = sum(plan.replica_count for plan in plans)
     if total > MAX_REPLICAS_PER_JOB:
         raise errors.invalid_argument(
@@ -119,7 +135,10 @@ def _empty(pool: aiplatform_v1.WorkerPoolSpec) -> bool:
 
 
 def _plan_pool(
-    index: int, pool: aiplatform_v1.WorkerPoolSpec, project_images: tuple[str, ...]
+    index: int,
+    pool: aiplatform_v1.WorkerPoolSpec,
+    project_images: tuple[str, ...],
+    in_containers: bool,
 ) -> PoolPlan:
     where = f"{POOLS_FIELD}[{index}]"
     # replicaCount is optional: proto3 cannot tell it unset from 0, and unset means one replica
@@ -130,9 +149,16 @@ def _plan_pool(
             f"{where}.replicaCount is {replicas}; this machine runs at most "
             f"{MAX_REPLICAS_PER_POOL} replicas per pool (each is a process)."
         )
+    count = pool.machine_spec.accelerator_count if pool.machine_spec.accelerator_type else 0
     spec: aiplatform_v1.ContainerSpec | aiplatform_v1.PythonPackageSpec
     if "container_spec" in pool:
         spec = pool.container_spec
+        env = tuple((e.name, e.value) for e in spec.env)
+        if in_containers and not is_project_image(spec.image_uri, project_images):
+            command, args = tuple(spec.command), tuple(spec.args)
+            return PoolPlan(
+                index, replicas, count, command + args, env, (), spec.image_uri, command
+            )
         argv = container_command(
             f"{where}.containerSpec", spec.image_uri, spec.command, spec.args, TRAINER_COMMAND,
             project_images,
@@ -143,7 +169,6 @@ def _plan_pool(
         argv = (sys.executable, "-m", spec.python_module, *spec.args)
         uris = tuple(spec.package_uris)
     env = tuple((e.name, e.value) for e in spec.env)
-    count = pool.machine_spec.accelerator_count if pool.machine_spec.accelerator_type else 0
     return PoolPlan(index, replicas, count, argv, env, uris)
 
 

@@ -6,6 +6,7 @@ so a service that dies in between leaves the next one enough to clean up.
 """
 
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from vtp.local.runtime import gcs_mount, isolation
+from vtp.local.runtime import containers, gcs_mount, isolation
 from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.logs import index_lines
 from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
@@ -53,6 +54,8 @@ class Replica:
     """Installed packages of a pythonPackageSpec pool, put first on PYTHONPATH."""
     layer: isolation.Layer | None = None
     """The Python environment of its current process (`isolation.py`)."""
+    container: str = ""
+    """The name of its current container, when its pool runs in an image (`containers.py`)."""
 
     def running(self) -> subprocess.Popen:
         """The process of a replica that has one: a live one (`ReplicaSet.live`)."""
@@ -71,9 +74,11 @@ class ReplicaSet:
         book: ProcessBook,
         wake: threading.Event,
         storage_root: Path,
+        engine: tuple[str, ...] = (),
     ) -> None:
         self.job_id = job_id
         self._storage_root = storage_root
+        self._engine = engine
         self.replicas = {n: Replica(n, p, i) for p in plan.pools for i, n in enumerate(p.replicas)}
         self._job_dir = job_dir
         self._book = book
@@ -98,15 +103,20 @@ class ReplicaSet:
         # A new environment per start, as a restarted replica is a new container on Vertex.
         layer = isolation.Layer(self._job_dir / "envs" / replica.name)
         try:
-            isolation.create(layer.root)
-            argv = gcs_mount.wrap(isolation.command(replica.pool.argv, layer), self._storage_root)
-            environment = isolation.environment(env(replica), layer)
+            if replica.pool.image:
+                replica.container = f"vtp-{self.job_id}-{replica.name}-{replica.token[:8]}"
+                argv, environment = self._in_image(replica, env(replica))
+            else:
+                isolation.create(layer.root)
+                replica.layer = layer
+                argv = isolation.command(replica.pool.argv, layer)
+                argv = gcs_mount.wrap(argv, self._storage_root)
+                environment = isolation.environment(env(replica), layer)
             proc = spawn(argv, environment, work, self.log_path(replica.name))
         except OSError as exc:
-            isolation.remove(layer)
+            self._clean(replica)
             self.note(replica, f"cannot start {replica.name}: {exc}")
             return False
-        replica.layer = layer
         replica.proc = proc
         self._book.add_process(ProcessRecord(self.job_id, replica.name, proc.pid, replica.token))
         # Wake the supervisor the moment the process ends, rather than at its next poll.
@@ -154,9 +164,28 @@ class ReplicaSet:
             self.job_id, replica.name, None if code is None else exit_status(code)
         )
         replica.proc = None
+        self._clean(replica)
+
+    def _clean(self, replica: Replica) -> None:
+        """Remove what a replica's process had of its own: its environment or its container."""
         if replica.layer:
             isolation.remove(replica.layer)  # what it installed vanishes with it
             replica.layer = None
+        if replica.container:
+            containers.remove(self._engine, replica.container, os.environ)
+            replica.container = ""
+
+    def _in_image(
+        self, replica: Replica, host_env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The engine's command line and its client's environment for `replica`'s container."""
+        inside = containers.container_environment(host_env)
+        pool = replica.pool
+        argv = containers.run_command(
+            self._engine, replica.container, pool.image, pool.command,
+            pool.argv[len(pool.command):], sorted(inside), self._storage_root,
+        )  # fmt: skip
+        return argv, containers.client_environment(inside, os.environ)
 
     def index_logs(self) -> None:
         """Timestamp the new complete log lines of running replicas (for `entries:list`)."""

@@ -105,7 +105,10 @@ class JobRun(threading.Thread):
         self._history = rules.History(runtime.job_retries, dict(runtime.worker_restarts))
         self._cancel, self._shutdown, self._wake = (threading.Event() for _ in range(3))
         job_dir = config.state_dir / "jobs" / self.job_id
-        self._set = ReplicaSet(self.job_id, plan, job_dir, book, self._wake, config.storage_root)
+        self._set = ReplicaSet(
+            self.job_id, plan, job_dir, book, self._wake, config.storage_root,
+            config.container_engine,
+        )  # fmt: skip
         self._cluster = self._new_cluster()
         self._commands: queue.Queue[_Preempt] = queue.Queue()
         self._cannot_start: list[rules.ReplicaExit] = []
