@@ -1,9 +1,11 @@
 """Screenshots of every console page, written to docs/console/ (the README shows one).
 
 Starts `vtp local serve` on a scratch state directory, runs the train and tune pipelines on it
-(`vtp submit --local --wait`: pipeline runs, their custom jobs, a tuning job, models), starts a
-custom job that keeps logging, then opens each page in headless Chromium (Debian's `chromium`,
-through Playwright) and saves it. Prints one JSON line: the files written and how long it took.
+(`vtp submit --local --wait`: pipeline runs, their custom jobs, a tuning job, models) and a run
+to debug (`tests/pipelines/debugging_pipeline.py`: a loop, a skipped condition, a failed task),
+starts a custom job that keeps logging, then opens each page in headless Chromium (Debian's
+`chromium`, through Playwright) and saves it. Prints one JSON line: the files written and how
+long it took.
 
     python bench/console_screenshots.py [--out docs/console]
 """
@@ -33,8 +35,15 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def vtp(*args: str, env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, "-m", "vtp", *args], env=env, check=True, capture_output=True)
+REPOSITORY = Path(__file__).resolve().parents[1]
+DEBUGGING = "tests/pipelines/debugging_pipeline.py:debugging_pipeline"
+
+
+def vtp(*args: str, env: dict[str, str], check: bool = True) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "vtp", *args], env=env, check=check, capture_output=True,
+        cwd=REPOSITORY,
+    )  # fmt: skip
 
 
 def main() -> None:
@@ -56,6 +65,7 @@ def main() -> None:
             vtp("submit", "train", "--local", "--wait", env=env)
             vtp("submit", "tune", "--local", "--wait", "--param", "max_trial_count=4",
                 "--param", 'trial_args=["--epochs=3"]', env=env)  # fmt: skip
+            vtp("submit", DEBUGGING, "--local", "--wait", env=env, check=False)  # it fails
             job = {
                 "displayName": "still-training",
                 "jobSpec": {"workerPoolSpecs": [{
@@ -92,6 +102,8 @@ def shoot(url: str, token: str, running_job: str, out: Path) -> list[str]:
         save("runs", "#/runs", "table a")
         run = page.eval_on_selector("table tr:last-child a", "a => a.getAttribute('href')")
         save("pipeline-run", f"{run}?task=evaluate-checkpoints", "#task-panel")
+        failed = page.eval_on_selector("table tr:nth-child(2) a", "a => a.getAttribute('href')")
+        save("debugging-run", f"{failed}?task=explode", "#task-tail")
         save("custom-jobs", "#/jobs", "table a")
         save("custom-job", f"#/jobs/{running_job.rsplit('/', 1)[1]}", "#log")
         save("tuning-jobs", "#/tuning", "table a")
