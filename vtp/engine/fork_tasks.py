@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
@@ -41,42 +42,56 @@ _active: "TaskServer | None" = None
 
 
 class TaskServer:
-    """The fork server process of one pipeline run, and the client side of its socket."""
+    """The fork server process of one pipeline run, and the client side of its socket. The
+    process starts with the first task that forks from it: a run whose tasks are all cache hits
+    (a rerun) never pays for its imports, which on a small machine would take the CPU the run
+    itself needs."""
 
     def __init__(self) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="vtp-tasks-")
-        self.socket_path = str(Path(self._folder.name) / "fork.sock")
+        self._folder: tempfile.TemporaryDirectory | None = None
+        self.socket_path = ""
         self._process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Start importing now. The socket listens before the server runs, so a task can
-        connect at once; it is forked as soon as the first stage is imported."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-            listener.bind(self.socket_path)
-            listener.listen(64)
-            fd = str(listener.fileno())
-            argv = [sys.executable, "-m", "vtp.engine.fork_server", fd]
-            with open(Path(self._folder.name) / "server.log", "wb") as log:
-                self._process = subprocess.Popen(
-                    argv,
-                    env=_server_env(os.environ),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=log,
-                    pass_fds=[listener.fileno()],
-                )
+        """Start importing now, unless started already. The socket listens before the server
+        runs, so a task can connect at once; it is forked as soon as the first stage is
+        imported."""
+        with self._lock:
+            if self._process is not None:
+                return
+            self._folder = tempfile.TemporaryDirectory(prefix="vtp-tasks-")
+            self.socket_path = str(Path(self._folder.name) / "fork.sock")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+                listener.bind(self.socket_path)
+                listener.listen(64)
+                fd = str(listener.fileno())
+                argv = [sys.executable, "-m", "vtp.engine.fork_server", fd]
+                with open(Path(self._folder.name) / "server.log", "wb") as log:
+                    self._process = subprocess.Popen(
+                        argv,
+                        env=_server_env(os.environ),
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=log,
+                        pass_fds=[listener.fileno()],
+                    )
 
     def stop(self) -> None:
-        """End the server and its zygotes; tasks still running finish on their own."""
-        if self._process is not None:
-            self._process.terminate()
-            self._process.wait()
-        self._folder.cleanup()
+        """End the server and its zygotes, if it started; tasks still running finish on
+        their own."""
+        with self._lock:
+            if self._process is not None:
+                self._process.terminate()
+                self._process.wait()
+            if self._folder is not None:
+                self._folder.cleanup()
 
     def fork(self, task: Plan, env: Mapping[str, str]) -> "ForkedTask":
         """Fork a child for `task` with environment `env`.
 
         Raises ConnectionRefusedError when the server is gone (nothing of the task ran then)."""
+        self.start()
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             connection.connect(self.socket_path)
@@ -164,16 +179,16 @@ def task_process(
 
 @contextlib.contextmanager
 def serving() -> Iterator[TaskServer | None]:
-    """A fork server for the tasks kfp.local runs in this process while inside (unless off)."""
+    """A fork server for the tasks this process runs while inside (unless off), started by
+    the first task that forks."""
     global _active
-    if _active is not None:  # already serving (`vtp run` starts it before loading the file)
+    if _active is not None:  # already serving
         yield _active
         return
     if os.environ.get(FORK_ENV, "1") == "0" or not hasattr(socket, "send_fds"):
         yield None
         return
     server = TaskServer()
-    server.start()
     _active = server
     try:
         yield server

@@ -15,6 +15,9 @@ from vtp.local.base import errors
 R = TypeVar("R")
 ANY = "-"
 """Stands for any project or location in a requested name."""
+LOCAL_PROJECT_NUMBER = "100000000001"
+"""The number of the one local project, whatever its ID (buckets, project lookups and default
+service accounts report it)."""
 
 _NAME = re.compile(r"projects/(?P<p>[^/]+)/locations/(?P<l>[^/]+)/(?P<c>[^/]+)/(?P<id>[^/:@]+)")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
+from vtp.local.base.names import LOCAL_PROJECT_NUMBER
 from vtp.local.base.resources import set_times
-from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER
 
 DEFAULT_SERVICE_ACCOUNT = f"{LOCAL_PROJECT_NUMBER}-compute@developer.gserviceaccount.com"
 """Who a run acts as when its request names no one: as on Vertex, the project's Compute Engine

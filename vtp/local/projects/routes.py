@@ -14,8 +14,8 @@ import json
 import re
 
 from vtp.local.base import errors
+from vtp.local.base.names import LOCAL_PROJECT_NUMBER
 from vtp.local.base.routing import Request, Router
-from vtp.local.storage.objects import LOCAL_PROJECT_NUMBER
 
 PROJECT_ID = re.compile(r"[a-z0-9][a-z0-9.:-]{0,62}")
 _CREATED = "2024-01-01T00:00:00Z"

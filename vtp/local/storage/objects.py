@@ -45,8 +45,6 @@ from vtp.local.base import errors
 from vtp.storage import path_under
 
 UPLOADS_DIR = ".vtp-uploads"
-LOCAL_PROJECT_NUMBER = "100000000001"
-"""The project number every local bucket reports (there is one local project)."""
 
 
 class Readable(Protocol):

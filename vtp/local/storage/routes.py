@@ -35,8 +35,8 @@ from urllib.parse import quote, unquote
 
 from vtp.local.base import errors
 from vtp.local.base.guard import Headers
+from vtp.local.base.names import LOCAL_PROJECT_NUMBER
 from vtp.local.storage.objects import (
-    LOCAL_PROJECT_NUMBER,
     Buckets,
     ObjectInfo,
     Readable,
