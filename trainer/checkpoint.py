@@ -37,6 +37,7 @@ import os
 import random
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -203,8 +204,11 @@ def _load_sharded(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
 
     verify_sharded(directory, meta)
     try:
-        # Every tensor of every shard, unsharded, in this process (no process group needed).
-        full = _load_state_dict_from_keys(checkpoint_id=str(directory))
+        # Every tensor of every shard, unsharded, in this process (no process group needed,
+        # which it warns about).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            full = _load_state_dict_from_keys(checkpoint_id=str(directory))
     except Exception as exc:
         raise CorruptCheckpoint(f"{directory}: cannot be loaded: {exc}") from exc
     return {**read_trainer_file(directory), "model": full["model"], "optimizer": full["optim"]}

@@ -128,7 +128,7 @@ def accelerators_from_env(env: Mapping[str, str]) -> int:
         machine = _field(pool, "machineSpec") if isinstance(pool, dict) else None
         if not isinstance(machine, dict) or not int(_field(pool, "replicaCount", 1) or 0):
             continue  # a skipped pool (only pool 0 has an implicit replica count)
-        gpu = str(_field(machine, "acceleratorType") or "").startswith("NVIDIA_")
+        gpu = _accelerator_name(_field(machine, "acceleratorType")).startswith("NVIDIA_")
         counts[f"workerpool{index}"] = int(_field(machine, "acceleratorCount") or 0) if gpu else 0
     if len(set(counts.values())) > 1:
         raise ValueError(
@@ -137,6 +137,20 @@ def accelerators_from_env(env: Mapping[str, str]) -> int:
             "as many processes; set --nproc_per_node"
         )
     return counts.get(kind, 0)
+
+
+def _accelerator_name(value: object) -> str:
+    """An acceleratorType as its enum name; proto-plus JSON may carry the enum's number."""
+    if isinstance(value, int) and value:
+        try:
+            from google.cloud.aiplatform_v1.types import AcceleratorType
+        except ImportError:
+            return ""
+        try:
+            return AcceleratorType(value).name
+        except ValueError:
+            return ""
+    return str(value or "")
 
 
 def _field(message: Mapping[str, Any], name: str, default: Any = None) -> Any:
