@@ -116,3 +116,9 @@ def test_preempted_on_two_processes_resumes_resharded_on_three(tmp_path):
     assert newest.step == 24
     assert (tmp_path / "checkpoints" / "step_00000024" / "__2_0.distcp").exists()
     assert load_model(tmp_path).keys() == read_state(newest.path).model.keys()
+
+
+def test_activation_checkpointing_trains_the_same_model_bit_for_bit(tmp_path, fsdp_model):
+    # Recomputed blocks replay dropout with the random state of their first pass.
+    run_trainer(tiny_args(tmp_path, activation_checkpointing=True, **FSDP), trainer_env(tmp_path))
+    assert_bitwise_equal(load_model(tmp_path), fsdp_model)
