@@ -14,6 +14,7 @@ import shlex
 import shutil
 import sys
 from collections import deque
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -24,8 +25,8 @@ from kfp.dsl import executor as kfp_executor
 from kfp.local import executor_input_utils, executor_output_utils
 from kfp.pipeline_spec import pipeline_spec_pb2
 
-from vtp import storage
-from vtp.engine import fork_tasks, task_output, vertex_tasks
+from vtp import containers, storage
+from vtp.engine import fork_tasks, task_containers, task_output, vertex_tasks
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 # kfp's protobuf classes carry no type information: the aliases name what a value is.
@@ -74,21 +75,31 @@ def run_container(
         del values[name]  # an optional input left unset: the function's own default applies
     container = executor.container
     as_dict = executor_input_utils.executor_input_to_dict(executor_input, component)
-    command = vertex_tasks.resolve_command(
-        this_python(list(container.command)) + list(container.args),
-        executor_input_dict=as_dict,
-        pipeline_resource_name=names.pipeline_name,
-        task_resource_name=names.task_name,
-        pipeline_root=names.pipeline_root,
-        unique_pipeline_id=names.run_id,
-    )
-    env = {
-        **os.environ,
-        **_own_packages(names.task_root),
-        **{e.name: e.value for e in container.env},
-    }
+
+    def resolved(parts: list[str]) -> list[str]:
+        return vertex_tasks.resolve_command(
+            parts,
+            executor_input_dict=as_dict,
+            pipeline_resource_name=names.pipeline_name,
+            task_resource_name=names.task_name,
+            pipeline_root=names.pipeline_root,
+            unique_pipeline_id=names.run_id,
+        )
+
+    spec_env = {e.name: e.value for e in container.env}
     os.makedirs(names.task_root, exist_ok=True)
-    code, tail = _run(command, env, log_prefix)
+    engine = containers.engine_from(os.environ)
+    process: AbstractContextManager[fork_tasks.ForkedTask | fork_tasks.FreshTask]
+    if task_containers.runs_in_image([*container.command, *container.args], engine):
+        process = task_containers.task_process(
+            engine, container.image, resolved(list(container.command)),
+            resolved(list(container.args)), spec_env, names.task_root, names.task_name,
+        )  # fmt: skip
+    else:
+        command = resolved(this_python(list(container.command)) + list(container.args))
+        env = {**os.environ, **_own_packages(names.task_root), **spec_env}
+        process = fork_tasks.task_process(command, env)
+    code, tail = _run(process, log_prefix)
     if code != 0:
         cause = next((line for line in reversed(tail) if line.strip()), "")
         how = f"exit status {code}" if code > 0 else f"signal {-code}"
@@ -212,10 +223,12 @@ def _with_declared_artifacts(
     return outputs
 
 
-def _run(command: list[str], env: dict[str, str], prefix: str) -> tuple[int, list[str]]:
+def _run(
+    started: AbstractContextManager[fork_tasks.ForkedTask | fork_tasks.FreshTask], prefix: str
+) -> tuple[int, list[str]]:
     """Run the task's process; print its lines with `prefix`; its status and last lines."""
     tail: deque[str] = deque(maxlen=task_output.TAIL_LINES)
-    with fork_tasks.task_process(command, env) as process:
+    with started as process:
         for line in task_output.readable(process.lines):
             text = task_output.plain(line.rstrip("\n"))
             tail.append(task_output.executor_line(text))

@@ -17,9 +17,10 @@ components.
   local service. Only the GCPC versions in SUPPORTED_GCPC are accepted: the launchers'
   internals (hard-coded endpoints, `google.auth.default()`) are what the hook was checked
   against.
-- **Other container components** need a container engine: `check_runnable` fails the run before
-  it starts, naming each such component and its image, and whether an engine answers (running
-  them in one is not built yet).
+- **Other container components** run in their images through the container engine that
+  `VTP_CONTAINER_ENGINE` names (`task_containers.py`). Without one, `check_runnable` fails the
+  run before it starts, naming each such component and its image, and whether an engine answers;
+  with one, it fails naming each image that is neither on this machine nor pullable.
 """
 
 import json
@@ -27,9 +28,11 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+from vtp import containers
 
 GCPC_MODULE = "google_cloud_pipeline_components.container."
 SUPPORTED_GCPC = ("2.22.",)
@@ -55,10 +58,13 @@ def check_gcpc_version() -> None:
         )
 
 
-def check_runnable(spec: Mapping[str, Any]) -> None:
+def check_runnable(spec: Mapping[str, Any], engine: Sequence[str] | None = None) -> None:
     """ValueError, before anything runs, naming every container component this machine cannot
-    run: not a lightweight Python component, not GCPC's, and no container engine here."""
-    blocked = []
+    run: not a lightweight Python component, not GCPC's, and no container `engine` (default:
+    `VTP_CONTAINER_ENGINE`'s) or an image it has not and cannot pull."""
+    engine = containers.engine_from(os.environ) if engine is None else tuple(engine)
+    blocked: list[str] = []
+    images: dict[str, str] = {}
     for name, executor in spec.get("deploymentSpec", {}).get("executors", {}).items():
         container = executor.get("container")
         if not container:
@@ -71,11 +77,22 @@ def check_runnable(spec: Mapping[str, Any]) -> None:
             check_gcpc_version()
             continue
         blocked.append(f"{name.removeprefix('exec-')} (image {container.get('image', '?')})")
+        images.setdefault(str(container.get("image", "")), name.removeprefix("exec-"))
+    if blocked and engine:
+        problems = [
+            f"container component {task}: {problem}"
+            for image, task in images.items()
+            if (problem := containers.image_problem(engine, image, os.environ))
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return
     if blocked:
-        engine = container_engine()
+        found = container_engine()
         how = (
-            f"{engine} answers, but local runs do not start containers yet"
-            if engine
+            f"{found} answers: set {containers.ENGINE_ENV}={found} to run them in their "
+            "images (docs/containers.md)"
+            if found
             else "no container engine (Docker or Podman) is reachable here"
         )
         raise ValueError(

@@ -29,6 +29,7 @@ from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.store import Record, ResourceStore
+from vtp.local.endpoints.containers import plan_in_image, server_for
 from vtp.local.endpoints.serving import (
     ModelServer,
     ServingPlan,
@@ -205,6 +206,12 @@ class Endpoints:
 
     def _plan(self, model: aiplatform_v1.Model, endpoint_id: str, deployed_id: str) -> ServingPlan:
         config = self.root.config
+        in_image = plan_in_image(
+            model, endpoint_id, deployed_id, config.container_engine, config.project_images,
+            config.storage_root,
+        )  # fmt: skip
+        if in_image is not None:  # the model's own image, through the container engine
+            return in_image
         return plan_serving(
             model, endpoint_id, deployed_id, config.project_images, config.storage_root,
             operator_modules(os.environ),
@@ -215,7 +222,7 @@ class Endpoints:
         assert config.project_dir is not None, "ServiceConfig resolves it"
         endpoint_id = name.rsplit("/", 1)[1]
         folder = config.state_dir / "endpoints" / endpoint_id
-        server = ModelServer(plan, folder / f"{deployed.id}.log")
+        server = server_for(plan, folder / f"{deployed.id}.log")
         base = serving_environment(
             os.environ, config.storage_root, config.project_dir, self.root.service_id,
             config.pass_env,

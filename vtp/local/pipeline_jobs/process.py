@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from vtp import containers
 from vtp.engine import worker
 from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.process import TOKEN_ENV, signal_group, spawn
@@ -70,8 +71,10 @@ class RunProcess:
         self.run_dir, self.poll, self.grace, self.cwd = run_dir, poll, grace, cwd
         self.token = secrets.token_hex(16)
         interpreter_bin = str(Path(sys.executable).parent)
+        # the container engine's client settings, for container components (`task_containers`)
+        own = [k for k in os.environ if k.startswith(containers.ENGINE_PREFIXES)]
         self._env = {
-            **container_environment(os.environ, interpreter_bin, (*ENGINE_NAMES, *passed)),
+            **container_environment(os.environ, interpreter_bin, (*ENGINE_NAMES, *passed, *own)),
             **env,
             TOKEN_ENV: self.token,
             RUN_DIR_ENV: str(run_dir),

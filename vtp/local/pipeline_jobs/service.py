@@ -16,6 +16,7 @@ resume unfinished work (`vtp run`'s service), are cancelled saying why.
 import json
 import logging
 import os
+import shlex
 import shutil
 import sqlite3
 import threading
@@ -26,7 +27,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 from google.rpc import status_pb2
 
-from vtp import storage
+from vtp import containers, storage
 from vtp.engine import vertex_tasks, worker
 from vtp.local.base import errors
 from vtp.local.base.config import not_resumed_message
@@ -147,7 +148,7 @@ class PipelineJobs:
         root = specs.pipeline_root(job, spec, self.config.storage_root)
         specs.check_runtime(job)
         try:
-            vertex_tasks.check_runnable(spec)
+            vertex_tasks.check_runnable(spec, self.config.container_engine)
         except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
             raise errors.failed_precondition(str(exc)) from None
         values = json_format.MessageToDict(job._pb.runtime_config).get("parameterValues", {})
@@ -221,6 +222,8 @@ class PipelineJobs:
             vertex_tasks.PROJECT_ENV: record.parent.split("/")[1],
             vertex_tasks.LOCATION_ENV: record.parent.split("/")[3],
         }
+        if self.config.container_engine:  # container components run in their images
+            env[containers.ENGINE_ENV] = shlex.join(self.config.container_engine)
         config = self.config
         assert config.project_dir is not None, "ServiceConfig resolves it"
         # The start-up hook first, then the user's folder (as replicas have it), then what the

@@ -1,0 +1,133 @@
+"""With a container engine, a model's own serving image answers `endpoint.predict` through the
+service (issue #28): the image, built here on the Debian base, serves Vertex's routes on
+AIP_HTTP_PORT and reads its model from AIP_STORAGE_URI at /gcs; the SDK uploads, deploys,
+predicts and undeploys as a user's program does. Skipped where Podman is not installed."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests import container_images
+from tests.fixtures import LocalService
+
+pytestmark = pytest.mark.skipif(container_images.PODMAN is None, reason="podman is not installed")
+
+SERVER = """
+import json, os
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+MARKER = open("/marker").read().strip()
+MODEL = "/gcs/" + os.environ["AIP_STORAGE_URI"].removeprefix("gs://") + "/weights.json"
+SCALE = json.load(open(MODEL))["scale"]
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.answer(200 if self.path == os.environ["AIP_HEALTH_ROUTE"] else 404, {})
+
+    def do_POST(self):
+        if self.path != os.environ["AIP_PREDICT_ROUTE"]:
+            return self.answer(404, {})
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        seen = {k: os.environ[k] for k in ("AIP_HTTP_PORT", "AIP_MODE", "AIP_DEPLOYED_MODEL_ID")}
+        predictions = [
+            {"value": x * SCALE, "marker": MARKER, "env": seen,
+             "host_work": os.path.exists("/work"), "secret": "Authorization" in self.headers}
+            for x in body["instances"]
+        ]
+        self.answer(200, {"predictions": predictions})
+
+    def answer(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+HTTPServer(("0.0.0.0", int(os.environ["AIP_HTTP_PORT"])), Handler).serve_forever()
+"""
+
+PROGRAM = """
+    import json, sys
+    from google.cloud import aiplatform
+
+    aiplatform.init(project="local", location="us-central1")
+    model = aiplatform.Model.upload(
+        display_name="scaler", artifact_uri="gs://models/scaler", serving_container_image_uri=IMAGE,
+        serving_container_predict_route="/predict", serving_container_health_route="/health",
+        serving_container_ports=[7080],
+    )
+    endpoint = model.deploy(machine_type="n1-standard-2")
+    prediction = endpoint.predict(instances=[1.0, 2.5])
+    results = {"predictions": [dict(p) for p in prediction.predictions],
+               "deployed": prediction.deployed_model_id}
+    endpoint.undeploy_all()
+    endpoint.delete()
+    print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def image() -> tuple[str, str]:
+    """(name, marker): the Debian base with the server as its entrypoint and a /marker."""
+    command, env = container_images.engine()
+    base = container_images.debian_python(command, env)
+    name, marker = f"localhost/vtp-test-serving-{uuid.uuid4().hex[:8]}:1", uuid.uuid4().hex
+    context = Path(os.environ.get("TMPDIR", "/tmp")) / f"vtp-context-{marker}"
+    context.mkdir()
+    (context / "marker").write_text(marker + "\n")
+    (context / "server.py").write_text(SERVER)
+    containerfile = (
+        f"FROM {base}\nCOPY marker /marker\nCOPY server.py /server.py\n"
+        'ENTRYPOINT ["python3", "/server.py"]\n'
+    )
+    container_images.build(command, env, name, containerfile, context)
+    yield name, marker
+    container_images.remove_image(command, env, name)
+
+
+def test_a_custom_serving_container_answers_predict(tmp_path: Path, image) -> None:
+    name, marker = image
+    command, env = container_images.engine()
+    service = LocalService(
+        tmp_path / "state", env=container_images.engine_env(command, env)
+    ).start()
+    try:
+        weights = service.gcs_root / "models" / "scaler"
+        weights.mkdir(parents=True)
+        (weights / "weights.json").write_text(json.dumps({"scale": 3.0}))
+        folder = tmp_path / "team"
+        folder.mkdir()
+        (folder / "program.py").write_text(f"IMAGE = {name!r}\n" + textwrap.dedent(PROGRAM))
+        result = subprocess.run(
+            [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", service.url, "--",
+             sys.executable, "program.py"],
+            cwd=folder, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        logs = "".join(p.read_text() for p in (service.state_dir / "endpoints").rglob("*.log"))
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:] + logs
+        results = json.loads(result.stdout.strip().splitlines()[-1])
+        predictions = results["predictions"]
+        assert [p["value"] for p in predictions] == [3.0, 7.5]
+        first = predictions[0]
+        assert first["marker"] == marker and first["host_work"] is False
+        assert first["env"] == {
+            "AIP_HTTP_PORT": "7080", "AIP_MODE": "PREDICTION",
+            "AIP_DEPLOYED_MODEL_ID": results["deployed"],
+        }  # fmt: skip
+        assert first["secret"] is False  # the service's secret never reaches a user's image
+        left = subprocess.run(
+            [*command, "ps", "--all", "--format", "{{.Names}}"],
+            env={**os.environ, **env}, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert f"vtp-serve-{results['deployed']}" not in left  # undeploy removed it
+    finally:
+        service.stop()

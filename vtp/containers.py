@@ -1,0 +1,91 @@
+"""A Docker-compatible container engine's command line (Podman or Docker), for every part of the
+project that runs something in its image: custom-job replicas (`vtp.local.runtime.containers`),
+container components of pipelines (`vtp.engine.task_containers`) and custom serving containers
+(`vtp.local.endpoints.containers`).
+
+The engine is named by `VTP_CONTAINER_ENGINE` (`podman`, `docker`, with flags: `podman --runtime
+runc`); unset, nothing runs in a container and every task, replica and server is a host process
+(docs/containers.md). Variables reach a container by name only (`--env NAME`), so their values
+stay out of argv and `ps`.
+"""
+
+import re
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+
+ENGINE_ENV = "VTP_CONTAINER_ENGINE"
+"""The engine's command line; set, images other than this project's run in their images."""
+
+ENGINE_PREFIXES = ("CONTAINERS_", "CONTAINER_", "DOCKER_", "XDG_", "REGISTRY_AUTH_FILE")
+"""The variables the engine's client reads (its configuration, socket, storage)."""
+
+PULL_TIMEOUT_SECONDS = 600.0
+
+
+def engine_from(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The engine's command line from `VTP_CONTAINER_ENGINE`, () when unset."""
+    return tuple(shlex.split(environ.get(ENGINE_ENV, "")))
+
+
+def image_problem(engine: Sequence[str], image: str, environ: Mapping[str, str]) -> str:
+    """Why `image` cannot run ("" when it is present, or pulled now); one line naming it."""
+    if _engine(engine, ["image", "inspect", "--format", "{{.Id}}", image], environ, 60).returncode:
+        pulled = _engine(engine, ["pull", "--quiet", image], environ, PULL_TIMEOUT_SECONDS)
+        if pulled.returncode:
+            said = (pulled.stderr.strip().splitlines() or ["no output"])[-1]
+            return f"image {image!r} is not on this machine and could not be pulled ({said})"
+    return ""
+
+
+def run_argv(
+    engine: Sequence[str],
+    name: str,
+    image: str,
+    command: Sequence[str],
+    args: Sequence[str],
+    env_names: Sequence[str],
+    volumes: Sequence[tuple[str, str]] = (),
+    network: Sequence[str] = ("--network", "host"),
+) -> list[str]:
+    """`ENGINE run` of `image` as container `name`, removed when it ends: `command` replaces the
+    image's entrypoint (its first word `--entrypoint`, the rest ahead of `args`, so Docker and
+    Podman read it alike), `args` its CMD; `volumes` are (host path, container path[:options])."""
+    argv = [*engine, "run", "--rm", "--name", name, *network]
+    for host, inside in volumes:
+        argv += ["--volume", f"{host}:{inside}"]
+    for variable in env_names:
+        argv += ["--env", variable]
+    if command:
+        argv += ["--entrypoint", command[0]]
+    return [*argv, image, *command[1:], *args]
+
+
+def client_environment(container: Mapping[str, str], service: Mapping[str, str]) -> dict[str, str]:
+    """The engine client's environment: the container's variables (which `--env NAME` takes from
+    it), then the service's PATH, HOME and engine settings, which the client needs itself."""
+    own = {
+        k: v for k, v in service.items() if k in ("PATH", "HOME") or k.startswith(ENGINE_PREFIXES)
+    }
+    return {**container, **own}
+
+
+def container_name(*parts: str) -> str:
+    """A container name of `parts` that every engine accepts (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`)."""
+    return re.sub(r"[^a-zA-Z0-9_.-]", "-", "-".join(("vtp", *parts)))[:200]
+
+
+def remove(engine: Sequence[str], name: str, environ: Mapping[str, str]) -> None:
+    """Remove container `name` if it is still there (its client was killed before `--rm`)."""
+    _engine(engine, ["rm", "--force", name], environ, 60)
+
+
+def _engine(
+    engine: Sequence[str], args: list[str], environ: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            [*engine, *args], env=dict(environ), capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess([*engine, *args], 1, "", str(exc))
