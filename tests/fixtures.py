@@ -299,6 +299,25 @@ def compile_user_pipeline(folder: Path, module: str, function: str, yaml_name: s
     return folder / yaml_name
 
 
+def experiment_rows(experiment: str) -> list[dict[str, Any]]:
+    """The rows `aiplatform.get_experiment_df(experiment)` makes its DataFrame of, by the SDK's
+    own queries (the SDK's client as `aiplatform.init` set it); pandas, which only assembles
+    them, is not installed here. Pipeline runs and experiment runs alike."""
+    from google.cloud import aiplatform
+    from google.cloud.aiplatform.metadata import experiment_resources as resources
+    from google.cloud.aiplatform.metadata import utils
+
+    context = aiplatform.Experiment(experiment)._metadata_context
+    loggable = resources._SUPPORTED_LOGGABLE_RESOURCES[aiplatform.Context]
+    runs = aiplatform.Context.list(
+        utils._make_filter_string(
+            schema_title=sorted(loggable), parent_contexts=[context.resource_name]
+        )
+    )
+    rows = [loggable[run.schema_title]._query_experiment_row(run).to_dict() for run in runs]
+    return [{**row, "experiment_name": experiment} for row in rows]
+
+
 def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:
     """`vtp ARGV` in this process: its exit status, stdout and stderr."""
     from vtp.cli import main

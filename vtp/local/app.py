@@ -10,7 +10,8 @@
    it needs in its constructor: custom jobs; tuning (its trials are custom jobs); models; ML
    Metadata; TensorBoard; training pipelines (a custom job, then a model); endpoints (deploy
    models); pipeline jobs
-   (cancel the custom and tuning jobs their tasks started, undeploy the models they deployed);
+   (cancel the custom and tuning jobs their tasks started, undeploy the models they deployed;
+   record their runs in ML Metadata);
    schedules (create pipeline jobs);
 4. adds every resource's routes, and the operations and health routes, to the router.
 
@@ -101,7 +102,7 @@ def build_resources(root: Service) -> Resources:
     tensorboards = Tensorboards(root)
     training = TrainingPipelines(root, custom_jobs, models)
     endpoints = Endpoints(root, models)
-    pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints)
+    pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints, metadata)
     schedules = Schedules(root, pipeline_jobs)
     vizier = Vizier(root)
     datasets = Datasets(root)

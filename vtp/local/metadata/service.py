@@ -190,6 +190,36 @@ class Metadata:
             self.store.nodes.update(found)
         return self.get(kind, found.name)
 
+    def put(self, kind: str, resource: Any) -> Any:
+        """Create the context, artifact or execution `resource.name` names, or bring the stored
+        one to `resource` (its `metadata` merged key by key): how the service's own parts record
+        what they run (pipeline runs), by names they choose."""
+        store_name, _, resource_id = resource.name.rpartition(f"/{kind}/")
+        self.get_store(store_name)
+        _new_id(f"{KINDS[kind][0].lower()}{KINDS[kind][1:]}Id", resource_id)
+        now = datetime.now(UTC)
+        with self._lock:
+            found = self.store.nodes.find(resource.name, kind)
+            created = found is None
+            if found is None:
+                found = MESSAGES[kind](resource)
+                set_times(found, now, "create_time")
+                if kind == "contexts":
+                    del found.parent_contexts[:]
+            else:
+                for field in UPDATABLE:
+                    if field == "metadata":
+                        found.metadata = {**_struct(found), **_struct(resource)}
+                    elif field in MESSAGES[kind].meta.fields:
+                        setattr(found, field, getattr(resource, field))
+            set_times(found, now, "update_time")
+            found.etag = new_id()
+            if created:
+                self.store.nodes.insert(found)
+            else:
+                self.store.nodes.update(found)
+        return self.get(kind, found.name)
+
     def delete(self, kind: str, name: str) -> dict:
         """Delete a context, artifact or execution with its links; the done Operation."""
         resource = self.get(kind, name)
@@ -276,6 +306,10 @@ class Metadata:
         with self._lock:
             for event in checked:
                 self.store.add_event(event)
+
+    def execution_events(self, execution: str) -> list[Event]:
+        """The events of an execution, oldest first."""
+        return self.store.events(execution=self.get("executions", execution).name)
 
     def context_subgraph(self, context: str) -> LineageSubgraph:
         """The artifacts and executions in a context (and its child contexts), with the events

@@ -94,8 +94,11 @@ class RunProcess:
         self._process = spawn(argv, self._env, self.cwd, self.run_dir / "run.log")
         return self._process.pid
 
-    def watch(self, on_started: Callable[[], None]) -> int:
-        """Wait for the worker to exit (calling `on_started` once its pipeline runs); its status."""
+    def watch(
+        self, on_started: Callable[[], None], on_poll: Callable[[], None] = lambda: None
+    ) -> int:
+        """Wait for the worker to exit (calling `on_started` once its pipeline runs, and
+        `on_poll` at every poll while it runs); its status."""
         assert self._process is not None, "start() first"
         started = False
         while True:
@@ -106,6 +109,8 @@ class RunProcess:
                 if not started and (self.run_dir / worker.STARTED).exists():
                     started = True
                     on_started()
+                if started:
+                    on_poll()
                 if self._cancelled_at is not None and time.monotonic() > self._cancelled_at:
                     self.kill()
         self.kill()  # whatever the run left behind in its group

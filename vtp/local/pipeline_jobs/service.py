@@ -36,7 +36,9 @@ from vtp.local.base.resources import matching_page, new_id, require_ended, set_t
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.endpoints.service import Endpoints
+from vtp.local.metadata.service import Metadata
 from vtp.local.pipeline_jobs import spec as specs
+from vtp.local.pipeline_jobs.lineage import RunLineage
 from vtp.local.pipeline_jobs.process import RunProcess
 from vtp.local.pipeline_jobs.resource import created_job
 from vtp.local.pipeline_jobs.task_details import task_details
@@ -59,14 +61,21 @@ _log = logging.getLogger(__name__)
 class PipelineJobs:
     """PipelineJobs, each run by a worker process; the jobs their tasks start are CustomJobs
     of `jobs` and tuning jobs of `tuning`, which a cancelled run cancels, and the models they
-    deploy are on `endpoints`, which a cancelled run undeploys."""
+    deploy are on `endpoints`, which a cancelled run undeploys; what they run and make is
+    recorded in `metadata` (`lineage.py`)."""
 
     def __init__(
-        self, root: Service, jobs: CustomJobs, tuning: Tuner, endpoints: Endpoints
+        self,
+        root: Service,
+        jobs: CustomJobs,
+        tuning: Tuner,
+        endpoints: Endpoints,
+        metadata: Metadata,
     ) -> None:
         self.root, self.jobs, self.tuning = root, jobs, tuning
         self.teardown = Teardown(jobs, tuning, endpoints)
         self.config = root.config
+        self.lineage = RunLineage(metadata, self.config.storage_root)
         self.store = ResourceStore(
             self.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
         )
@@ -135,6 +144,7 @@ class PipelineJobs:
                 self.store.insert(record)
             except sqlite3.IntegrityError:
                 raise errors.already_exists(f"PipelineJob {created.name} already exists.") from None
+            self._set_contexts(record, spec["pipelineInfo"]["name"])
             run_root = Path(record.runtime["root"])
             self._write_request(record.id, worker.request(spec, arguments, run_root))
             if self._started:
@@ -159,11 +169,12 @@ class PipelineJobs:
         record = self._record(name)
         job = aiplatform_v1.PipelineJob(record.resource)
         run_dir = self._run_dir(record.id)
-        try:
-            root = Path(json.loads((run_dir / worker.REQUEST).read_text())["pipelineRoot"])
-        except (OSError, ValueError, KeyError):
+        if not (run_dir / worker.REQUEST).exists():
             return job
-        job.job_detail.task_details = task_details(run_dir / "run.log", root)
+        job.job_detail.task_details = task_details(run_dir / "run.log", job.name)
+        context = self.lineage.run_context(job.name)
+        if context is not None:  # as it is now: its parents name the experiments it is in
+            job.job_detail.pipeline_run_context = context
         return job
 
     def list(
@@ -244,13 +255,19 @@ class PipelineJobs:
         self._runs[record.id] = run
         self._set_state(record, State.PIPELINE_STATE_PENDING)
         watcher = threading.Thread(
-            target=self._watch, args=(record.id, run), name=f"pipeline-{record.id}", daemon=True
+            target=self._watch,
+            args=(record.id, record.resource.name, run),
+            name=f"pipeline-{record.id}",
+            daemon=True,
         )
         self._watchers.append(watcher)
         watcher.start()
 
-    def _watch(self, job_id: str, run: RunProcess) -> None:
-        code = run.watch(on_started=lambda: self._running(job_id))
+    def _watch(self, job_id: str, job_name: str, run: RunProcess) -> None:
+        code = run.watch(
+            on_started=lambda: self._running(job_id),
+            on_poll=lambda: self._record_lineage(job_name),
+        )
         record = self.store.get(job_id)
         if record and record.resource.state == State.PIPELINE_STATE_CANCELLING:
             self._cancel_task_jobs(record)
@@ -273,6 +290,7 @@ class PipelineJobs:
 
     def _settle(self, record: Record, returncode: int) -> None:
         """Record how the run ended."""
+        self._record_lineage(record.resource.name, final=True)
         if record.resource.state == State.PIPELINE_STATE_CANCELLING:
             self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
             return
@@ -308,6 +326,7 @@ class PipelineJobs:
             if record.runtime.get("token"):
                 kill_leftovers(record.runtime["pid"], record.runtime["token"])
             record.runtime[_ORPHANS] = True
+            self._record_lineage(record.resource.name, final=True)
             if state == State.PIPELINE_STATE_CANCELLING:
                 self._finish(record, State.PIPELINE_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
             else:
@@ -334,6 +353,23 @@ class PipelineJobs:
         if code:
             record.resource.error = status_pb2.Status(code=code, message=message)
         self._set_state(record, state)
+
+    def _set_contexts(self, record: Record, pipeline_name: str) -> None:
+        """Create the run's contexts in ML Metadata and name them in the job, as Vertex does."""
+        job = record.resource
+        pipeline, run = self.lineage.contexts(job.name, pipeline_name)
+        job.job_detail.pipeline_context = pipeline
+        job.job_detail.pipeline_run_context = run
+        self.store.update(record)
+
+    def _record_lineage(self, job_name: str, final: bool = False) -> None:
+        """Record the run's tasks and artifacts so far in ML Metadata; a failure there is
+        logged and never stops the run."""
+        run_dir = self._run_dir(job_name.rpartition("/")[2])
+        try:
+            self.lineage.record(job_name, run_dir, final)
+        except Exception:
+            _log.exception("pipeline job %s: recording in ML Metadata failed", job_name)
 
     def _run_dir(self, job_id: str) -> Path:
         return self.config.state_dir / "pipelines" / job_id

@@ -8,9 +8,13 @@ used them (defaults included) and output parameters go into the task's execution
 `input:<name>` / `output:<name>`, where Vertex puts them;
 output artifacts into `outputs`. A task answered from the cache is SKIPPED with its execution
 CACHED, as Vertex reports one. An iteration's execution metadata holds its `iteration` index and
-its `item`.
+its `item`. The pipeline's own execution is `system.Run` (its inputs are the run's parameters,
+where `aiplatform.get_experiment_df` reads them), an executor task's `system.ContainerExecution`,
+every other DAG's `system.DAGExecution`; each execution and output artifact carries the name ML
+Metadata knows it by (`lineage.py` records them there).
 """
 
+import hashlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +36,7 @@ _STATES = {
     "CANCELLED": TaskState.CANCELLED,
     "NOT_TRIGGERED": TaskState.NOT_TRIGGERED,
 }
-_SCHEMAS = {"executor": "system.ContainerExecution"}
+_SCHEMAS = {"pipeline": "system.Run", "executor": "system.ContainerExecution"}
 """An execution's schema by task kind; DAGs (pipeline, condition, loop, iteration) otherwise."""
 _EXECUTION = {
     "RUNNING": ExecutionState.RUNNING,
@@ -42,14 +46,66 @@ _EXECUTION = {
 }
 
 
-def task_details(run_log: Path, run_root: Path) -> list[aiplatform_v1.PipelineTaskDetail]:
-    """The tasks of the run whose log is `run_log` (its journal sits beside it), in the order
-    they started. `run_root` (the run's folder under the pipeline root) is not read: every
-    output is in the journal."""
-    return [_detail(record) for record in journal.read(run_log.parent)]
+def task_details(run_log: Path, job_name: str) -> list[aiplatform_v1.PipelineTaskDetail]:
+    """The tasks of the run `job_name` whose log is `run_log` (its journal sits beside it), in
+    the order they started."""
+    return [_detail(record, job_name) for record in journal.read(run_log.parent)]
 
 
-def _detail(record: dict[str, Any]) -> aiplatform_v1.PipelineTaskDetail:
+def metadata_store(job_name: str) -> str:
+    """The metadata store a run of `job_name` records into: its location's `default`."""
+    return job_name.split("/pipelineJobs/")[0] + "/metadataStores/default"
+
+
+def execution(record: dict[str, Any], job_name: str) -> aiplatform_v1.Execution:
+    """The execution of one task of the run `job_name`, named as ML Metadata holds it."""
+    cached = bool(record.get("cached"))
+    state = "SKIPPED" if cached else record.get("state", "RUNNING")
+    metadata = {f"input:{k}": v for k, v in (record.get("inputs") or {}).items() if _plain(v)}
+    metadata.update({f"output:{k}": v for k, v in (record.get("outputs") or {}).items()})
+    if record.get("kind") == "iteration":
+        metadata.update(iteration=record.get("iteration", 0), item=record.get("item"))
+    execution_state = ExecutionState.CACHED if cached else _EXECUTION.get(state)
+    digest = hashlib.sha256(f"{job_name}/{record['id']}".encode()).hexdigest()[:20]
+    return aiplatform_v1.Execution(
+        name=f"{metadata_store(job_name)}/executions/{digest}",
+        display_name=record.get("name", ""),
+        schema_title=_SCHEMAS.get(record.get("kind", ""), "system.DAGExecution"),
+        state=execution_state or ExecutionState.STATE_UNSPECIFIED,
+        metadata=_struct(metadata),
+    )
+
+
+def artifacts(
+    by_name: dict[str, list[dict[str, Any]]] | None,
+) -> dict[str, list[aiplatform_v1.Artifact]]:
+    """Journal artifact records (by output or input name) as Artifacts; only those the engine
+    named (`.../metadataStores/default/artifacts/ID`) have a name."""
+    return {
+        name: [
+            aiplatform_v1.Artifact(
+                name=a["name"] if str(a.get("name", "")).startswith("projects/") else "",
+                display_name=name,
+                uri=a.get("uri", ""),
+                schema_title=a.get("schema", ""),
+                schema_version=a.get("schema_version", ""),
+                metadata=_struct(a.get("metadata")),
+            )
+            for a in items
+            if isinstance(a, dict) and "uri" in a
+        ]
+        for name, items in (by_name or {}).items()
+        if isinstance(items, list)
+    }
+
+
+def input_artifacts(record: dict[str, Any]) -> dict[str, list[aiplatform_v1.Artifact]]:
+    """The artifacts a task took as inputs, by input name."""
+    inputs = record.get("inputs") or {}
+    return artifacts({k: v for k, v in inputs.items() if not _plain(v)})
+
+
+def _detail(record: dict[str, Any], job_name: str) -> aiplatform_v1.PipelineTaskDetail:
     cached = bool(record.get("cached"))
     state = "SKIPPED" if cached else record.get("state", "RUNNING")
     detail = aiplatform_v1.PipelineTaskDetail(
@@ -64,30 +120,9 @@ def _detail(record: dict[str, Any]) -> aiplatform_v1.PipelineTaskDetail:
             setattr(detail, field, datetime.fromisoformat(record[key].replace("Z", "+00:00")))
     if record.get("error"):
         detail.error = status_pb2.Status(code=9, message=record["error"])
-    metadata = {f"input:{k}": v for k, v in (record.get("inputs") or {}).items() if _plain(v)}
-    metadata.update({f"output:{k}": v for k, v in (record.get("outputs") or {}).items()})
-    if record.get("kind") == "iteration":
-        metadata.update(iteration=record.get("iteration", 0), item=record.get("item"))
-    execution_state = ExecutionState.CACHED if cached else _EXECUTION.get(state)
-    detail.execution = aiplatform_v1.Execution(
-        display_name=record.get("name", ""),
-        schema_title=_SCHEMAS.get(record.get("kind", ""), "system.DAGExecution"),
-        state=execution_state or ExecutionState.STATE_UNSPECIFIED,
-        metadata=_struct(metadata),
-    )
-    for name, artifacts in (record.get("artifacts") or {}).items():
-        detail.outputs[name] = aiplatform_v1.PipelineTaskDetail.ArtifactList(
-            artifacts=[
-                aiplatform_v1.Artifact(
-                    name=a["name"] if str(a.get("name", "")).startswith("projects/") else "",
-                    display_name=name,
-                    uri=a.get("uri", ""),
-                    schema_title=a.get("schema", ""),
-                    metadata=_struct(a.get("metadata")),
-                )
-                for a in artifacts
-            ]
-        )
+    detail.execution = execution(record, job_name)
+    for name, made in artifacts(record.get("artifacts")).items():
+        detail.outputs[name] = aiplatform_v1.PipelineTaskDetail.ArtifactList(artifacts=made)
     return detail
 
 
