@@ -200,7 +200,7 @@ def read_trainer_file(directory: Path) -> dict[str, Any]:
 
 def _load_sharded(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
     # Imported here: evaluation and export of .pt checkpoints never need it.
-    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+    from trainer.dcp_safe import load_whole
 
     verify_sharded(directory, meta)
     try:
@@ -208,7 +208,7 @@ def _load_sharded(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
         # which it warns about).
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            full = _load_state_dict_from_keys(checkpoint_id=str(directory))
+            full = load_whole(directory)
     except Exception as exc:
         raise CorruptCheckpoint(f"{directory}: cannot be loaded: {exc}") from exc
     return {**read_trainer_file(directory), "model": full["model"], "optimizer": full["optim"]}

@@ -54,6 +54,7 @@ from trainer.checkpoint import (
     verify_sharded,
 )
 from trainer.config import Config
+from trainer.dcp_safe import load_in_place
 from trainer.distributed import Runtime
 from trainer.tasks import load_task
 
@@ -184,7 +185,7 @@ def restore(
         )
     model, optim = get_state_dict(net, optimizer)
     # Loaded in place, each process reading the parts of every shard that its own shard covers.
-    dcp.load({"model": model, "optim": optim}, checkpoint_id=sharded_path(directory, step))
+    load_in_place({"model": model, "optim": optim}, sharded_path(directory, step))
     set_state_dict(net, optimizer, model_state_dict=model, optim_state_dict=optim)
     scheduler.load_state_dict(rest["scheduler"])
     if len(rest["rng"]) == runtime.world_size:
