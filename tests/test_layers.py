@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "vtp.local.pipeline_jobs",
         "vtp.local.endpoints",
+        "vtp.local.batch_prediction",
         "vtp.local.training_pipelines",
         "vtp.local.vizier",
         "vtp.local.datasets",

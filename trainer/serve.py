@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trainer.export import CONFIG_FILE
 from trainer.predict import BadRequest, ModelError, Predictor, model_dir
@@ -142,6 +142,15 @@ def keep_off_import_path(config: ServeConfig, env: Mapping[str, str]) -> None:
     sys.path[:] = [entry for entry in sys.path if reachable(entry)]
 
 
+class ModelPredictor(Protocol):
+    """What the server asks of a loaded model (`Predictor`, or a stand-in's): predictions for a
+    parsed request body, BadRequest for a malformed one."""
+
+    def predict(self, body: Any) -> list[Any]:
+        """One prediction per instance."""
+        ...
+
+
 class Refused(Exception):
     """A request answered with `status` and `message` before its body is read."""
 
@@ -167,7 +176,7 @@ class Server(ThreadingHTTPServer):
         self.secret = secret.encode()
         self.hosts = frozenset(f"{name}:{config.port}" for name in LOOPBACK_NAMES)
         self.tasks = builtin_tasks() if tasks is None else tasks
-        self.predictor: Predictor | None = None
+        self.predictor: ModelPredictor | None = None
         self.failure = ""
 
     def load(self) -> None:

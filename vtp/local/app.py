@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from vtp.local.base.config import ServiceConfig
 from vtp.local.base.routing import OPERATIONS_PARENT, Router, operation_routes
 from vtp.local.base.state_dir import StateDir
+from vtp.local.batch_prediction import routes as batch_prediction_routes
+from vtp.local.batch_prediction.service import BatchPredictionJobs
 from vtp.local.custom_jobs import routes as custom_job_routes
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.datasets import routes as dataset_routes
@@ -75,6 +77,7 @@ class Resources:
     schedules: Schedules
     vizier: Vizier
     datasets: Datasets
+    batch_prediction: BatchPredictionJobs
 
     def parts(self) -> list[Part]:
         """The services in start order."""
@@ -90,6 +93,7 @@ class Resources:
             self.schedules,
             self.vizier,
             self.datasets,
+            self.batch_prediction,
         ]
 
 
@@ -106,6 +110,7 @@ def build_resources(root: Service) -> Resources:
     schedules = Schedules(root, pipeline_jobs)
     vizier = Vizier(root)
     datasets = Datasets(root)
+    batch_prediction = BatchPredictionJobs(root, models)
     return Resources(
         custom_jobs,
         tuning,
@@ -118,6 +123,7 @@ def build_resources(root: Service) -> Resources:
         schedules,
         vizier,
         datasets,
+        batch_prediction,
     )
 
 
@@ -137,6 +143,7 @@ def add_routes(router: Router, root: Service, resources: Resources) -> None:
     schedule_routes.add_routes(router, resources.schedules)
     vizier_routes.add_routes(router, resources.vizier)
     dataset_routes.add_routes(router, resources.datasets)
+    batch_prediction_routes.add_routes(router, resources.batch_prediction)
 
 
 class App:

@@ -1,8 +1,10 @@
 """A deployed model's serving container, run as a host process the way replicas run.
 
 The model's `containerSpec` says what to run: its `command` and `args`, or for this project's
-image `python -m trainer.serve`; any other image without a command is refused before the deploy
-starts. The process gets Vertex's serving variables with a free loopback port:
+image `python -m trainer.serve`, or for Google's prebuilt XGBoost and scikit-learn prediction
+images the stand-in `prebuilt_server.py` (`prebuilt.py` plans it); any other image without a
+command is refused before the deploy starts. The process gets Vertex's serving variables with a
+free loopback port:
 
     AIP_HTTP_PORT        the port it must listen on (not containerSpec.ports: that is the
                          container's, and many models may run here at once)
@@ -54,6 +56,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
+from vtp.local.endpoints.prebuilt import pickle_allowed, plan_prebuilt, prebuilt_framework
 from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.launch import container_command
 from vtp.local.runtime.process import SERVICE_ENV, signal_group, spawn
@@ -82,6 +85,9 @@ class ServingPlan:
     storage_uri: str
     serving_modules: tuple[str, ...] = ()
     """Task modules the operator allows besides the trainer's own (VTP_SERVING_MODULES)."""
+    service_env: tuple[tuple[str, str], ...] = ()
+    """Variables only the service sets (a prebuilt image's model file): the model's env does
+    not override them."""
 
 
 def plan_serving(
@@ -91,19 +97,29 @@ def plan_serving(
     project_images: tuple[str, ...],
     storage_root: Path,
     serving_modules: tuple[str, ...] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> ServingPlan:
     """The serving plan of `model`; FAILED_PRECONDITION when it cannot be served here, a model
-    for `trainer.serve` whose config.json names a task it may not import included."""
+    for `trainer.serve` whose config.json names a task it may not import included, and a
+    prebuilt image's pickle-based model file unless `environ` (the service's) allows it."""
     spec = model.container_spec
     if not spec.image_uri:
         raise errors.failed_precondition(
             f"Model {model.name} has no containerSpec: the local service serves custom-container "
             "models only (upload it with a serving container image)."
         )
-    argv = container_command(
-        f"Model {model.name} containerSpec", spec.image_uri, spec.command, spec.args,
-        SERVE_COMMAND, project_images,
-    )  # fmt: skip
+    where = f"Model {model.name} containerSpec"
+    service_env: tuple[tuple[str, str], ...] = ()
+    if not spec.command and prebuilt_framework(spec.image_uri):
+        allow = pickle_allowed(os.environ if environ is None else environ)
+        command, service_env = plan_prebuilt(
+            where, spec.image_uri, model.artifact_uri, storage_root, allow
+        )
+        argv = container_command(where, spec.image_uri, command, spec.args, (), project_images)
+    else:
+        argv = container_command(
+            where, spec.image_uri, spec.command, spec.args, SERVE_COMMAND, project_images
+        )
     if runs_trainer_serve(argv):
         check_task(model, storage_root, serving_modules)
     default = f"/v1/endpoints/{endpoint_id}/deployedModels/{deployed_id}"
@@ -114,6 +130,7 @@ def plan_serving(
         predict_route=spec.predict_route or f"{default}:predict",
         storage_uri=model.artifact_uri,
         serving_modules=serving_modules,
+        service_env=service_env,
     )
 
 
@@ -216,6 +233,7 @@ class ModelServer:
                 SERVING_MODULES_ENV: ",".join(self.plan.serving_modules),
                 "PYTHONPATH": os.pathsep.join(kept),
                 "PYTHONSAFEPATH": "1",  # `python -m` puts no working directory on sys.path
+                **dict(self.plan.service_env),
             }
         )
         return env

@@ -1,0 +1,114 @@
+"""Vertex's prebuilt prediction images, recognised and planned (pure, apart from reading a folder).
+
+A model whose `containerSpec.imageUri` is one of Google's prebuilt prediction images and that
+names no command (what `Model.upload_xgboost_model_file` and `upload_scikit_learn_model_file`
+create) is served by `prebuilt_server.py`, which does what those images document: load the model
+file found under AIP_STORAGE_URI with the framework's library, answer `{"instances": [...]}` with
+`{"predictions": [...]}`. The images, as the SDK names them:
+
+    {us,europe,asia}-docker.pkg.dev/vertex-ai[-restricted]/prediction/{framework}-{cpu,gpu}.X-Y:TAG
+
+The model files each image loads (docs: "exporting model artifacts"):
+
+    xgboost   model.bst (the Booster's own format: data), model.joblib, model.pkl
+    sklearn   model.joblib, model.pkl
+
+Safe by default: joblib and pickle files run code when loaded, so they are refused unless the
+operator starts the service with VTP_SERVING_ALLOW_PICKLE=1; model.bst is data and always
+loads. Other prebuilt images (TensorFlow, PyTorch's TorchServe) are refused, naming the ways that
+work here. Every refusal comes before a process starts (FAILED_PRECONDITION, 400).
+"""
+
+import importlib.util
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from vtp.local.base import errors
+from vtp.storage import path_under
+
+PREBUILT_IMAGE = re.compile(
+    r"(?:[a-z0-9-]+-docker\.pkg\.dev/vertex-ai(?:-restricted)?|gcr\.io/cloud-aiplatform)"
+    r"/prediction/(?P<framework>[a-z0-9]+)-(?P<accelerator>cpu|gpu)\.(?P<version>[0-9-]+)"
+    r"(?::[\w.-]+)?"
+)
+MODEL_FILES = {
+    "xgboost": ("model.bst", "model.joblib", "model.pkl"),
+    "sklearn": ("model.joblib", "model.pkl"),
+}
+"""The files each served image looks for, in the order it prefers them."""
+LIBRARIES = {"xgboost": "xgboost", "sklearn": "sklearn"}
+CODE_FORMATS = (".joblib", ".pkl")
+"""Formats whose loading runs code from the file (pickle)."""
+ALLOW_PICKLE_ENV = "VTP_SERVING_ALLOW_PICKLE"
+"""The operator's setting (the service's environment, "1") that lets pickle-based model files
+load; the service passes it on to the server, which checks it again."""
+PREBUILT_MODULE = "vtp.local.endpoints.prebuilt_server"
+FRAMEWORK_ENV = "VTP_PREBUILT_FRAMEWORK"
+"""Which image the server stands in for (set by the service)."""
+MODEL_FILE_ENV = "VTP_PREBUILT_MODEL_FILE"
+"""The model file's name under AIP_STORAGE_URI, chosen by the service."""
+
+
+def prebuilt_framework(image_uri: str) -> str:
+    """The framework of a prebuilt prediction image (`xgboost`, `sklearn`, `tf2`, ...), or ""."""
+    match = PREBUILT_IMAGE.fullmatch(image_uri)
+    return match["framework"] if match else ""
+
+
+def pickle_allowed(environ: Mapping[str, str]) -> bool:
+    """True when the operator set VTP_SERVING_ALLOW_PICKLE=1 in the service's environment."""
+    return environ.get(ALLOW_PICKLE_ENV, "").strip() == "1"
+
+
+def plan_prebuilt(
+    where: str, image_uri: str, artifact_uri: str, storage_root: Path, allow_pickle: bool
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(argv, service-owned environment) of the server standing in for `image_uri`;
+    FAILED_PRECONDITION naming the way when this machine cannot serve the model."""
+    framework = prebuilt_framework(image_uri)
+    if framework not in MODEL_FILES:
+        raise errors.failed_precondition(
+            f"{where}: the prebuilt image {image_uri!r} is not served locally; the local "
+            f"service stands in for the prebuilt {' and '.join(sorted(MODEL_FILES))} images "
+            "only. Serve the model with a custom container (containerSpec.command) or with "
+            "this project's serving image (`python -m trainer.serve`)."
+        )
+    model_file = _model_file(where, framework, artifact_uri, storage_root)
+    if model_file.endswith(CODE_FORMATS) and not allow_pickle:
+        raise errors.failed_precondition(
+            f"{where}: {artifact_uri.rstrip('/')}/{model_file} is a pickle-based file, and "
+            "loading one runs code from it; the local service refuses it unless its operator "
+            f"starts it with {ALLOW_PICKLE_ENV}=1. Export XGBoost models as model.bst "
+            "(Booster.save_model), which is data."
+        )
+    library = LIBRARIES[framework]
+    if importlib.util.find_spec(library) is None:
+        raise errors.failed_precondition(
+            f"{where}: serving the prebuilt {framework} image locally needs the {library!r} "
+            "package in the service's Python environment, which does not have it; install "
+            f"it there (pip install {'scikit-learn' if library == 'sklearn' else library})."
+        )
+    allowed = "1" if allow_pickle else "0"
+    env = ((FRAMEWORK_ENV, framework), (MODEL_FILE_ENV, model_file), (ALLOW_PICKLE_ENV, allowed))
+    return ("python", "-m", PREBUILT_MODULE), env
+
+
+def _model_file(where: str, framework: str, artifact_uri: str, storage_root: Path) -> str:
+    names = MODEL_FILES[framework]
+    if not artifact_uri:
+        raise errors.failed_precondition(
+            f"{where}: the prebuilt {framework} image loads the model from artifactUri, "
+            "which the model does not have."
+        )
+    try:
+        folder = path_under(storage_root, artifact_uri)
+    except ValueError as exc:
+        raise errors.failed_precondition(f"{where}: artifactUri: {exc}") from None
+    for name in names:
+        if (folder / name).is_file():
+            return name
+    raise errors.failed_precondition(
+        f"{where}: the prebuilt {framework} image loads one of {', '.join(names)} from "
+        f"artifactUri {artifact_uri}, which holds none of them."
+    )
