@@ -4,6 +4,7 @@ import json
 import logging
 
 from tests.trainer.conftest import assert_bitwise_equal, load_model, tiny_args, train_here
+from trainer import tasks
 from trainer.checkpoint import checkpoint_path, list_checkpoints
 from trainer.config import parse_args
 from trainer.evaluate import evaluate_checkpoint
@@ -41,9 +42,9 @@ def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics
 
     exported = export_checkpoint(final.path, tmp_path / "exported")
     model, config = load_exported(exported)
-    assert config == parse_args([f"--checkpoint_dir={out['checkpoints']}",
-                                 f"--model_dir={out['model']}",
-                                 f"--tensorboard_dir={out['logs']}"])  # fmt: skip
+    given = parse_args([f"--checkpoint_dir={out['checkpoints']}", f"--model_dir={out['model']}",
+                        f"--tensorboard_dir={out['logs']}"])  # fmt: skip
+    assert config == tasks.load(given)[1]  # as trained: the task's defaults resolved
     assert_bitwise_equal(model.state_dict(), load_model(tmp_path))
 
 
