@@ -18,14 +18,20 @@ of `vtp compile`, `vtp submit` and `vtp schedule create`.
 import argparse
 import io
 import json
+import os
+import shlex
 import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vtp.cli import UsageError, command_group, failures
+
+BUILD_FLAGS_ENV = "VTP_IMAGE_BUILD_FLAGS"
+"""More flags for a local engine's `build` (shell words), ahead of the context directory."""
 
 if TYPE_CHECKING:  # imported when the command runs, so that `vtp --help` stays fast
     from vtp.vertex.image_build import Variant
@@ -79,9 +85,12 @@ def _build(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(json.dumps(request, indent=2))
         return 0
+    from vtp import containers
     from vtp.engine.vertex_tasks import container_engine
 
-    engine = container_engine()  # docker, else podman, whichever answers
+    # $VTP_CONTAINER_ENGINE's command line (docs/containers.md), else docker or podman, whichever
+    # answers
+    engine = containers.engine_from(os.environ) or tuple(filter(None, [container_engine()]))
     if engine:
         _local_build(engine, image, chosen, archive, args.push)
     else:
@@ -146,20 +155,27 @@ def _version() -> str:
     return version("vertex-torch-pipelines")
 
 
-def _local_build(engine: str, image: str, chosen: "Variant", archive: bytes, push: bool) -> None:
-    """Build from the archive's own files (what Cloud Build would get), unpacked here."""
+def _local_build(
+    engine: Sequence[str], image: str, chosen: "Variant", archive: bytes, push: bool
+) -> None:
+    """Build from the archive's own files (what Cloud Build would get), unpacked here, with the
+    engine's own build flags from $VTP_IMAGE_BUILD_FLAGS (a base image of this machine's,
+    `--build-arg BASE_IMAGE=...`; `--network host`; package mirrors as `--volume`s)."""
     from vtp.vertex.image_build import docker_args
 
-    print(f"Building {image} with the local {engine} engine", file=sys.stderr)
+    name = Path(engine[0]).name
+    print(f"Building {image} with the local {name} engine", file=sys.stderr)
+    build, *rest = docker_args(image, chosen)
+    argv = [*engine, build, *rest[:-1], *shlex.split(os.environ.get(BUILD_FLAGS_ENV, "")), rest[-1]]
     with tempfile.TemporaryDirectory(prefix="vtp-image-") as scratch:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
             tar.extractall(scratch, filter="data")
         (context,) = Path(scratch).iterdir()  # the archive's one top directory
-        if subprocess.run([engine, *docker_args(image, chosen)], cwd=context).returncode:
-            raise failures.Failed(f"{engine} build failed (its output is above)")
-    if push and subprocess.run([engine, "push", image]).returncode:
+        if subprocess.run(argv, cwd=context).returncode:
+            raise failures.Failed(f"{name} build failed (its output is above)")
+    if push and subprocess.run([*engine, "push", image]).returncode:
         raise failures.Failed(
-            f"{engine} push {image} failed; `gcloud auth configure-docker` may help"
+            f"{name} push {image} failed; `gcloud auth configure-docker` may help"
         )
 
 
