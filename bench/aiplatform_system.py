@@ -13,8 +13,15 @@ The harness adds only `aiplatform_system_plugin.py` (a pytest plugin, next to th
 marks as skipped, with the reason, the tests that need something no machine here has (Google's
 hosted models, BigQuery's public data, Google-owned resources); everything else runs and
 counts. The tests run in a throwaway virtual environment layered over this one, holding what the
-suite installs for itself and this project does not (EXTRA_PACKAGES). pytest reads an empty
-configuration of the harness's own, not this project's pyproject.toml.
+suite installs for itself and this project does not (EXTRA_PACKAGES); the service runs in the same
+layer, so its model servers have xgboost. pytest reads an empty configuration of the harness's
+own, not this project's pyproject.toml.
+
+One seeding step runs before the tests (`seed_samples`): test_model_upload.py and
+test_model_version_management.py download Google's public iris XGBoost model from
+gs://cloud-samples-data-us-central1/..., which no network here reaches, so a stand-in
+`model.bst` (an XGBoost Booster trained in the layer on scikit-learn's bundled iris) is put at
+that path in the service's storage, through the storage client under `vtp local exec`.
 
 Progress goes to stderr, with the folder that keeps each file's output; stdout gets ONE JSON line:
 
@@ -45,11 +52,35 @@ TESTS = SUITE / "tests" / "system" / "aiplatform"
 PROJECT = "local"
 EXTRA_PACKAGES = (
     "pandas", "pyarrow", "google-vizier", "google-cloud-testutils", "mock", "pytest-asyncio",
-    "pytest-timeout",
+    "pytest-timeout", "xgboost-cpu",
 )  # fmt: skip
 """What the suite's own `testing` extra and nox session install, and this project does not,
-into the layer only; not its heaviest (tensorflow, ray, mlflow, bigframes, xgboost): the files
-that import those fail to collect, and count as errors."""
+into the layer only (xgboost as `xgboost-cpu`, the wheel without CUDA's libraries); not its
+heaviest (tensorflow, ray, mlflow, bigframes): the files that import those fail to collect, and
+count as errors."""
+SAMPLE_MODEL = (
+    "gs://cloud-samples-data-us-central1/vertex-ai/google-cloud-aiplatform-ci-artifacts/"
+    "models/iris_xgboost/model.bst"
+)
+SEED = """
+import sys, tempfile
+import xgboost
+from google.cloud import storage
+from sklearn.datasets import load_iris
+
+iris = load_iris()
+booster = xgboost.train({"objective": "multi:softprob", "num_class": 3, "max_depth": 2},
+                        xgboost.DMatrix(iris.data, label=iris.target), num_boost_round=10)
+path = tempfile.mktemp(suffix=".bst")
+booster.save_model(path)
+bucket_name, _, blob_name = sys.argv[1].removeprefix("gs://").partition("/")
+client = storage.Client(project="local")
+bucket = client.bucket(bucket_name)
+if not bucket.exists():
+    bucket.create()
+bucket.blob(blob_name).upload_from_filename(path)
+"""
+"""The stand-in for SAMPLE_MODEL (argv[1]): trained here, uploaded to the service's storage."""
 FAILURES_SHOWN = 5
 
 
@@ -100,6 +131,12 @@ def junit_counts(report: Path) -> dict[str, Any]:
     return {**counts, "first_failures": failures}
 
 
+def seed_samples(python: Path, env: dict[str, str], folder: Path) -> None:
+    """Put the stand-ins of Google's public sample files the tests read into local storage."""
+    argv = [str(python), "-m", "vtp", "local", "exec", "--", str(python), "-c", SEED, SAMPLE_MODEL]
+    subprocess.run(argv, check=True, cwd=folder, stdout=sys.stderr, env=env)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", nargs="*", default=[], help="run files whose name holds one")
@@ -114,10 +151,12 @@ def main() -> None:
     (work / "pytest.ini").write_text("[pytest]\n")
     install = [str(python), "-m", "pip", "install", "-q", *EXTRA_PACKAGES]
     subprocess.run(install, check=True, stdout=sys.stderr, env=env)
+    layer = (python, env)
     env = {**env, "BUILD_SPECIFIC_GCLOUD_PROJECT": PROJECT, "PYTHONPATH": str(BENCH)}
     results: dict[str, dict] = {}
-    with local_service(work, work) as url:
+    with local_service(work, work, layer) as url:
         env["VTP_LOCAL_ENDPOINT"] = url
+        seed_samples(python, env, work)
 
         def one(file: Path) -> None:
             results[file.name] = run_file(file, python, env, work, options.timeout)

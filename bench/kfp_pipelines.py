@@ -321,12 +321,15 @@ def last_error(output: str) -> str:
 
 
 @contextlib.contextmanager
-def local_service(work: Path, logs: Path) -> Iterator[str]:
-    """A `vtp local serve` on free ports for the duration, its log in `logs`; its URL."""
+def local_service(
+    work: Path, logs: Path, layer: tuple[Path, dict[str, str]] | None = None
+) -> Iterator[str]:
+    """A `vtp local serve` on free ports for the duration, its log in `logs`; its URL. It runs
+    in `layer` (a `layered_environment`'s python and variables), else in a fresh layer."""
     folder = work / "service"
     folder.mkdir(parents=True)
     log = (logs / "submit-service.log").open("w+")
-    python, env = layered_environment(folder / "venv")
+    python, env = layer or layered_environment(folder / "venv")
     argv = [str(python), "-m", "vtp", "local", "serve", "--port", "0", "--tls-port", "0"]
     process = subprocess.Popen(
         [*argv, "--state-dir", str(folder / "state")],

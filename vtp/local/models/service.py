@@ -203,7 +203,8 @@ class ModelRegistry:
         model_id = request.model_id or new_id()
         if self.store.versions(parent, model_id):
             raise errors.already_exists(f"Model {parent}/models/{model_id} already exists.")
-        aliases = [DEFAULT_ALIAS, *(a for a in request.model.version_aliases if a != "default")]
+        asked = list(request.model.version_aliases)  # in the order given, as Vertex keeps them
+        aliases = asked if DEFAULT_ALIAS in asked else [*asked, DEFAULT_ALIAS]
         now = datetime.now(UTC)
         return _version(request.model, f"{parent}/models/{model_id}", "1", aliases, now)
 
