@@ -16,14 +16,17 @@ compiler writes as YAML): a component compiles to a pipeline of that one task, a
 compiler compiles it.
 """
 
+import functools
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pipelines import catalog
+from vtp.run import spec_cache
 
 COMPILED_SUFFIXES = (".yaml", ".yml", ".json")
 USER_DEFAULTS = {"project": catalog.LOCAL_PROJECT, "output_root": catalog.LOCAL_OUTPUT_ROOT}
@@ -40,12 +43,24 @@ class Source:
     starts from."""
 
     name: str
-    pipeline: Any
-    """A kfp BaseComponent: a @dsl.pipeline, a @dsl.component, or one loaded from YAML."""
+    load_pipeline: Callable[[], Any]
+    """Returns a kfp BaseComponent: a @dsl.pipeline, a @dsl.component, or one loaded from YAML."""
     local_params: dict[str, Any] = field(default_factory=dict)
+    keep_spec: bool = False
+    """A pipeline this project ships: its compiled spec is kept between runs (`spec_cache`)."""
+
+    @functools.cached_property
+    def pipeline(self) -> Any:
+        """The kfp BaseComponent (imported, and with it kfp, on first use)."""
+        return self.load_pipeline()
 
     def spec(self) -> dict[str, Any]:
         """The compiled PipelineSpec, as a dict (what `kfp.compiler` writes as YAML)."""
+        if self.keep_spec:
+            return spec_cache.cached_spec(self.name, self._compile)
+        return self._compile()
+
+    def _compile(self) -> dict[str, Any]:
         from google.protobuf import json_format
 
         return json_format.MessageToDict(self.pipeline.pipeline_spec)
@@ -55,7 +70,7 @@ def load(ref: str) -> Source:
     """The pipeline `ref` names (see the module docstring); SourceError otherwise."""
     if ref in catalog.PIPELINES:
         entry = catalog.entry(ref)
-        return Source(ref, entry.load(), dict(entry.local_params))
+        return Source(ref, entry.load, dict(entry.local_params), keep_spec=True)
     if ref.endswith(COMPILED_SUFFIXES):
         return _user(ref, _compiled(Path(ref)))
     path_part, _, function = ref.partition(":")
@@ -71,7 +86,8 @@ def load(ref: str) -> Source:
 
 def _user(ref: str, pipeline: Any) -> Source:
     declared = set(pipeline.component_spec.inputs or {})
-    return Source(ref, pipeline, {k: v for k, v in USER_DEFAULTS.items() if k in declared})
+    defaults = {k: v for k, v in USER_DEFAULTS.items() if k in declared}
+    return Source(ref, lambda: pipeline, defaults)
 
 
 def _compiled(path: Path) -> Any:

@@ -1,0 +1,70 @@
+"""Compiled specs of our own pipelines are kept between runs (`vtp.run.spec_cache`), and read
+back only while every source they were compiled from is unchanged."""
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtp.run import spec_cache
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A module outside the installed packages that "compiling" imports; a private cache."""
+    monkeypatch.setenv(spec_cache.CACHE_ENV, str(tmp_path / "cache"))
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "spec_source_mod.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(folder))
+    yield folder / "spec_source_mod.py"
+    sys.modules.pop("spec_source_mod", None)
+
+
+def compiler(calls: list[int]):
+    def compile_spec() -> dict:
+        sys.modules.pop("spec_source_mod", None)
+        value = importlib.import_module("spec_source_mod").VALUE
+        calls.append(value)
+        return {"root": {"value": value}}
+
+    return compile_spec
+
+
+def test_an_unchanged_pipeline_is_not_compiled_again(module: Path) -> None:
+    calls: list[int] = []
+    assert spec_cache.cached_spec("p", compiler(calls)) == {"root": {"value": 1}}
+    assert spec_cache.cached_spec("p", compiler(calls)) == {"root": {"value": 1}}
+    assert calls == [1]
+    [entry] = (module.parent.parent / "cache" / "vtp" / "compiled").iterdir()
+    assert oct(entry.stat().st_mode & 0o777) == "0o600"
+    assert str(module.resolve()) in json.loads(entry.read_text())["files"]
+
+
+def test_a_changed_source_compiles_again(module: Path) -> None:
+    calls: list[int] = []
+    spec_cache.cached_spec("p", compiler(calls))
+    module.write_text("VALUE = 2\n")
+    assert spec_cache.cached_spec("p", compiler(calls)) == {"root": {"value": 2}}
+    assert calls == [1, 2]
+
+
+def test_another_version_or_a_damaged_entry_compiles_again(module: Path, monkeypatch) -> None:
+    calls: list[int] = []
+    spec_cache.cached_spec("p", compiler(calls))
+    monkeypatch.setattr(spec_cache, "DISTRIBUTIONS", ("kfp", "pip"))
+    spec_cache.cached_spec("p", compiler(calls))
+    [entry] = (module.parent.parent / "cache" / "vtp" / "compiled").iterdir()
+    entry.write_text("{not json")
+    assert spec_cache.cached_spec("p", compiler(calls)) == {"root": {"value": 1}}
+    assert calls == [1, 1, 1]
+
+
+def test_an_unwritable_cache_only_costs_a_compile(module: Path, monkeypatch) -> None:
+    monkeypatch.setenv(spec_cache.CACHE_ENV, str(module))  # a file, not a folder
+    calls: list[int] = []
+    for _ in range(2):
+        assert spec_cache.cached_spec("p", compiler(calls)) == {"root": {"value": 1}}
+    assert calls == [1, 1]
