@@ -1,6 +1,7 @@
 """`vtp run` (a pipeline on this machine) and `vtp compile` (the YAML for Vertex Pipelines).
 
 vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]'] [--no-cache]
+    [--experiment NAME]
 vtp run my_pipeline.py[:function] | package.module:function | my_pipeline.yaml
 vtp run my_components.py:component --param a=1
 vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
@@ -54,6 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="turn caching on or off for every task, as `vtp submit --[no-]enable-caching` does "
         "(default: as compiled; a task whose component and inputs ran before reuses its outputs)",
     )
+    run.add_argument(
+        "--experiment",
+        default="",
+        help="a Vertex AI experiment the run joins (created if need be), as "
+        "PipelineJob.submit(experiment=...) joins one: aiplatform.get_experiment_df lists it "
+        "with its parameters and metrics",
+    )
     run.set_defaults(func=_run)
     comp = subparsers.add_parser("compile", help="compile the pipelines to compiled/*.yaml")
     comp.add_argument("pipelines", nargs="*", metavar="PIPELINE", help="default: all")
@@ -90,7 +98,7 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     from vtp.engine import vertex_tasks
-    from vtp.run import sources, target
+    from vtp.run import job, sources, target
     from vtp.run.follow import write
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize
@@ -101,6 +109,11 @@ def _run(args: argparse.Namespace) -> int:
     except sources.SourceError as exc:
         raise UsageError(str(exc)) from None
     arguments = run_params(spec, source.name, args.param, source.local_params)
+    if args.experiment:
+        try:
+            job.check_experiment(args.experiment)
+        except job.ExperimentError as exc:
+            raise UsageError(f"--experiment: {exc}") from None
     try:
         vertex_tasks.check_runnable(spec)
     except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
@@ -115,9 +128,12 @@ def _run(args: argparse.Namespace) -> int:
             report=lambda ended: write(sys.stdout, summarize(ended) + "\n"),
             cache=args.cache,
             open_console=args.open,
+            experiment=args.experiment,
         )
     except target.StateDirBusy as exc:
         raise UsageError(f"--state-dir: {exc}") from None
+    except job.ExperimentError as exc:
+        raise UsageError(f"--experiment: {exc}") from None
     if result is None or result.interrupted:
         write(sys.stderr, f"vtp: interrupted: {_what_stopped(result)}\n")
         return 130

@@ -109,7 +109,8 @@ def run_container(
         outputs = executor_output_utils.get_outputs_for_task(executor_input, component)
     except (OSError, ValueError, KeyError) as exc:
         return Node("FAILED", error=f"cannot read its outputs: {exc}")
-    return Node("SUCCEEDED", _with_declared_artifacts(outputs, executor_input, component))
+    outputs = _with_declared_artifacts(outputs, executor_input, component)
+    return Node("SUCCEEDED", _typed_as_declared(outputs, component))
 
 
 _PYTHON3 = re.compile(r"(?<![\w./-])python3(?![\w.-])")
@@ -220,6 +221,19 @@ def _with_declared_artifacts(
         ]
         declared = component.output_definitions.artifacts[name]
         outputs[name] = artifacts if declared.is_artifact_list else artifacts[0]
+    return outputs
+
+
+def _typed_as_declared(outputs: dict[str, Any], component: ComponentSpec) -> dict[str, Any]:
+    """Each output artifact with the type its component declares, as Vertex records it: kfp
+    makes a type it has no class for (GCPC's `google.VertexModel`) a plain `system.Artifact`."""
+    for name, declared in component.output_definitions.artifacts.items():
+        value = outputs.get(name)
+        for artifact in value if isinstance(value, list) else [value]:
+            title = declared.artifact_type.schema_title
+            if isinstance(artifact, dsl.Artifact) and title and artifact.schema_title != title:
+                artifact.schema_title = title
+                artifact.schema_version = declared.artifact_type.schema_version
     return outputs
 
 

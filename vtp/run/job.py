@@ -6,6 +6,12 @@ pipeline root (`gs://vtp-local/pipeline-root`, under the local Cloud Storage roo
 caching is forced on or off, every task's `cachingOptions.enableCache` set by the SDK's own
 function (as `vtp submit --enable-caching/--no-enable-caching` sets it).
 
+With an experiment, the run joins it as `PipelineJob.submit(experiment=...)` joins one: the
+experiment's context (`system.Experiment`) is read, or created as `aiplatform.Experiment.create`
+creates it, before the job is; then the job's run context (`jobDetail.pipelineRunContext`)
+becomes its child, so `aiplatform.get_experiment_df` lists the run with its parameters and
+metrics.
+
 The calls go over REST, through the aiplatform PipelineServiceClient, rather than to the
 service's Python objects: a run then takes one path whether the service is `vtp run`'s own or a
 `vtp local serve`'s, and what `vtp run` reports is what the console, gcloud and the SDK see. The
@@ -26,6 +32,21 @@ from vtp.vertex.pipeline_job import LOCAL_PIPELINE_ROOT
 
 PARENT = "projects/local/locations/us-central1"
 """Where local runs are created (the project and region a local run fills in)."""
+METADATA_STORE = f"{PARENT}/metadataStores/default"
+EXPERIMENT_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
+
+
+class ExperimentError(ValueError):
+    """An experiment a run cannot join: a bad name, or a context of another kind."""
+
+
+def check_experiment(name: str) -> None:
+    """Raise ExperimentError unless `name` can name an experiment (a context ID)."""
+    if not EXPERIMENT_ID.fullmatch(name):
+        raise ExperimentError(
+            f"{name!r} cannot name an experiment: use 1 to 128 characters of [a-z0-9-], "
+            "starting with a letter or digit"
+        )
 
 
 def request(
@@ -72,8 +93,45 @@ class RunClient:
             client_options=ClientOptions(api_endpoint=self.url),
             credentials=Credentials(token),
         )
+        self.metadata = aiplatform_v1.MetadataServiceClient(
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=self.url),
+            credentials=Credentials(token),
+        )
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def experiment(self, name: str) -> aiplatform_v1.Context:
+        """The experiment `name`'s context, created as `aiplatform.Experiment.create` creates
+        it when there is none; ExperimentError when the name is another kind of context's."""
+        from google.api_core.exceptions import AlreadyExists, NotFound
+        from google.cloud.aiplatform.metadata import constants
+
+        check_experiment(name)
+        context_name = f"{METADATA_STORE}/contexts/{name}"
+        try:
+            found = self.metadata.get_context(name=context_name)
+        except NotFound:
+            context = aiplatform_v1.Context(
+                display_name=name,
+                schema_title=constants.SYSTEM_EXPERIMENT,
+                schema_version=constants.SCHEMA_VERSIONS[constants.SYSTEM_EXPERIMENT],
+                metadata=constants.EXPERIMENT_METADATA,
+            )
+            try:
+                return self.metadata.create_context(
+                    parent=METADATA_STORE, context=context, context_id=name
+                )
+            except AlreadyExists:  # another run made it meanwhile
+                found = self.metadata.get_context(name=context_name)
+        if found.schema_title != constants.SYSTEM_EXPERIMENT:
+            raise ExperimentError(f"{name!r} is a {found.schema_title} context, not an experiment")
+        return found
+
+    def join(self, experiment: aiplatform_v1.Context, job: aiplatform_v1.PipelineJob) -> None:
+        """Make the run context of `job` a child of `experiment`'s, as the SDK does."""
+        run_context = job.job_detail.pipeline_run_context.name
+        self.metadata.add_context_children(context=experiment.name, child_contexts=[run_context])
 
     def create(self, job: aiplatform_v1.PipelineJob) -> aiplatform_v1.PipelineJob:
         """Create `job` under PARENT with an ID as the SDK makes one (`job_id`); the created

@@ -88,17 +88,24 @@ def run_pipeline(
     report: Callable[[RunResult], None],
     cache: bool | None = None,
     open_console: bool = False,
+    experiment: str = "",
 ) -> RunResult | None:
     """Run `spec` (called `name`) with `arguments` as a pipeline job on the service of
     `state_dir`; `report(result)` once it has ended, while the service still serves. None when
     a signal came before the job was created (nothing ran). `open_console` opens the run's
-    console page in a browser; a service of the run's own then serves until Ctrl-C."""
+    console page in a browser; a service of the run's own then serves until Ctrl-C. The run
+    joins `experiment` when one is named (created if need be; ExperimentError before the job
+    exists when it cannot be)."""
     interrupts = follow.Interrupts()
     with interrupts.installed(), target.service_for(state_dir) as service:
         if interrupts.count:
             return None
         client = job.RunClient(service.url, service.token)
+        context = client.experiment(experiment) if experiment else None
         created = client.create(job.request(spec, arguments, cache))
+        if context is not None:
+            client.join(context, created)
+            _log.info("Experiment %s: run %s", experiment, created.name.rpartition("/")[2])
         started = time.monotonic()
         page = service.console(created.name)
         _log.info("Pipeline job %s", created.name)
