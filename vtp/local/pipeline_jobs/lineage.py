@@ -6,13 +6,14 @@ job names in `jobDetail.pipelineContext` and `jobDetail.pipelineRunContext`. The
 what `PipelineJob.submit(experiment=...)` adds under the experiment's context.
 
 As the run goes, each task of the engine's journal becomes an execution in the run context
-(`task_details.execution`: the pipeline itself `system.Run`, whose `input:` metadata are the
-run's parameters, each executor task `system.ContainerExecution`, other DAGs
-`system.DAGExecution`), and each artifact a task wrote an artifact in the run context under the
-name the engine gave it (a `system.Metrics` one with the metrics as its metadata), with an
-OUTPUT event from its task and an INPUT event to each task that read it. So
-`aiplatform.get_experiment_df` finds the run's parameters and metrics, and an artifact's lineage
-(`queryArtifactLineageSubgraph`) leads to the tasks and run that made it.
+(`task_details.execution`: the pipeline itself `system.Run`, named after the job, in the
+pipeline's context too, its `input:` metadata the run's parameters; each executor task
+`system.ContainerExecution`; other DAGs `system.DAGExecution`), and each artifact a task wrote
+an artifact in the run context under the name the engine gave it (a `system.Metrics` one with
+the metrics as its metadata), with an OUTPUT event from its task and an INPUT event to each task
+that read it. So `aiplatform.get_experiment_df` and `get_pipeline_df` find the run's parameters
+and metrics, and an artifact's lineage (`queryArtifactLineageSubgraph`) leads to the tasks and
+run that made it.
 
 The service records it, reading the journal as it reads it for `jobDetail.taskDetails`: the
 worker and its tasks write nothing to ML Metadata themselves (on Vertex the orchestrator records
@@ -106,6 +107,9 @@ class RunLineage:
         made = [self.metadata.put("artifacts", self._live(a)) for a in outputs]
         read = [self._known(a) for a in inputs]
         self.metadata.add_context_members(context, [a.name for a in made + read], [execution.name])
+        if entry.get("kind") == "pipeline":  # where get_pipeline_df finds the pipeline's runs
+            pipeline = f"{metadata_store(job_name)}/contexts/{_context_id(entry['name'])}"
+            self.metadata.add_context_members(pipeline, [], [execution.name])
         wanted = [(a.name, Event.Type.INPUT) for a in read]
         wanted += [(a.name, Event.Type.OUTPUT) for a in made]
         have = {(e.artifact, e.type_) for e in self.metadata.execution_events(execution.name)}

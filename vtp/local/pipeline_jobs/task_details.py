@@ -8,10 +8,10 @@ used them (defaults included) and output parameters go into the task's execution
 `input:<name>` / `output:<name>`, where Vertex puts them;
 output artifacts into `outputs`. A task answered from the cache is SKIPPED with its execution
 CACHED, as Vertex reports one. An iteration's execution metadata holds its `iteration` index and
-its `item`. The pipeline's own execution is `system.Run` (its inputs are the run's parameters,
-where `aiplatform.get_experiment_df` reads them), an executor task's `system.ContainerExecution`,
-every other DAG's `system.DAGExecution`; each execution and output artifact carries the name ML
-Metadata knows it by (`lineage.py` records them there).
+its `item`. The pipeline's own execution is `system.Run`, named after the job (its inputs are
+the run's parameters, where `aiplatform.get_experiment_df` reads them), an executor task's
+`system.ContainerExecution`, every other DAG's `system.DAGExecution`; each execution and output
+artifact carries the name ML Metadata knows it by (`lineage.py` records them there).
 """
 
 import hashlib
@@ -67,10 +67,11 @@ def execution(record: dict[str, Any], job_name: str) -> aiplatform_v1.Execution:
         metadata.update(iteration=record.get("iteration", 0), item=record.get("item"))
     execution_state = ExecutionState.CACHED if cached else _EXECUTION.get(state)
     digest = hashlib.sha256(f"{job_name}/{record['id']}".encode()).hexdigest()[:20]
+    kind = record.get("kind", "")
     return aiplatform_v1.Execution(
         name=f"{metadata_store(job_name)}/executions/{digest}",
-        display_name=record.get("name", ""),
-        schema_title=_SCHEMAS.get(record.get("kind", ""), "system.DAGExecution"),
+        display_name=job_name.rpartition("/")[2] if kind == "pipeline" else record.get("name", ""),
+        schema_title=_SCHEMAS.get(kind, "system.DAGExecution"),
         state=execution_state or ExecutionState.STATE_UNSPECIFIED,
         metadata=_struct(metadata),
     )

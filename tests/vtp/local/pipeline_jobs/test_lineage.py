@@ -77,12 +77,17 @@ def test_run_records_contexts_executions_artifacts_and_experiment(
     in_run = f'in_context("{run_context.name}")'
     executions = aiplatform.Execution.list(filter=in_run)
     by_schema = {e.schema_title: e for e in executions}
-    assert {e.display_name for e in executions} == {"lineage-pipeline", "fit", "score"}
+    assert {e.display_name for e in executions} == {"lineage-run-1", "fit", "score"}
     run = by_schema["system.Run"]
     assert run.metadata["input:learning_rate"] == 0.25
     assert run.metadata["input:epochs"] == 2  # a default, as used
     assert run.state == aiplatform.gapic.Execution.State.COMPLETE
     assert [e.display_name for e in executions if e.schema_title == "system.ContainerExecution"]
+
+    in_pipeline = f'in_context("{detail.pipeline_context.name}") AND schema_title="system.Run"'
+    assert [e.display_name for e in aiplatform.Execution.list(filter=in_pipeline)] == [
+        "lineage-run-1"
+    ]  # get_pipeline_df's runs
 
     artifacts = {a.schema_title: a for a in aiplatform.Artifact.list(filter=in_run)}
     assert artifacts["system.Metrics"].metadata == {"accuracy": 0.75, "loss": 0.5}
