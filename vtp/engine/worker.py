@@ -33,6 +33,7 @@ def request(spec: dict[str, Any], arguments: dict[str, Any], pipeline_root: Path
 
 def run(run_dir: Path) -> dict[str, Any]:
     """Run the requested pipeline with the engine; return the result."""
+    _import_kfp_runtime()
     from google.protobuf import json_format
     from kfp.pipeline_spec import pipeline_spec_pb2
 
@@ -66,6 +67,27 @@ def run(run_dir: Path) -> dict[str, Any]:
         return {"succeeded": True, "error": ""}
     error = "\n".join(_engine.failures) or node.error or node.state.lower()
     return {"succeeded": False, "error": error}
+
+
+def _import_kfp_runtime() -> None:
+    """Import kfp as its own task executor does (`_KFP_RUNTIME=true`): its package then leaves
+    out the authoring names of `kfp.dsl` and the KFP-backend client, whose Kubernetes client
+    alone takes longer to import than a rerun of cached tasks takes to run. The engine reads
+    specs and runs tasks; it authors nothing (of `kfp.dsl` it uses the artifact classes).
+
+    The setting is undone at once, so no task inherits it; then the authoring modules that kfp's
+    compiler and kfp.local import are imported in the order kfp's own `kfp.dsl` imports them
+    (importing them in another order is circular)."""
+    previous = os.environ.get("_KFP_RUNTIME")
+    os.environ["_KFP_RUNTIME"] = "true"
+    try:
+        import kfp.dsl  # the package and its runtime part, once per process
+    finally:
+        if previous is None:
+            del os.environ["_KFP_RUNTIME"]
+        else:
+            os.environ["_KFP_RUNTIME"] = previous
+    import kfp.dsl.component_decorator  # noqa: F401
 
 
 def read_result(run_dir: Path) -> dict[str, Any] | None:

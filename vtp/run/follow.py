@@ -35,6 +35,9 @@ from vtp.run.job import RunClient
 from vtp.vertex.states import PIPELINE_ENDED
 
 POLL_SECONDS = 0.3
+FIRST_POLL_SECONDS = 0.02
+"""The first wait between polls, doubled after each up to POLL_SECONDS: a run that ends at once
+(every task a cache hit) is seen ending at once, a long one is polled at the usual pace."""
 TAIL_LINES = 12
 DEBUG_ENV = "VTP_DEBUG"
 """Set (as `vtp --debug` does) to print tasks' tracebacks whole."""
@@ -157,6 +160,7 @@ def follow(
     `on_cancel()`), a second stops waiting."""
     log, seen, tasks = LogReader(client, name), Followed(), TaskLines()
     colours = out.isatty()
+    pause = FIRST_POLL_SECONDS
     while True:
         state = client.get(name).state
         for line in log.new_lines(final=state in PIPELINE_ENDED):
@@ -175,4 +179,5 @@ def follow(
         elif interrupts.count > 1:
             seen.waited = False
             return seen
-        interrupts.wait(POLL_SECONDS)
+        interrupts.wait(pause)
+        pause = min(pause * 2, POLL_SECONDS)

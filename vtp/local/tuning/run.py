@@ -25,7 +25,6 @@ from vtp.local.base.resources import set_times, time_of
 from vtp.local.tuning import metrics, stopping
 from vtp.local.tuning.metrics import Measurement
 from vtp.local.tuning.store import TuningRecord
-from vtp.local.tuning.suggest import Suggester, record_from_trial
 from vtp.local.tuning.trial_job import METRIC_FILE_ENV, trial_job, trial_parameters
 from vtp.vertex.states import JOB_ENDED
 
@@ -72,6 +71,9 @@ class StudyRun:
         self._metrics_dir = metrics_dir
         self._save = save
         self._lock = threading.Lock()
+        # Imported here, when a study runs: optuna and numpy are most of a service's start-up.
+        from vtp.local.tuning.suggest import Suggester, record_from_trial
+
         spec = self.job.study_spec
         self._metric_ids = [m.metric_id for m in spec.metrics]
         records = [record_from_trial(t, self._metric_ids) for t in self.job.trials]

@@ -47,7 +47,6 @@ from vtp.local.base.routing import parse_message
 from vtp.local.base.sqlite import Database
 from vtp.local.service import Service
 from vtp.local.tuning import metrics, space, stopping
-from vtp.local.tuning.suggest import Suggester, record_from_trial
 from vtp.local.tuning.trial_job import trial_parameters
 from vtp.local.vizier.store import SCHEMA, StudyRecord, VizierStore
 from vtp.vertex.protodict import SpecError
@@ -194,6 +193,8 @@ class Vizier:
     def _new_trials(
         self, record: StudyRecord, trials: list[Trial], client_id: str, count: int
     ) -> list[Trial]:
+        from vtp.local.tuning.suggest import Suggester, record_from_trial  # optuna: when used
+
         study = record.study
         metric_ids = [m.metric_id for m in study.study_spec.metrics]
         history = [record_from_trial(t, metric_ids) for t in trials]
