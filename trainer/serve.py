@@ -45,7 +45,7 @@ import sys
 import threading
 import traceback
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -332,32 +332,44 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     ).parse_args(argv)
+    return run("trainer.serve", _listening)
+
+
+def run(name: str, make: Callable[[ServeConfig, str], Server]) -> int:
+    """Serve with the server `make` builds from the environment's config and secret until
+    stopped; the exit status says why it stopped early (2 bad settings, 1 no port or no model,
+    130 interrupted). Errors are printed as `name: error: ...`."""
     try:
         config = ServeConfig.from_env(os.environ)
         secret = take_secret(os.environ)
         if secret and config.host not in LOOPBACK_HOSTS:
             raise ValueError(f"VTP_SERVE_HOST={config.host!r}: a local server listens on loopback")
     except ValueError as exc:
-        print(f"trainer.serve: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
     keep_off_import_path(config, os.environ)
     try:
-        server = Server(config, secret, serving_tasks(os.environ))
+        server = make(config, secret)
     except OSError as exc:
-        print(f"trainer.serve: error: cannot listen on port {config.port}: {exc}", file=sys.stderr)
+        print(f"{name}: error: cannot listen on port {config.port}: {exc}", file=sys.stderr)
         return 1
-    print(
-        f"trainer.serve: listening on {config.host}:{config.port}, loading {config.storage_uri}",
-        flush=True,
-    )
     threading.Thread(target=server.load, name="load-model", daemon=True).start()
     with server:
         try:
             server.serve_forever()
         except KeyboardInterrupt:
             return 130
-    print(f"trainer.serve: error: {server.failure}", file=sys.stderr)
+    print(f"{name}: error: {server.failure}", file=sys.stderr)
     return 1
+
+
+def _listening(config: ServeConfig, secret: str) -> Server:
+    server = Server(config, secret, serving_tasks(os.environ))
+    print(
+        f"trainer.serve: listening on {config.host}:{config.port}, loading {config.storage_uri}",
+        flush=True,
+    )
+    return server
 
 
 if __name__ == "__main__":

@@ -20,13 +20,12 @@ server stops, saying so. Exit statuses as `trainer.serve`'s.
 
 import os
 import sys
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from trainer.predict import BadRequest
-from trainer.serve import LOOPBACK_HOSTS, ServeConfig, Server, keep_off_import_path, take_secret
+from trainer.serve import ServeConfig, Server, run
 from vtp import storage
 from vtp.local.endpoints.prebuilt import (
     ALLOW_PICKLE_ENV,
@@ -122,28 +121,7 @@ class PrebuiltServer(Server):
 
 def main() -> int:
     """Serve until stopped; the exit status says why it stopped early."""
-    try:
-        config = ServeConfig.from_env(os.environ)
-        secret = take_secret(os.environ)
-        if secret and config.host not in LOOPBACK_HOSTS:
-            raise ValueError(f"VTP_SERVE_HOST={config.host!r}: a local server listens on loopback")
-    except ValueError as exc:
-        print(f"{NAME}: error: {exc}", file=sys.stderr)
-        return 2
-    keep_off_import_path(config, os.environ)
-    try:
-        server = PrebuiltServer(config, secret, os.environ)
-    except OSError as exc:
-        print(f"{NAME}: error: cannot listen on port {config.port}: {exc}", file=sys.stderr)
-        return 1
-    threading.Thread(target=server.load, name="load-model", daemon=True).start()
-    with server:
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            return 130
-    print(f"{NAME}: error: {server.failure}", file=sys.stderr)
-    return 1
+    return run(NAME, lambda config, secret: PrebuiltServer(config, secret, os.environ))
 
 
 if __name__ == "__main__":
