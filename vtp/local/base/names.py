@@ -29,6 +29,11 @@ def resource_id(name: str, collection: str) -> str | None:
     return match["id"] if match and match["c"] == collection else None
 
 
+def location(name: str) -> str:
+    """`projects/P/locations/L` of a resource name (or of a location's own name)."""
+    return "/".join(name.split("/")[:4])
+
+
 def name_matches(pattern: str, name: str) -> bool:
     """True when the stored `name` is what `pattern` names, `-` standing for any one segment
     (`projects/-/locations/us-central1/...`)."""

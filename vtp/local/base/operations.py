@@ -7,8 +7,10 @@ a client polling it later, or after a restart, reads the same answer.
 
 import json
 
+import proto
+
 from vtp.local.base import errors
-from vtp.local.base.resources import done_operation, new_id
+from vtp.local.base.resources import done_operation, new_id, resource_operation
 from vtp.local.base.sqlite import Database
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS operations (name TEXT PRIMARY KEY, body TEXT NOT NULL);"
@@ -39,3 +41,11 @@ class Operations:
         """Record and return the done Operation a delete under `parent` answers with."""
         name = f"{parent}/operations/{new_id()}"
         return self.put(done_operation(name, "DeleteOperationMetadata"))
+
+    def finished(
+        self, parent: str, metadata_type: str, resource: proto.Message, version: str
+    ) -> dict:
+        """Record and return the done Operation under `parent` whose response is `resource` (a
+        create's, an update's), typed for the API `version` the client called."""
+        name = f"{parent}/operations/{new_id()}"
+        return self.put(resource_operation(name, metadata_type, resource, version))

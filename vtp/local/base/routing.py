@@ -13,7 +13,7 @@ answer with `list_page`; long-running operations are read through `operation_rou
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -115,6 +115,19 @@ def mask_fields(mask: str) -> list[str]:
         for path in mask.split(",")
         if path.strip()
     ]
+
+
+def set_fields(body: bytes, allowed: Collection[str]) -> list[str]:
+    """The fields of `allowed` a PATCH body sets, as proto field names: what an update without
+    an `updateMask` changes."""
+    try:
+        value = json.loads(body or b"{}")
+    except ValueError:
+        return []
+    if not isinstance(value, dict):
+        return []
+    fields = [re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower() for key in value]
+    return [f for f in fields if f in allowed]
 
 
 def read_masked(item: dict, mask: str) -> dict:

@@ -27,8 +27,9 @@ from google.cloud.aiplatform_v1 import Event, LineageSubgraph, MetadataStore
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.named_store import ordered, split
-from vtp.local.base.resources import new_id, page, resource_operation, rest_json, set_times
-from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.names import location
+from vtp.local.base.resources import new_id, page, rest_json, set_times
+from vtp.local.base.routing import mask_fields, parse_message, set_fields
 from vtp.local.base.sqlite import Database
 from vtp.local.metadata.store import MESSAGES, SCHEMA, MetadataStoreDb
 from vtp.local.service import Service
@@ -82,12 +83,15 @@ class Metadata:
     def create_store(self, parent: str, body: bytes, store_id: str, version: str) -> dict:
         """Create a metadata store; return the done Operation."""
         store = parse_message(MetadataStore, body)
-        store.name = f"{_location(parent)}/metadataStores/{_new_id('metadataStoreId', store_id)}"
+        store.name = f"{location(parent)}/metadataStores/{_new_id('metadataStoreId', store_id)}"
         set_times(store, datetime.now(UTC), "create_time", "update_time")
         with self._lock:
             self.store.nodes.insert(store)
-        return self._operation(
-            parent, "CreateMetadataStoreOperationMetadata", self.get_store(store.name), version
+        return self.root.operations.finished(
+            location(parent),
+            "CreateMetadataStoreOperationMetadata",
+            self.get_store(store.name),
+            version,
         )
 
     def get_store(self, name: str) -> MetadataStore:
@@ -106,7 +110,7 @@ class Metadata:
 
     def list_stores(self, parent: str, filter: str, size: int, token: str) -> Page:
         """One page of the metadata stores of a location."""
-        stores = list(self.store.nodes.children(_location(parent), "metadataStores"))
+        stores = list(self.store.nodes.children(location(parent), "metadataStores"))
         return _select(stores, filter, "", size, token, lambda r: _dict(r))
 
     def delete_store(self, name: str) -> dict:
@@ -166,7 +170,7 @@ class Metadata:
     ) -> Any:
         """Apply a PATCH: the fields `mask` names, else those the body sets; `metadata` merges."""
         change = parse_message(MESSAGES[kind], body)
-        fields = mask_fields(mask) or _set_fields(body)
+        fields = mask_fields(mask) or set_fields(body, UPDATABLE)
         for field in fields:
             if field not in UPDATABLE or field not in MESSAGES[kind].meta.fields:
                 raise errors.invalid_argument(
@@ -225,7 +229,7 @@ class Metadata:
         resource = self.get(kind, name)
         with self._lock:
             self.store.forget(self.store.nodes.delete(resource.name))
-        return self.root.operations.deleted(_location(resource.name))
+        return self.root.operations.deleted(location(resource.name))
 
     def purge(self, kind: str, parent: str, body: dict, version: str) -> dict:
         """Delete the resources of `kind` that match `filter` (only count them unless `force`)."""
@@ -251,8 +255,8 @@ class Metadata:
             "purgeCount": str(len(everything)),
             "purgeSample": [r.name for r in everything[:PURGE_SAMPLE]],
         }
-        operation = self._operation(
-            store.name, f"Purge{singular}sMetadata", MetadataStore(), version
+        operation = self.root.operations.finished(
+            location(store.name), f"Purge{singular}sMetadata", MetadataStore(), version
         )
         operation["response"] = response
         return self.root.operations.put(operation)
@@ -390,14 +394,6 @@ class Metadata:
             frontier = following
         return found
 
-    def _operation(self, under: str, metadata_type: str, resource: Any, version: str) -> dict:
-        name = f"{_location(under)}/operations/{new_id()}"
-        return self.root.operations.put(resource_operation(name, metadata_type, resource, version))
-
-
-def _location(name: str) -> str:
-    return "/".join(name.split("/")[:4])
-
 
 def _is_location(parent: str) -> bool:
     parts = parent.split("/")
@@ -413,18 +409,6 @@ def _new_id(field: str, wanted: str) -> str:
             "a letter or digit."
         )
     return wanted
-
-
-def _set_fields(body: bytes) -> list[str]:
-    """The fields a PATCH body sets, as proto field names."""
-    try:
-        value = json.loads(body or b"{}")
-    except ValueError:
-        return []
-    if not isinstance(value, dict):
-        return []
-    fields = [re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower() for key in value]
-    return [f for f in fields if f in UPDATABLE]
 
 
 def _struct(resource: Any) -> dict:

@@ -34,15 +34,15 @@ from google.cloud.aiplatform_v1 import (
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.named_store import ordered, split
+from vtp.local.base.names import location
 from vtp.local.base.resources import (
     new_id,
     page,
-    resource_operation,
     rest_json,
     set_times,
     time_of,
 )
-from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.routing import mask_fields, parse_message, set_fields
 from vtp.local.base.sqlite import Database
 from vtp.local.service import Service
 from vtp.local.tensorboards.store import MESSAGES, SCHEMA, TensorboardStore
@@ -100,7 +100,7 @@ class Tensorboards:
         if not tensorboard.display_name:
             raise errors.invalid_argument("tensorboard.displayName is required.")
         tensorboard_id = new_id()
-        tensorboard.name = f"{_location(parent)}/tensorboards/{tensorboard_id}"
+        tensorboard.name = f"{location(parent)}/tensorboards/{tensorboard_id}"
         tensorboard.blob_storage_path_prefix = f"{BLOB_BUCKET}/{tensorboard_id}"
         (self.root.config.storage_root / BLOB_BUCKET).mkdir(parents=True, exist_ok=True)
         _stamp(tensorboard, created=True)
@@ -108,8 +108,8 @@ class Tensorboards:
             if tensorboard.is_default:
                 self._take_default(tensorboard.name)
             self.store.resources.insert(tensorboard)
-        return self._operation(
-            parent,
+        return self.root.operations.finished(
+            location(parent),
             "CreateTensorboardOperationMetadata",
             self.get("tensorboards", tensorboard.name),
             version,
@@ -166,7 +166,7 @@ class Tensorboards:
     ) -> Page:
         """One page of the resources of `kind` under `parent` that match `filter`."""
         if kind == "tensorboards":
-            under = _location(parent)
+            under = location(parent)
         else:
             parent_kind = {
                 "experiments": "tensorboards",
@@ -185,7 +185,7 @@ class Tensorboards:
     def update(self, kind: str, name: str, body: bytes, mask: str) -> Any:
         """Apply the fields `mask` names (else those the body sets) from `body`."""
         change = parse_message(MESSAGES[kind], body)
-        fields = mask_fields(mask) or _set_fields(body, UPDATABLE[kind])
+        fields = mask_fields(mask) or set_fields(body, UPDATABLE[kind])
         if not fields:
             raise errors.invalid_argument("updateMask is required: name the fields to update.")
         for field in fields:
@@ -209,14 +209,16 @@ class Tensorboards:
     def update_tensorboard(self, name: str, body: bytes, mask: str, version: str) -> dict:
         """Update a tensorboard; the done Operation."""
         updated = self.update("tensorboards", name, body, mask)
-        return self._operation(updated.name, "UpdateTensorboardOperationMetadata", updated, version)
+        return self.root.operations.finished(
+            location(updated.name), "UpdateTensorboardOperationMetadata", updated, version
+        )
 
     def delete(self, kind: str, name: str) -> dict:
         """Delete a resource and everything under it (data points too); the done Operation."""
         found = self.get(kind, name)
         with self._lock:
             self.store.forget(self.store.resources.delete(found.name))
-        return self.root.operations.deleted(_location(found.name))
+        return self.root.operations.deleted(location(found.name))
 
     # Data.
 
@@ -374,7 +376,7 @@ class Tensorboards:
                 )
 
     def _take_default(self, name: str) -> None:
-        for other in self.store.resources.children(_location(name), "tensorboards"):
+        for other in self.store.resources.children(location(name), "tensorboards"):
             if other.is_default and other.name != name:
                 other.is_default = False
                 _stamp(other)
@@ -396,10 +398,6 @@ class Tensorboards:
             metadata.max_blob_sequence_length = max(metadata.max_blob_sequence_length, longest)
         current.metadata = metadata
         self.store.resources.update(current)
-
-    def _operation(self, under: str, metadata_type: str, resource: Any, version: str) -> dict:
-        name = f"{_location(under)}/operations/{new_id()}"
-        return self.root.operations.put(resource_operation(name, metadata_type, resource, version))
 
 
 def _check_point(point: TimeSeriesDataPoint, value_type: Any, where: str) -> None:
@@ -431,18 +429,3 @@ def _stamp(resource: Any, created: bool = False) -> None:
     now = datetime.now(UTC)
     set_times(resource, now, *(["create_time"] if created else []), "update_time")
     resource.etag = new_id()
-
-
-def _set_fields(body: bytes, allowed: tuple[str, ...]) -> list[str]:
-    try:
-        value = json.loads(body or b"{}")
-    except ValueError:
-        return []
-    if not isinstance(value, dict):
-        return []
-    fields = [re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower() for key in value]
-    return [f for f in fields if f in allowed]
-
-
-def _location(name: str) -> str:
-    return "/".join(name.split("/")[:4])
