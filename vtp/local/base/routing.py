@@ -13,7 +13,7 @@ answer with `list_page`; long-running operations are read through `operation_rou
 
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -117,7 +117,7 @@ def mask_fields(mask: str) -> list[str]:
     ]
 
 
-def set_fields(body: bytes, allowed: Collection[str]) -> list[str]:
+def set_fields(body: bytes, allowed: tuple[str, ...]) -> list[str]:
     """The fields of `allowed` a PATCH body sets, as proto field names: what an update without
     an `updateMask` changes."""
     try:
