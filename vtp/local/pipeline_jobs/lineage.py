@@ -54,28 +54,29 @@ class RunLineage:
     ) -> tuple[aiplatform_v1.Context, aiplatform_v1.Context]:
         """The pipeline's context and the run's (created, the run's under the pipeline's)."""
         store = metadata_store(job_name)
-        pipeline = self.metadata.put(
-            "contexts",
-            aiplatform_v1.Context(
-                name=f"{store}/contexts/{_context_id(pipeline_name)}",
-                display_name=pipeline_name,
-                schema_title=PIPELINE_SCHEMA,
-                schema_version=SCHEMA_VERSION,
-            ),
+        pipeline = self._put_context(
+            f"{store}/contexts/{_context_id(pipeline_name)}", pipeline_name, PIPELINE_SCHEMA
         )
         job_id = job_name.rpartition("/")[2]
-        run = self.metadata.put(
-            "contexts",
-            aiplatform_v1.Context(
-                name=f"{store}/contexts/{job_id}",
-                display_name=job_id,
-                schema_title=RUN_SCHEMA,
-                schema_version=SCHEMA_VERSION,
-                metadata={"resourceName": job_name},
-            ),
+        run = self._put_context(
+            f"{store}/contexts/{job_id}", job_id, RUN_SCHEMA, metadata={"resourceName": job_name}
         )
         self.metadata.add_context_children(pipeline.name, [run.name])
         return pipeline, self.metadata.get("contexts", run.name)
+
+    def _put_context(
+        self, name: str, display_name: str, schema_title: str, **extra: Any
+    ) -> aiplatform_v1.Context:
+        return self.metadata.put(
+            "contexts",
+            aiplatform_v1.Context(
+                name=name,
+                display_name=display_name,
+                schema_title=schema_title,
+                schema_version=SCHEMA_VERSION,
+                **extra,
+            ),
+        )
 
     def run_context(self, job_name: str) -> aiplatform_v1.Context | None:
         """The run's context as it is now (its parents: the pipeline, any experiment), if any."""
