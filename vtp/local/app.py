@@ -71,12 +71,12 @@ class Resources:
     models: ModelRegistry
     metadata: Metadata
     tensorboards: Tensorboards
+    datasets: Datasets
     training_pipelines: TrainingPipelines
     endpoints: Endpoints
     pipeline_jobs: PipelineJobs
     schedules: Schedules
     vizier: Vizier
-    datasets: Datasets
     batch_prediction: BatchPredictionJobs
 
     def parts(self) -> list[Part]:
@@ -87,12 +87,12 @@ class Resources:
             self.models,
             self.metadata,
             self.tensorboards,
+            self.datasets,
             self.training_pipelines,
             self.endpoints,
             self.pipeline_jobs,
             self.schedules,
             self.vizier,
-            self.datasets,
             self.batch_prediction,
         ]
 
@@ -104,12 +104,12 @@ def build_resources(root: Service) -> Resources:
     models = ModelRegistry(root)
     metadata = Metadata(root)
     tensorboards = Tensorboards(root)
-    training = TrainingPipelines(root, custom_jobs, models)
+    datasets = Datasets(root)
+    training = TrainingPipelines(root, custom_jobs, models, datasets)
     endpoints = Endpoints(root, models)
     pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints, metadata)
     schedules = Schedules(root, pipeline_jobs)
     vizier = Vizier(root)
-    datasets = Datasets(root)
     batch_prediction = BatchPredictionJobs(root, models)
     return Resources(
         custom_jobs,
@@ -117,12 +117,12 @@ def build_resources(root: Service) -> Resources:
         models,
         metadata,
         tensorboards,
+        datasets,
         training,
         endpoints,
         pipeline_jobs,
         schedules,
         vizier,
-        datasets,
         batch_prediction,
     )
 

@@ -16,6 +16,10 @@ What the aiplatform SDK's `ImageDataset`, `TextDataset`, `VideoDataset`, `Tabula
   `labels.aiplatform.googleapis.com/ml_use`) with the split's counts in `dataStats`.
 
 Annotations are kept with their item and exported with it; there is no `annotations` resource.
+
+A training pipeline's `inputDataConfig` naming a tabular or time-series dataset is checked by
+`check_training_input` when the pipeline is created and exported by `export_for_training` when
+its job starts (`tables.py`: the CSV source split into files, and the AIP_* data variables).
 """
 
 import hashlib
@@ -32,6 +36,7 @@ from google.cloud.aiplatform_v1 import (
     ExportDataConfig,
     ExportDataRequest,
     ImportDataRequest,
+    InputDataConfig,
 )
 
 from vtp import storage
@@ -40,6 +45,7 @@ from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.store import Record, ResourceStore
+from vtp.local.datasets import tables
 from vtp.local.models.upload import LABEL_KEY, LABEL_VALUE
 from vtp.local.service import Service
 
@@ -245,6 +251,63 @@ class Datasets:
             dataset.name, "ExportDataOperationMetadata", response=("ExportDataResponse", response)
         )
 
+    # -- training input -----------------------------------------------------------------------
+
+    def check_training_input(self, parent: str, config: InputDataConfig) -> None:
+        """Refuse, naming the field, an inputDataConfig the local service cannot export."""
+        dataset = self._training_dataset(parent, config)
+        if "bigquery_destination" in config or "gcs_destination" not in config:
+            raise errors.invalid_argument(
+                "inputDataConfig.gcsDestination.outputUriPrefix is required: the local service "
+                "exports a dataset to Cloud Storage (local storage), not to BigQuery."
+            )
+        try:
+            storage.path_under(self.root.config.storage_root, _destination(config) + "/x")
+        except ValueError as exc:
+            raise errors.invalid_argument(
+                f"inputDataConfig.gcsDestination.outputUriPrefix: {exc}."
+            ) from None
+        _source_uris(dataset)
+        try:
+            tables.check_split(config)
+        except tables.TableError as exc:
+            raise errors.invalid_argument(f"inputDataConfig.{exc}.") from None
+
+    def export_for_training(self, parent: str, config: InputDataConfig) -> dict[str, str]:
+        """Split the dataset's rows into files under the destination, as Vertex does for a
+        training pipeline; the AIP_* data variables that name them."""
+        self.check_training_input(parent, config)
+        dataset = self._training_dataset(parent, config)
+        dataset_id = dataset.name.rsplit("/", 1)[1]
+        root = self.root.config.storage_root
+        try:
+            header, rows = tables.read_source(root, _source_uris(dataset))
+            splits = tables.split_rows(header, rows, config, seed=dataset_id)
+        except tables.TableError as exc:
+            raise errors.failed_precondition(f"Dataset {dataset.name}: {exc}.") from None
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        folder_uri = f"{_destination(config)}/dataset-{dataset_id}-tables-{stamp}"
+        tables.write_splits(storage.path_under(root, folder_uri + "/x").parent, header, splits)
+        counts = ", ".join(f"{s} {len(splits[s])}" for s in tables.SPLITS)
+        _log.info("dataset %s: %d rows to %s (%s)", dataset_id, len(rows), folder_uri, counts)
+        return tables.data_environment(folder_uri)
+
+    def _training_dataset(self, parent: str, config: InputDataConfig) -> Dataset:
+        if not config.dataset_id:
+            raise errors.invalid_argument("inputDataConfig.datasetId is required.")
+        name = config.dataset_id
+        if "/" not in name:
+            name = f"{parent}/datasets/{name}"
+        dataset = self._record(name).resource
+        if dataset.metadata_schema_uri in KINDS:
+            raise errors.failed_precondition(
+                f"inputDataConfig.datasetId: {dataset.name} holds "
+                f"{KINDS[dataset.metadata_schema_uri]} data items; the local service gives custom "
+                "training tabular and time-series datasets (export this one with "
+                "export_data_for_custom_training and read the files instead)."
+            )
+        return dataset
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _record(self, name: str) -> Record:
@@ -437,6 +500,36 @@ def _check_labels(labels: dict[str, str], path: str) -> None:
 
 def _schemas() -> list[str]:
     return sorted(KINDS | SOURCE_ONLY)
+
+
+def _destination(config: InputDataConfig) -> str:
+    return config.gcs_destination.output_uri_prefix.rstrip("/")
+
+
+def _source_uris(dataset: Dataset) -> list[str]:
+    """The CSV files a tabular dataset reads; FAILED_PRECONDITION naming BigQuery for a table."""
+    metadata = _json(dataset).get("metadata")
+    source = metadata.get("inputConfig") if isinstance(metadata, dict) else None
+    source = source if isinstance(source, dict) else {}
+    big_query = _field(source, "bigquerySource", "uri")
+    if big_query:
+        raise errors.failed_precondition(
+            f"Dataset {dataset.name} reads the BigQuery table {big_query}, which the local "
+            "service cannot read (it has no BigQuery); export the table as CSV to local Cloud "
+            "Storage and create the dataset with gcs_source."
+        )
+    found = _field(source, "gcsSource", "uri")
+    uris = [found] if isinstance(found, str) else found
+    if not uris or not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+        raise errors.failed_precondition(
+            f"Dataset {dataset.name} has no source (metadata.inputConfig.gcsSource.uri)."
+        )
+    return [str(u) for u in uris]
+
+
+def _field(source: dict, kind: str, field: str) -> object:
+    value = source.get(kind)
+    return value.get(field) if isinstance(value, dict) else None
 
 
 def _slug(text: str) -> str:

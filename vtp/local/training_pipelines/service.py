@@ -4,8 +4,12 @@
 As on Vertex:
 - `trainingTaskDefinition` must be the custom task's schema; `trainingTaskInputs` is a
   CustomJobSpec (worker pools with a container or a Python package, `baseOutputDirectory`,
-  scheduling). Anything else, and managed-dataset inputs, are refused before anything starts,
-  saying the local service does not support them.
+  scheduling). Anything else is refused before anything starts, saying the local service does
+  not support it.
+- `inputDataConfig` naming a tabular or time-series dataset (CSV in local storage; BigQuery is
+  refused naming it) is checked at create; when the job starts, the dataset's rows are split into
+  files under `gcsDestination` and every replica gets AIP_DATA_FORMAT and AIP_TRAINING_DATA_URI,
+  AIP_VALIDATION_DATA_URI, AIP_TEST_DATA_URI (`datasets/tables.py`).
 - The pipeline owns one CustomJob (`trainingTaskMetadata.backingCustomJob`): PENDING until it
   exists, RUNNING while it runs. When it succeeds, `modelToUpload` is registered (a new model, or
   a version of `parentModel`, with `modelId` and the aliases it names) from its `artifactUri`,
@@ -32,6 +36,7 @@ from vtp.local.base.routing import parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.base.threads import Workers
 from vtp.local.custom_jobs.service import CustomJobs
+from vtp.local.datasets.service import Datasets
 from vtp.local.models.service import ModelRegistry
 from vtp.local.service import Service
 from vtp.vertex.states import JOB_ENDED, PIPELINE_ENDED
@@ -43,10 +48,13 @@ DEFAULT_PAGE_SIZE = 100
 
 
 class TrainingPipelines:
-    """Training pipelines: each runs a CustomJob of `jobs`, then uploads to `registry`."""
+    """Training pipelines: each runs a CustomJob of `jobs` on the data of `datasets`, then
+    uploads to `registry`."""
 
-    def __init__(self, root: Service, jobs: CustomJobs, registry: ModelRegistry) -> None:
-        self.root, self.jobs, self.registry = root, jobs, registry
+    def __init__(
+        self, root: Service, jobs: CustomJobs, registry: ModelRegistry, datasets: Datasets
+    ) -> None:
+        self.root, self.jobs, self.registry, self.datasets = root, jobs, registry, datasets
         path = root.config.state_dir / "training_pipelines.db"
         self.store = ResourceStore(path, "training_pipelines", TrainingPipeline)
         self._lock = threading.RLock()
@@ -70,6 +78,8 @@ class TrainingPipelines:
         if not request.display_name:
             raise errors.invalid_argument("trainingPipeline.displayName is required.")
         self.jobs.check_runnable(spec)
+        if "input_data_config" in request:
+            self.datasets.check_training_input(parent, request.input_data_config)
         now = datetime.now(UTC)
         pipeline = TrainingPipeline(request)
         pipeline.name = f"{parent}/trainingPipelines/{new_id()}"
@@ -160,7 +170,12 @@ class TrainingPipelines:
             labels=dict(pipeline.labels),
         )
         try:
-            name = self.jobs.create_custom_job(record.parent, job)
+            data_env = {}
+            if "input_data_config" in pipeline:
+                data_env = self.datasets.export_for_training(
+                    record.parent, pipeline.input_data_config
+                )
+            name = self.jobs.create_custom_job(record.parent, job, extra_env=data_env)
         except errors.ApiError as exc:
             self._end(record, State.PIPELINE_STATE_FAILED, exc.code, exc.message)
             return ""
@@ -241,12 +256,6 @@ def _job_spec(pipeline: TrainingPipeline) -> aiplatform_v1.CustomJobSpec:
             errors.UNIMPLEMENTED,
             f"trainingTaskDefinition {pipeline.training_task_definition!r} is not supported by "
             f"the local Vertex service; it runs custom training ({CUSTOM_TASK}).",
-        )
-    if "input_data_config" in pipeline:
-        raise errors.ApiError(
-            errors.UNIMPLEMENTED,
-            "inputDataConfig (a managed dataset) is not supported by the local Vertex service; "
-            "read your data from gs:// paths in your training code instead.",
         )
     inputs = json_format.MessageToDict(TrainingPipeline.pb(pipeline).training_task_inputs)
     if not isinstance(inputs, dict) or not inputs.get(
