@@ -249,6 +249,15 @@ def wait_for_state(
     return wait_until(reached, timeout, f"{name} to reach {[s.name for s in wanted]}")
 
 
+def team_folder(tmp_path: Path, task: str) -> Path:
+    """A team's folder, outside the repository, with its task module `my_task.py` (`task`)."""
+    folder = tmp_path / "team"
+    folder.mkdir()
+    assert not folder.is_relative_to(REPO)
+    (folder / "my_task.py").write_text(task)
+    return folder
+
+
 def train_digits(out: Path, **flags: object) -> Path:
     """`python -m trainer` on digits, one thread, with checkpoints, model and logs under `out`."""
     dirs = {"checkpoint_dir": out / "checkpoints", "model_dir": out / "model"}

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.fixtures import REPO
+from tests.fixtures import team_folder
 from trainer import tasks
 from trainer.config import Config, parse_args
 
@@ -60,11 +60,7 @@ def metrics(outputs, targets):
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
     """The team's folder, outside the repository, with its task module."""
-    folder = tmp_path / "team"
-    folder.mkdir()
-    assert not folder.is_relative_to(REPO)
-    (folder / "my_task.py").write_text(MY_TASK)
-    return folder
+    return team_folder(tmp_path, MY_TASK)
 
 
 def trainer(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,8 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from google.cloud.aiplatform_v1 import CustomJob, HyperparameterTuningJob
 
-from tests.fixtures import REPO, LocalService
+from tests.fixtures import REPO, LocalService, team_folder
 from tests.trainer.test_own_task import MY_TASK as OWN_TASK
 from tests.vtp.cli.run_helpers import vtp
 from vtp.vertex.task_flags import named_tasks, task_args
@@ -39,14 +40,31 @@ def vtp_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return vtp(folder, "run", *args, timeout=900)
 
 
+def tune(
+    team: Path, state: Path, *params: str
+) -> tuple[dict, HyperparameterTuningJob, list[CustomJob]]:
+    """`vtp run tune --param task=my_task PARAMS` in `team`, which must succeed: the exported
+    model's config.json, and the tuning job and custom jobs the run's state (served again)
+    holds."""
+    result = vtp_run(team, "tune", "--state-dir", str(state), "--param", "task=my_task", *params)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = result.stdout[result.stdout.rindex("\nPipeline tune SUCCEEDED") :]
+    exported = re.search(r"export-model:\n    model: \S+ \((\S+)\)", summary)
+    assert exported, summary
+    config = json.loads((Path(exported.group(1)) / "config.json").read_text())
+    service = LocalService(state).start()
+    try:
+        (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
+        jobs = list(service.client().list_custom_jobs(parent=service.parent))
+    finally:
+        service.stop()
+    return config, tuning, jobs
+
+
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
     """The team's folder, outside the repository, with its task module."""
-    folder = tmp_path / "team"
-    folder.mkdir()
-    assert not folder.is_relative_to(REPO)
-    (folder / "my_task.py").write_text(MY_TASK)
-    return folder
+    return team_folder(tmp_path, MY_TASK)
 
 
 def refused(result: subprocess.CompletedProcess[str], folder: Path) -> str:
@@ -100,24 +118,13 @@ def test_a_contradicting_task_in_the_args_is_refused(team: Path) -> None:
 def test_tune_trains_the_teams_task_in_the_trials_and_the_final_job(
     team: Path, tmp_path: Path
 ) -> None:
-    state = tmp_path / "state"
-    result = vtp_run(
-        team, "tune", "--state-dir", str(state), "--param", "task=my_task",
+    config, tuning, jobs = tune(
+        team, tmp_path / "state",
         "--param", "max_trial_count=2", "--param", "parallel_trial_count=1",
         "--param", 'trial_args=["--epochs=1"]', "--param", 'trainer_args=["--epochs=1"]',
         "--param", "threshold=0.0",
     )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    summary = result.stdout[result.stdout.rindex("\nPipeline tune SUCCEEDED") :]
-    exported = re.search(r"export-model:\n    model: \S+ \((\S+)\)", summary)
-    assert exported, summary
-    assert json.loads((Path(exported.group(1)) / "config.json").read_text())["task"] == "my_task"
-    service = LocalService(state).start()  # the run's state, served again for inspection
-    try:
-        (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
-        jobs = list(service.client().list_custom_jobs(parent=service.parent))
-    finally:
-        service.stop()
+    assert config["task"] == "my_task"
     (trial_pool,) = tuning.trial_job_spec.worker_pool_specs
     assert list(trial_pool.container_spec.args)[:2] == ["--task=my_task", "--epochs=1"]
     (final,) = [job for job in jobs if job.display_name == "vtp-tune-final"]
@@ -130,35 +137,21 @@ def test_tune_over_the_tasks_own_flag_minimizes_its_own_metric(tmp_path: Path) -
     """A regression task of the team's (tests/trainer/test_own_task.py): the study tunes its
     `num_filters` on its `rmse`, MINIMIZE; the final job trains that task with the best integer,
     and the evaluation picks and passes checkpoints by rmse."""
-    team = tmp_path / "team"
-    team.mkdir()
-    (team / "my_task.py").write_text(OWN_TASK)
+    team = team_folder(tmp_path, OWN_TASK)
     study = {
         "metrics": [{"metricId": "rmse", "goal": "MINIMIZE"}],
         "parameters": [
             {"parameterId": "num_filters", "integerValueSpec": {"minValue": 2, "maxValue": 8}}
         ],
     }
-    state = tmp_path / "state"
-    result = vtp_run(
-        team, "tune", "--state-dir", str(state), "--param", "task=my_task",
+    config, tuning, jobs = tune(
+        team, tmp_path / "state",
         "--param", f"study_spec={json.dumps(study)}", "--param", "max_trial_count=2",
         "--param", "parallel_trial_count=1", "--param", 'trial_args=["--epochs=1"]',
         "--param", 'trainer_args=["--epochs=1"]', "--param", "metric=rmse",
         "--param", "threshold=100",
     )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    summary = result.stdout[result.stdout.rindex("\nPipeline tune SUCCEEDED") :]
-    exported = re.search(r"export-model:\n    model: \S+ \((\S+)\)", summary)
-    assert exported, summary
-    config = json.loads((Path(exported.group(1)) / "config.json").read_text())
     assert config["task"] == "my_task" and config["hypertune_metric"] == "rmse"
-    service = LocalService(state).start()
-    try:
-        (tuning,) = service.client().list_hyperparameter_tuning_jobs(parent=service.parent)
-        jobs = list(service.client().list_custom_jobs(parent=service.parent))
-    finally:
-        service.stop()
     (trial_pool,) = tuning.trial_job_spec.worker_pool_specs
     assert "--hypertune_metric=rmse" in trial_pool.container_spec.args
     values = [int(p.value) for trial in tuning.trials for p in trial.parameters]
