@@ -28,10 +28,15 @@ MINIMIZE = StudySpec.MetricSpec.GoalType.MINIMIZE
 @pytest.fixture(scope="module")
 def rest(local_service: LocalService) -> Client:
     """The SDK's VizierServiceClient on REST, with the service's token."""
+    return rest_client(local_service)
+
+
+def rest_client(service: LocalService) -> Client:
+    """A VizierServiceClient on REST for `service`, with its token."""
     return Client(
         transport="rest",
-        client_options=ClientOptions(api_endpoint=local_service.url),
-        credentials=local_service.credentials(),
+        client_options=ClientOptions(api_endpoint=service.url),
+        credentials=service.credentials(),
     )
 
 
@@ -306,11 +311,7 @@ def test_unknown_names_are_404(local_service, rest) -> None:
 def test_studies_and_trials_survive_a_restart(tmp_path) -> None:
     service = LocalService(tmp_path / "state").start()
     try:
-        client = Client(
-            transport="rest",
-            client_options=ClientOptions(api_endpoint=service.url),
-            credentials=service.credentials(),
-        )
+        client = rest_client(service)
         study = create(client, service.parent, "kept")
         first = suggest(client, study, 2)
         client.complete_trial(request={"name": first[0].name, "final_measurement": measurement(1)})
@@ -318,11 +319,7 @@ def test_studies_and_trials_survive_a_restart(tmp_path) -> None:
         service.stop()
     service = LocalService(tmp_path / "state").start()
     try:
-        client = Client(
-            transport="rest",
-            client_options=ClientOptions(api_endpoint=service.url),
-            credentials=service.credentials(),
-        )
+        client = rest_client(service)
         assert client.get_study(name=study.name) == study
         kept = client.list_trials(parent=study.name).trials
         assert [t.state for t in kept] == [Trial.State.SUCCEEDED, Trial.State.ACTIVE]
