@@ -11,9 +11,34 @@ entry says why the test cannot run anywhere but on Google's cloud.
 
 import pytest
 
+_BIGQUERY = (
+    "BigQuery (its fixture creates a BigQuery dataset at bigquery.googleapis.com, which no "
+    "machine here reaches: the client waits without a timeout until pytest-timeout ends it)"
+)
+
+_GOOGLE_MODEL = "a model that exists only in Google's test project (a fixed resource ID)"
+_GITHUB = "its job pip-installs the SDK from GitHub, which no machine here can reach"
+
 CANNOT_RUN: dict[str, str] = {
     "test_language_models.py": "Google's hosted language models (publishers/google/models)",
     "test_vision_models.py": "Google's hosted vision models (publishers/google/models)",
+    "test_telemetry.py": "Google's hosted Gemini models (publishers/google/models)",
+    "test_model_interactions.py": "an endpoint that exists only in Google's test project",
+    "test_batch_prediction.py": _GOOGLE_MODEL,
+    "test_private_endpoint.py": _GOOGLE_MODEL,
+    "test_model_evaluation.py": _GOOGLE_MODEL,
+    "test_model_monitoring.py": f"{_GOOGLE_MODEL}, and BigQuery tables of Google's",
+    "test_project_id_inference.py": _GITHUB,
+    "test_custom_job.py::test_from_local_script_enable_autolog_prebuilt_container": _GITHUB,
+    "test_custom_job.py::test_from_local_script_enable_autolog_custom_container": _GITHUB,
+    "test_dataset.py::test_create_tabular_dataset_from_dataframe": _BIGQUERY,
+    "test_dataset.py::test_create_tabular_dataset_from_dataframe_with_provided_schema": _BIGQUERY,
+    "test_dataset.py::test_export_data": (
+        "Google's permanent text dataset in its test project (datasets/6203215905493614592)"
+    ),
+    "test_dataset.py::test_create_and_import_image_dataset": (
+        "Google's sample images, imported in place from gs://cloud-samples-data-us-central1"
+    ),
 }
 """Test file name, or `file::test` node suffix, -> why it cannot run here."""
 

@@ -178,3 +178,22 @@ def test_a_dataset_the_service_cannot_export_is_refused_at_create(
     response = session.post(f"{base}/trainingPipelines", json=pipeline, timeout=30)
     assert 400 <= response.status_code < 500, response.text
     assert words in response.json()["error"]["message"]
+
+
+def test_a_source_is_stored_as_vertex_types_it(local_service) -> None:
+    session, base = local_service.session(), f"{local_service.url}/v1/{local_service.parent}"
+    sources = {"bigquerySource": {"uri": ["bq://p.d.t"]}, "gcsSource": {"uri": "gs://b/r.csv"}}
+    dataset = {
+        "displayName": "d",
+        "metadataSchemaUri": f"{SCHEMAS}dataset/metadata/time_series_1.0.0.yaml",
+        "metadata": {"inputConfig": sources},
+    }
+    created = session.post(f"{base}/datasets", json=dataset, timeout=30).json()
+    stored = created["response"]["metadata"]["inputConfig"]
+    assert stored == {
+        "bigquerySource": {"uri": "bq://p.d.t"},
+        "gcsSource": {"uri": ["gs://b/r.csv"]},
+    }
+    dataset["metadata"]["inputConfig"] = {"bigquerySource": {"uri": ["bq://a.b.c", "bq://d.e.f"]}}
+    refused = session.post(f"{base}/datasets", json=dataset, timeout=30)
+    assert refused.status_code == 400 and "one table" in refused.json()["error"]["message"]

@@ -38,6 +38,7 @@ from google.cloud.aiplatform_v1 import (
     ImportDataRequest,
     InputDataConfig,
 )
+from google.protobuf import json_format, struct_pb2
 
 from vtp import storage
 from vtp.local.base import errors
@@ -100,6 +101,8 @@ class Datasets:
                 f"schema; use one of {', '.join(_schemas())}."
             )
         _check_labels(dict(dataset.labels), "dataset.labels")
+        if dataset.metadata_schema_uri in SOURCE_ONLY:
+            _normalize_source(dataset)
         if "-" in parent.split("/"):
             raise errors.invalid_argument(f"Invalid parent {parent!r}: name one location.")
         for field in ("data_item_count", "etag", "saved_queries", "metadata_artifact"):
@@ -525,6 +528,26 @@ def _source_uris(dataset: Dataset) -> list[str]:
             f"Dataset {dataset.name} has no source (metadata.inputConfig.gcsSource.uri)."
         )
     return [str(u) for u in uris]
+
+
+def _normalize_source(dataset: Dataset) -> None:
+    """Store the source as Vertex's typed InputConfig holds it: `bigquerySource.uri` is one table
+    (the SDK sends a list of one), `gcsSource.uri` a list."""
+    metadata = _json(dataset).get("metadata")
+    source = metadata.get("inputConfig") if isinstance(metadata, dict) else None
+    if not isinstance(metadata, dict) or not isinstance(source, dict):
+        return
+    table = _field(source, "bigquerySource", "uri")
+    if isinstance(table, list):
+        if len(table) != 1 or not isinstance(table[0], str):
+            raise errors.invalid_argument(
+                "dataset.metadata.inputConfig.bigquerySource.uri: name one table (bq://...)."
+            )
+        source["bigquerySource"]["uri"] = table[0]
+    files = _field(source, "gcsSource", "uri")
+    if isinstance(files, str):
+        source["gcsSource"]["uri"] = [files]
+    dataset.metadata = json_format.ParseDict(metadata, struct_pb2.Value())
 
 
 def _field(source: dict, kind: str, field: str) -> object:
