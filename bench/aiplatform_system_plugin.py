@@ -36,6 +36,9 @@ CANNOT_RUN: dict[str, str] = {
     "test_dataset.py::test_export_data": (
         "Google's permanent text dataset in its test project (datasets/6203215905493614592)"
     ),
+    "test_dataset.py::test_export_data_for_custom_training": (
+        "Google's permanent flowers dataset in its test project (datasets/1997950066622464000)"
+    ),
     "test_dataset.py::test_create_and_import_image_dataset": (
         "Google's sample images, imported in place from gs://cloud-samples-data-us-central1"
     ),
