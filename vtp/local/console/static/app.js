@@ -873,6 +873,7 @@ const ROUTES = [
   [/^#\/runs\/([^?]+)/, runPage, "runs"], [/^#\/runs/, runsPage, "runs"],
   [/^#\/jobs\/(\d+)/, jobPage, "jobs"], [/^#\/jobs/, jobsPage, "jobs"],
   [/^#\/tuning\/(\d+)/, studyPage, "tuning"], [/^#\/tuning/, tuningPage, "tuning"],
+  [/^#\/experiments\/([^?/]+)/, experimentPage, "experiments"], [/^#\/experiments/, experimentsPage, "experiments"],
   [/^#\/models/, modelsPage, "models"],
 ];
 
