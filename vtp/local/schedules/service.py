@@ -23,7 +23,7 @@ from google.cloud import aiplatform_v1
 from vtp.local.base import errors
 from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, set_times, time_of
-from vtp.local.base.routing import parse_message
+from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.pipeline_jobs.service import PipelineJobs
 from vtp.local.service import Service
@@ -35,6 +35,15 @@ _OUTPUT_ONLY = (
     *("name", "started_run_count", "state", "create_time", "update_time", "next_run_time"),
     *("last_pause_time", "last_resume_time", "catch_up", "last_scheduled_run_response"),
 )
+UPDATABLE = (
+    *("display_name", "start_time", "end_time", "cron", "max_run_count"),
+    *("max_concurrent_run_count", "allow_queueing", "create_pipeline_job_request"),
+)
+"""What `update` may change (the fields of Vertex's UpdateSchedule), as proto field names."""
+UPDATABLE_PATHS = tuple(
+    path.split("_")[0] + "".join(w.title() for w in path.split("_")[1:]) for path in UPDATABLE
+)
+"""The same, as REST's camelCase paths (how error messages name them)."""
 _log = logging.getLogger(__name__)
 
 
@@ -126,6 +135,43 @@ class Schedules:
             record.runtime["catch_up"] = catch_up
             self._complete_if_over(record)
             self._save(record)
+
+    def update(self, name: str, body: bytes, update_mask: str) -> Schedule:
+        """Change the fields `update_mask` names of an ACTIVE or PAUSED schedule, as Vertex
+        does: the runs it already created go on; an ACTIVE one fires next at the first time
+        its (new) cron gives from now on."""
+        change, fields = parse(body), mask_fields(update_mask)
+        if not fields:
+            raise errors.invalid_argument(
+                f"updateMask is required: the fields to change, of {', '.join(UPDATABLE_PATHS)}."
+            )
+        unknown = [path for path in fields if path not in UPDATABLE]
+        if unknown:
+            raise errors.invalid_argument(
+                f"updateMask: {', '.join(unknown)} cannot be updated; the fields that can are "
+                f"{', '.join(UPDATABLE_PATHS)}."
+            )
+        with self._lock:
+            record = self._record(name)
+            if record.resource.state not in (State.ACTIVE, State.PAUSED):
+                raise errors.failed_precondition(
+                    f"Cannot update {record.resource.name}: it is "
+                    f"{record.resource.state.name}, not ACTIVE or PAUSED."
+                )
+            updated = Schedule(record.resource)
+            for path in fields:
+                if path in change:
+                    setattr(updated, path, getattr(change, path))
+                else:
+                    delattr(updated, path)
+            self._check(record.parent, updated)
+            if updated.state == State.ACTIVE:
+                since = max(time_of(updated, "start_time"), self.clock())
+                set_times(updated, cron.first_time(updated.cron, since), "next_run_time")
+            record.resource = updated
+            self._complete_if_over(record)
+            self._save(record)
+            return record.resource
 
     def delete(self, name: str) -> dict:
         """Delete a schedule (its runs go on); return the done Operation."""

@@ -17,6 +17,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform_v1 import PipelineState
 from google.oauth2.credentials import Credentials
+from google.protobuf.field_mask_pb2 import FieldMask
 
 from tests.fixtures import PROJECT, REGION, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
@@ -221,3 +222,40 @@ def test_start_and_end_times_bound_the_runs(served, clock, client, tiny_yaml):
     assert done.state == State.COMPLETED  # no cron time falls between start and end
     for schedule in (early, late, done):
         client.delete_schedule(name=schedule.name).result(timeout=10)
+
+
+def test_update_changes_the_masked_fields_and_the_next_run(served, clock, client, tiny_yaml):
+    created = client.create_schedule(
+        parent=PARENT, schedule=schedule_request(tiny_yaml, "updated", Limits(max_run_count=5))
+    )
+    assert created.next_run_time == datetime(2030, 1, 1, 10, 1, tzinfo=UTC)
+    change = aiplatform_v1.Schedule(cron="TZ=UTC 0 12 * * *", display_name="ignored")
+    updated = client.update_schedule(
+        schedule=_named(change, created), update_mask=FieldMask(paths=["cron"])
+    )
+    assert (updated.cron, updated.display_name) == ("TZ=UTC 0 12 * * *", "updated")
+    assert updated.next_run_time == datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+    client.pause_schedule(name=created.name)
+    paused = client.update_schedule(
+        schedule=_named(aiplatform_v1.Schedule(max_run_count=2), created),
+        update_mask=FieldMask(paths=["max_run_count"]),
+    )
+    assert (paused.state, paused.max_run_count) == (State.PAUSED, 2)
+    assert "next_run_time" not in paused
+    for paths, message in [
+        ([], "updateMask is required"),
+        (["state"], "state cannot be updated"),
+        (["cron"], "schedule.cron is required"),  # the mask clears it: refused, nothing changed
+    ]:
+        with pytest.raises(exceptions.BadRequest, match=message):
+            client.update_schedule(
+                schedule=_named(aiplatform_v1.Schedule(), created),
+                update_mask=FieldMask(paths=paths),
+            )
+    assert client.get_schedule(name=created.name).cron == "TZ=UTC 0 12 * * *"
+    client.delete_schedule(name=created.name).result(timeout=10)
+
+
+def _named(schedule: aiplatform_v1.Schedule, created: aiplatform_v1.Schedule):
+    schedule.name = created.name
+    return schedule
