@@ -249,6 +249,18 @@ def wait_for_state(
     return wait_until(reached, timeout, f"{name} to reach {[s.name for s in wanted]}")
 
 
+def exec_program(url: str, folder: Path, *args: str) -> dict:
+    """`vtp local exec -- python program.py ARGS` in the user's `folder`, against the service
+    at `url`; it must succeed, and its last line of output is JSON, returned."""
+    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", url]
+    result = subprocess.run(
+        [*command, "--", sys.executable, "program.py", *args],
+        cwd=folder, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def team_folder(tmp_path: Path, task: str) -> Path:
     """A team's folder, outside the repository, with its task module `my_task.py` (`task`)."""
     folder = tmp_path / "team"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import REPO, serving_processes, train_digits
+from tests.fixtures import REPO, exec_program, serving_processes, train_digits
 from trainer.checkpoint import list_checkpoints
 from trainer.export import export_checkpoint
 
@@ -125,13 +125,7 @@ def test_model_batch_predict_matches_endpoint_predict(local_service, digits_mode
     folder.mkdir()
     header = f"IMAGE = {IMAGE!r}\nINSTANCES = {INSTANCES!r}\nMALFORMED = {MALFORMED!r}\n"
     (folder / "program.py").write_text(header + textwrap.dedent(PROGRAM))
-    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url]
-    result = subprocess.run(
-        [*command, "--", sys.executable, "program.py"],
-        cwd=folder, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    out = exec_program(local_service.url, folder)
 
     assert out["state"] == "JOB_STATE_SUCCEEDED"
     assert out["output"].startswith("gs://team-data/out/prediction-digits-")

@@ -6,15 +6,12 @@ the refusals (a pickle-based file unless the operator allows it, other prebuilt 
 scikit-learn is in the test environment; the XGBoost test is skipped where xgboost is not
 installed (bench/aiplatform_system.py runs the SDK's own XGBoost tests with it)."""
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures import LocalService
+from tests.fixtures import LocalService, exec_program
 
 pytestmark = pytest.mark.slow
 
@@ -58,13 +55,7 @@ def run_program(service: LocalService, folder: Path, *args: str) -> dict:
     instances = features[::30]
     program = f"INSTANCES = {instances!r}\n" + textwrap.dedent(PROGRAM)
     (folder / "program.py").write_text(program)
-    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", service.url]
-    result = subprocess.run(
-        [*command, "--", sys.executable, "program.py", *args],
-        cwd=folder, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    return {"instances": instances, **json.loads(result.stdout.strip().splitlines()[-1])}
+    return {"instances": instances, **exec_program(service.url, folder, *args)}
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,12 @@ One program trains with each of `CustomTrainingJob`, `CustomContainerTrainingJob
 deploys the first model, predicts, and undeploys; the test compares the predictions with
 `trainer.predict` on the same exported directory."""
 
-import json
-import subprocess
-import sys
 import tarfile
 import textwrap
 
 import pytest
 
-from tests.fixtures import serving_processes
+from tests.fixtures import exec_program, serving_processes
 
 pytestmark = pytest.mark.slow
 
@@ -133,13 +130,7 @@ def test_train_with_each_sdk_class_then_deploy_and_predict(local_service, tmp_pa
     header = f"IMAGE = {PROJECT_IMAGE!r}\nINSTANCES = {instances!r}\n"
     (folder / "program.py").write_text(header + textwrap.dedent(PROGRAM))
 
-    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url]
-    result = subprocess.run(
-        [*command, "--", sys.executable, "program.py"],
-        cwd=folder, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    results = json.loads(result.stdout.strip().splitlines()[-1])
+    results = exec_program(local_service.url, folder)
 
     assert results["script_model"][0] == "digits"
     assert results["container_model"] == "2"
