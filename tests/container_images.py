@@ -3,6 +3,8 @@
 - `engine()`: Podman's command line and the environment it needs here: runc and cgroupfs where
   runc is installed, and a containers.conf that clears `default_ulimits` (this project's CI
   sandbox refuses crun and the default ulimits; docs/containers.md).
+- `marked_image(kind)`: a throwaway image of that base with a /marker file of its own (and any
+  files and Containerfile lines a test adds), removed afterwards.
 - `debian_python(engine)`: a Debian bookworm base with Python 3.11, made once per machine with
   `mmdebstrap` from the package mirror (about 90 s) and imported with `podman import`. The tar
   is kept under `$VTP_TEST_IMAGE_CACHE` (default `<tmp>/vtp-test-images`) and the image is
@@ -16,7 +18,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 PODMAN = shutil.which("podman")
@@ -102,3 +105,26 @@ def remove_image(command: list[str], env: dict[str, str], image: str) -> None:
     subprocess.run(
         [*command, "rmi", "--force", image], env={**os.environ, **env}, capture_output=True
     )
+
+
+@contextlib.contextmanager
+def marked_image(
+    kind: str, files: Mapping[str, str] | None = None, lines: str = ""
+) -> Iterator[tuple[str, str]]:
+    """(name, marker): `localhost/vtp-test-KIND-...:1`, the Debian base with Python, a /marker
+    holding `marker`, `files` (name: text) copied to /, then the Containerfile's `lines`."""
+    command, env = engine()
+    base = debian_python(command, env)
+    name, marker = f"localhost/vtp-test-{kind}-{uuid.uuid4().hex[:8]}:1", uuid.uuid4().hex
+    context = Path(os.environ.get("TMPDIR", "/tmp")) / f"vtp-context-{marker}"
+    context.mkdir()
+    (context / "marker").write_text(marker + "\n")
+    copies = ""
+    for file, text in (files or {}).items():
+        (context / file).write_text(text)
+        copies += f"COPY {file} /{file}\n"
+    build(command, env, name, f"FROM {base}\nCOPY marker /marker\n{copies}{lines}", context)
+    try:
+        yield name, marker
+    finally:
+        remove_image(command, env, name)

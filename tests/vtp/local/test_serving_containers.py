@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import uuid
 from pathlib import Path
 
 import pytest
@@ -78,20 +77,9 @@ PROGRAM = """
 @pytest.fixture(scope="module")
 def image() -> tuple[str, str]:
     """(name, marker): the Debian base with the server as its entrypoint and a /marker."""
-    command, env = container_images.engine()
-    base = container_images.debian_python(command, env)
-    name, marker = f"localhost/vtp-test-serving-{uuid.uuid4().hex[:8]}:1", uuid.uuid4().hex
-    context = Path(os.environ.get("TMPDIR", "/tmp")) / f"vtp-context-{marker}"
-    context.mkdir()
-    (context / "marker").write_text(marker + "\n")
-    (context / "server.py").write_text(SERVER)
-    containerfile = (
-        f"FROM {base}\nCOPY marker /marker\nCOPY server.py /server.py\n"
-        'ENTRYPOINT ["python3", "/server.py"]\n'
-    )
-    container_images.build(command, env, name, containerfile, context)
-    yield name, marker
-    container_images.remove_image(command, env, name)
+    entrypoint = 'ENTRYPOINT ["python3", "/server.py"]\n'
+    with container_images.marked_image("serving", {"server.py": SERVER}, entrypoint) as made:
+        yield made
 
 
 def test_a_custom_serving_container_answers_predict(tmp_path: Path, image) -> None:

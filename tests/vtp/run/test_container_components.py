@@ -57,15 +57,8 @@ def containers(text: str = "hello"):
 @pytest.fixture(scope="module")
 def image() -> tuple[str, str]:
     """(name, marker): the Debian base with Python and a /marker file of its own."""
-    command, env = container_images.engine()
-    base = container_images.debian_python(command, env)
-    name, marker = f"localhost/vtp-test-component-{uuid.uuid4().hex[:8]}:1", uuid.uuid4().hex
-    context = Path(os.environ.get("TMPDIR", "/tmp")) / f"vtp-context-{marker}"
-    context.mkdir()
-    (context / "marker").write_text(marker + "\n")
-    container_images.build(command, env, name, f"FROM {base}\nCOPY marker /marker\n", context)
-    yield name, marker
-    container_images.remove_image(command, env, name)
+    with container_images.marked_image("component") as made:
+        yield made
 
 
 def test_a_container_component_runs_in_its_image(tmp_path: Path, image: tuple[str, str]) -> None:
