@@ -110,12 +110,7 @@ class ImageServer(ModelServer):
         inside = {
             **dict(self.plan.env),
             "AIP_HTTP_PORT": str(self.plan.container_port),
-            "AIP_HEALTH_ROUTE": self.plan.health_route,
-            "AIP_PREDICT_ROUTE": self.plan.predict_route,
-            "AIP_STORAGE_URI": self.plan.storage_uri,
-            "AIP_DEPLOYED_MODEL_ID": deployed_id,
-            "AIP_ENDPOINT_ID": endpoint_id,
-            "AIP_MACHINE_TYPE": machine_type,
+            **self.vertex_variables(endpoint_id, deployed_id, machine_type),
             "AIP_MODE": "PREDICTION",
         }
         self._inside = sorted(inside)

@@ -209,12 +209,7 @@ class ModelServer:
         `env` over those, and over everything the variables only the service sets."""
         env = {
             **base,
-            "AIP_HEALTH_ROUTE": self.plan.health_route,
-            "AIP_PREDICT_ROUTE": self.plan.predict_route,
-            "AIP_STORAGE_URI": self.plan.storage_uri,
-            "AIP_DEPLOYED_MODEL_ID": deployed_id,
-            "AIP_ENDPOINT_ID": endpoint_id,
-            "AIP_MACHINE_TYPE": machine_type,
+            **self.vertex_variables(endpoint_id, deployed_id, machine_type),
             **dict(self.plan.env),
         }
         storage_root = Path(base[GCS_ROOT_ENV]).resolve()
@@ -237,6 +232,19 @@ class ModelServer:
             }
         )
         return env
+
+    def vertex_variables(
+        self, endpoint_id: str, deployed_id: str, machine_type: str
+    ) -> dict[str, str]:
+        """The AIP_ variables Vertex gives every model server, its port aside."""
+        return {
+            "AIP_HEALTH_ROUTE": self.plan.health_route,
+            "AIP_PREDICT_ROUTE": self.plan.predict_route,
+            "AIP_STORAGE_URI": self.plan.storage_uri,
+            "AIP_DEPLOYED_MODEL_ID": deployed_id,
+            "AIP_ENDPOINT_ID": endpoint_id,
+            "AIP_MACHINE_TYPE": machine_type,
+        }
 
     def auth_headers(self) -> dict[str, str]:
         """What every request to the server carries: its secret, which only the service holds."""
