@@ -18,13 +18,13 @@ reaches the container through the client, the container's processes carry the re
 reaped. An image must exist locally or be pulled before the job starts (`image_problem`).
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from vtp.containers import client_environment as client_environment
 from vtp.containers import image_problem as image_problem
 from vtp.containers import remove as remove
-from vtp.containers import run_argv
+from vtp.containers import run_argv as run_argv
 from vtp.storage import GCS_ROOT_ENV
 
 MOUNT = "/gcs"
@@ -34,18 +34,10 @@ HOST_ONLY = frozenset(
 """Variables of a host replica's environment that name the host: the image sets its own."""
 
 
-def run_command(
-    engine: Sequence[str],
-    name: str,
-    image: str,
-    command: Sequence[str],
-    args: Sequence[str],
-    env_names: Sequence[str],
-    storage_root: Path,
-) -> list[str]:
-    """The engine command line that runs one replica as container `name`."""
-    volumes = [(str(storage_root.resolve()), MOUNT)]
-    return run_argv(engine, name, image, command, args, env_names, volumes)
+def storage_volumes(storage_root: Path) -> list[tuple[str, str]]:
+    """The storage root, mounted at /gcs as Cloud Storage FUSE is on Vertex (`run_argv`'s
+    volumes)."""
+    return [(str(storage_root.resolve()), MOUNT)]
 
 
 def container_environment(replica: Mapping[str, str]) -> dict[str, str]:

@@ -181,9 +181,10 @@ class ReplicaSet:
         """The engine's command line and its client's environment for `replica`'s container."""
         inside = containers.container_environment(host_env)
         pool = replica.pool
-        argv = containers.run_command(
+        argv = containers.run_argv(
             self._engine, replica.container, pool.image, pool.command,
-            pool.argv[len(pool.command):], sorted(inside), self._storage_root,
+            pool.argv[len(pool.command):], sorted(inside),
+            containers.storage_volumes(self._storage_root),
         )  # fmt: skip
         return argv, containers.client_environment(inside, os.environ)
 
