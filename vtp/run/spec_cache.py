@@ -7,8 +7,8 @@ from the environment reaches it: `pipelines/compile.py`), so it is kept, with wh
 compiled from:
 
 - the versions of the distributions that compile it (kfp, Google's components, this project);
-- the path and SHA-256 of every module file imported so far (compiling included) from outside
-  the installed packages: this project's sources in an editable install;
+- the path and SHA-256 of every module file, outside the installed packages, that compiling
+  imported or that belongs to this project (its sources, in an editable install);
 
 and read back only while all of those are unchanged. An entry is one JSON file in
 `$XDG_CACHE_HOME/vtp/compiled/` (default `~/.cache`), written atomically, private to the user;
@@ -27,6 +27,9 @@ from typing import Any
 
 CACHE_ENV = "XDG_CACHE_HOME"
 DISTRIBUTIONS = ("kfp", "google-cloud-pipeline-components", "vertex-torch-pipelines")
+PROJECT_PACKAGES = frozenset({"pipelines", "components", "trainer", "vtp"})
+"""This project's packages: every module of theirs loaded counts, imported by compiling or
+before it (`pipelines.catalog` is, by whoever names a pipeline)."""
 _INSTALLED = tuple(
     str(Path(p).resolve())
     for p in {sysconfig.get_path(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}
@@ -40,8 +43,10 @@ def cached_spec(name: str, compile_spec: Callable[[], dict[str, Any]]) -> dict[s
     kept = _read(entry)
     if kept is not None and kept.get("versions") == _versions() and _unchanged(kept["files"]):
         return kept["spec"]
+    before = set(sys.modules)
     spec = compile_spec()
-    files = _sources(set(sys.modules))  # all of this process's: what compiling saw, and more
+    ours = {m for m in sys.modules if m.partition(".")[0] in PROJECT_PACKAGES}
+    files = _sources((set(sys.modules) - before) | ours)
     if files is not None:  # every source known: safe to keep
         _write(entry, {"versions": _versions(), "files": files, "spec": spec})
     return spec
@@ -63,8 +68,8 @@ def _versions() -> dict[str, str]:
 
 
 def _sources(modules: set[str]) -> dict[str, str] | None:
-    """Path -> SHA-256 of each module's file outside the installed packages;
-    None when one has no readable file (its code cannot be checked next time)."""
+    """Path -> SHA-256 of each module's file outside the installed packages; None when one has
+    no readable file (its code cannot be checked next time: nothing is kept)."""
     files: dict[str, str] = {}
     for name in modules:
         module = sys.modules.get(name)

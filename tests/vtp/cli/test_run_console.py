@@ -72,5 +72,6 @@ def test_the_summarys_console_link_opens_the_runs_graph(page, runs) -> None:
     nodes = page.eval_on_selector_all(
         "svg.dag g.node", "nodes => nodes.map(n => [n.dataset.task, n.dataset.state])"
     )
-    # `add` ran with the same inputs in the first run: a cache hit shows SKIPPED, as on Vertex.
-    assert dict(nodes) == {"add": "SKIPPED", "record": "SUCCEEDED"}
+    # `add` ran with the same inputs in the first run: a cache hit (a SKIPPED task whose
+    # execution is CACHED, as on Vertex) shows as cached.
+    assert dict(nodes) == {"add": "CACHED", "record": "SUCCEEDED"}

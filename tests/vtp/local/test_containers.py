@@ -27,6 +27,8 @@ PARENT = "projects/local/locations/us-central1"
 ENTRYPOINT = """read marker < /marker
 [ -e /work ] && host=yes || host=no
 echo "$marker $host $CLOUD_ML_JOB_ID $*" > /gcs/b/out/$RANK
+# The primary's exit ends the job and stops the others: it waits for the worker's line first.
+if [ "$RANK" = 0 ]; then while [ ! -s /gcs/b/out/1 ]; do :; done; fi
 """
 """What the image runs: its marker, whether the host's /work shows, the job and its args."""
 

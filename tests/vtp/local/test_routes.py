@@ -193,7 +193,7 @@ def test_preempt_refuses_unknown_replicas_and_jobs_not_running(http, local_servi
 
 
 def test_an_api_the_service_lacks_is_unimplemented_naming_what_it_serves(http):
-    path = "/v1/projects/local/locations/us-central1/metadataStores?metadataStoreId=default"
+    path = "/v1/projects/local/locations/us-central1/featurestores?featurestoreId=default"
     status, code, message = error(http("POST", path, data="{}"))
     assert (status, code) == (501, "UNIMPLEMENTED")
     assert "not supported by the local Vertex service" in message

@@ -187,12 +187,12 @@ def _channel(local_service):
         ),
         ("/some.other.Service/Call", b"", "UNIMPLEMENTED", "not supported by the local Vertex"),
         (
-            "/google.cloud.aiplatform.v1.MetadataService/GetMetadataStore",
-            aiplatform_v1.GetMetadataStoreRequest.serialize(
-                {"name": "projects/local/locations/us-central1/metadataStores/default"}
+            "/google.cloud.aiplatform.v1.FeaturestoreService/GetFeaturestore",
+            aiplatform_v1.GetFeaturestoreRequest.serialize(
+                {"name": "projects/local/locations/us-central1/featurestores/default"}
             ),
             "UNIMPLEMENTED",
-            "it serves customJobs",
+            "customJobs, datasets",  # what it serves, by name
         ),
     ],
 )

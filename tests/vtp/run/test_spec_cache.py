@@ -68,3 +68,17 @@ def test_an_unwritable_cache_only_costs_a_compile(module: Path, monkeypatch) -> 
     for _ in range(2):
         assert spec_cache.cached_spec("p", compiler(calls)) == {"root": {"value": 1}}
     assert calls == [1, 1]
+
+
+def test_a_module_loaded_before_whose_file_is_gone_does_not_matter(module: Path, tmp_path) -> None:
+    gone = tmp_path / "src" / "spec_gone_mod.py"
+    gone.write_text("X = 1\n")
+    importlib.import_module("spec_gone_mod")
+    gone.unlink()  # as another test's temporary module is, in a long test session
+    try:
+        calls: list[int] = []
+        for _ in range(2):
+            spec_cache.cached_spec("p", compiler(calls))
+        assert calls == [1]
+    finally:
+        sys.modules.pop("spec_gone_mod", None)
