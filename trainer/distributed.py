@@ -182,6 +182,7 @@ class Runtime:
     local_rank: int
     device: torch.device
     cpu_group: Any = None  # a gloo group for host-side objects, also when training on NCCL
+    store: Any = None  # the job's TCPStore (hosted by rank 0), kept past the process group
 
     @property
     def is_main(self) -> bool:
@@ -236,9 +237,16 @@ def init(placement: Placement, timeout_s: int) -> Runtime:
         nodes, timeout = placement.nodes, datetime.timedelta(seconds=timeout_s)
         # The TCP store retries until `timeout`, so peers may start in any order; the same timeout
         # bounds every collective, so a hung peer fails the job instead of stalling it forever.
+        runtime.store = dist.TCPStore(
+            nodes.master_addr,
+            nodes.master_port,
+            runtime.world_size,
+            is_master=runtime.is_main,
+            timeout=timeout,
+        )
         dist.init_process_group(
             backend="nccl" if device.type == "cuda" else "gloo",
-            init_method=f"tcp://{nodes.master_addr}:{nodes.master_port}",
+            store=runtime.store,
             rank=runtime.rank,
             world_size=runtime.world_size,
             timeout=timeout,
@@ -250,9 +258,24 @@ def init(placement: Placement, timeout_s: int) -> Runtime:
 
 
 def shutdown(runtime: Runtime) -> None:
-    """Leave the process group."""
-    if runtime.world_size > 1 and dist.is_initialized():
-        dist.destroy_process_group()
+    """Leave the process group; the main process, which hosts the job's store, leaves last.
+
+    Tearing a process group down still talks to the store; a main process that exited first
+    would take the store with it while another process is still tearing down, and that
+    process aborts ("terminate called without an active exception") after a job that
+    succeeded. So every other process says on the store that it is done, and the main process
+    waits for all of them (within the job's collective timeout) before it returns."""
+    if runtime.world_size <= 1 or not dist.is_initialized():
+        return
+    dist.destroy_process_group()
+    if runtime.store is None:
+        return
+    if runtime.is_main:
+        others = [f"vtp/left/{rank}" for rank in range(1, runtime.world_size)]
+        with contextlib.suppress(RuntimeError):  # one died: the launcher reports it
+            runtime.store.wait(others)
+    else:
+        runtime.store.set(f"vtp/left/{runtime.rank}", "1")
 
 
 def configure_logging(prefix: str, verbose: bool) -> None:
