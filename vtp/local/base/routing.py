@@ -13,7 +13,7 @@ answer with `list_page`; long-running operations are read through `operation_rou
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -128,6 +128,20 @@ def set_fields(body: bytes, allowed: tuple[str, ...]) -> list[str]:
         return []
     fields = [re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower() for key in value]
     return [f for f in fields if f in allowed]
+
+
+def update_fields(mask: str, updatable: Iterable[str]) -> list[str]:
+    """The proto field names an update's `updateMask` names; INVALID_ARGUMENT when it names
+    none, or one outside `updatable`."""
+    fields, allowed = mask_fields(mask), tuple(updatable)
+    if not fields:
+        raise errors.invalid_argument("updateMask is required: name the fields to update.")
+    for path in fields:
+        if path not in allowed:
+            raise errors.invalid_argument(
+                f"updateMask: {path!r} cannot be updated; updatable: {', '.join(allowed)}."
+            )
+    return fields
 
 
 def read_masked(item: dict, mask: str) -> dict:

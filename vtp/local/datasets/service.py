@@ -44,7 +44,7 @@ from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
-from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.routing import parse_message, update_fields
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.datasets import tables
 from vtp.local.models.upload import LABEL_KEY, LABEL_VALUE
@@ -131,14 +131,7 @@ class Datasets:
     def update(self, name: str, body: bytes, mask: str) -> Dataset:
         """Apply the fields `mask` names (displayName, description, labels) from `body`."""
         change = parse_message(Dataset, body)
-        fields = mask_fields(mask)
-        if not fields:
-            raise errors.invalid_argument("updateMask is required: name the fields to update.")
-        for field in fields:
-            if field not in UPDATABLE:
-                raise errors.invalid_argument(
-                    f"updateMask: {field!r} cannot be updated; updatable: {', '.join(UPDATABLE)}."
-                )
+        fields = update_fields(mask, UPDATABLE)
         if "display_name" in fields and not change.display_name.strip():
             raise errors.invalid_argument("dataset.displayName must not be empty.")
         _check_labels(dict(change.labels), "dataset.labels")

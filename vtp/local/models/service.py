@@ -20,7 +20,7 @@ from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page, set_times
-from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.routing import parse_message, update_fields
 from vtp.local.base.sqlite import Database
 from vtp.local.models.store import SCHEMA, ModelStore
 from vtp.local.models.upload import (
@@ -113,14 +113,7 @@ class ModelRegistry:
         belong to the model (every version), version_description and version_aliases to the
         version `name` means."""
         change = parse_message(Model, body)
-        fields = mask_fields(mask)
-        if not fields:
-            raise errors.invalid_argument("updateMask is required: name the fields to update.")
-        for field in fields:
-            if field not in UPDATABLE:
-                raise errors.invalid_argument(
-                    f"updateMask: {field!r} cannot be updated; updatable: {', '.join(UPDATABLE)}."
-                )
+        fields = update_fields(mask, UPDATABLE)
         if "labels" in fields:
             check_labels(dict(change.labels))
         with self._lock:
