@@ -1,8 +1,11 @@
 """Every resource type is read by `projects/-/locations/-/<collection>/<id>`, as on Vertex.
 
-One lookup (`vtp/local/base/names.py`) serves every resource type; these requests go through the
-HTTP front end, so each type's route, service and store are covered together. An ID nobody
-created is NOT_FOUND naming the resource kind, whichever project and location are asked for.
+One rule (`vtp/local/base/names.py`) serves every resource type: top-level collections look up
+through `find` (most by way of `base/services.py`'s `CollectionService`), resources inside another
+(artifacts, tensorboard experiments, trials) through `base/named_store.py` or their parent's row.
+These requests go through the HTTP front end, so each type's route, service and store are covered
+together. An ID nobody created is NOT_FOUND naming the resource kind, whichever project and
+location are asked for.
 """
 
 import json
@@ -15,6 +18,11 @@ from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 from tests.vtp.local.conftest import scripted_pool
 
 CUSTOM_TASK = "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
+TABULAR = "gs://google-cloud-aiplatform/schema/dataset/metadata/tabular_1.0.0.yaml"
+_STUDY_SPEC = {
+    "metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}],
+    "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}],
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +79,19 @@ def _created(collection: str, post, local_service, tmp_path, tiny_yaml) -> str:
         return post(collection, body)["name"]
     if collection == "pipelineJobs":
         return post(collection, _pipeline_job(tiny_yaml))["name"]
+    if collection == "batchPredictionJobs":
+        return post(collection, _batch_prediction_job(post, local_service))["name"]
+    if collection == "datasets":
+        body = {"displayName": "any", "metadataSchemaUri": TABULAR}
+        return post(collection, body)["response"]["name"]
+    if collection == "studies":
+        study = {"displayName": f"any-{tmp_path.name}", "studySpec": _STUDY_SPEC}
+        return post(collection, study)["name"]
+    if collection == "metadataStores":
+        store_id = "any-" + tmp_path.name[-40:].replace("_", "-").lower()
+        return post(f"{collection}?metadataStoreId={store_id}", {})["response"]["name"]
+    if collection == "tensorboards":
+        return post(collection, {"displayName": "any"})["response"]["name"]
     assert collection == "schedules"
     request = {"parent": local_service.parent, "pipelineJob": _pipeline_job(tiny_yaml)}
     body = {
@@ -82,6 +103,22 @@ def _created(collection: str, post, local_service, tmp_path, tiny_yaml) -> str:
     return post(collection, body)["name"]
 
 
+def _batch_prediction_job(post, local_service) -> dict:
+    """A job whose input is missing: it fails at once, and stays to be read."""
+    serving = {"imageUri": "python:3.11", "command": ["python", "-c", "pass"]}
+    model = {"displayName": "any", "containerSpec": serving}
+    uploaded = post("models:upload", {"model": model})["response"]["model"]
+    return {
+        "displayName": "any",
+        "model": uploaded,
+        "inputConfig": {"instancesFormat": "jsonl", "gcsSource": {"uris": ["gs://any/no.jsonl"]}},
+        "outputConfig": {
+            "predictionsFormat": "jsonl",
+            "gcsDestination": {"outputUriPrefix": "gs://any/out"},
+        },
+    }
+
+
 COLLECTIONS = {
     "customJobs": "CustomJob",
     "hyperparameterTuningJobs": "HyperparameterTuningJob",
@@ -90,7 +127,20 @@ COLLECTIONS = {
     "trainingPipelines": "TrainingPipeline",
     "pipelineJobs": "PipelineJob",
     "schedules": "Schedule",
+    "batchPredictionJobs": "BatchPredictionJob",
+    "datasets": "Dataset",
+    "studies": "Study",
+    "metadataStores": "MetadataStore",
+    "tensorboards": "Tensorboard",
 }
+NESTED = {
+    ("metadataStores", "artifacts"): "Artifact",
+    ("metadataStores", "contexts"): "Context",
+    ("metadataStores", "executions"): "Execution",
+    ("tensorboards", "experiments"): "TensorboardExperiment",
+    ("studies", "trials"): "Trial",
+}
+"""Resources inside another: (the parent's collection, their own) and the kind NOT_FOUND names."""
 
 
 @pytest.mark.parametrize("collection", COLLECTIONS)
@@ -113,6 +163,42 @@ def test_any_project_and_location_reach_the_resource(
 @pytest.mark.parametrize(("collection", "kind"), COLLECTIONS.items())
 def test_an_unknown_id_is_not_found_naming_the_kind(collection, kind, local_service):
     name = f"projects/-/locations/-/{collection}/123"
+    missing = local_service.session().get(f"{local_service.url}/v1/{name}", timeout=30)
+    assert missing.status_code == 404
+    assert missing.json()["error"]["message"] == f"{kind} {name} not found."
+
+
+def _created_inside(parent: str, collection: str, post) -> str:
+    """The name of a new resource of `collection` inside the resource `parent`."""
+    relative = parent.split("/", 4)[4]  # <collection>/<id>, under the service's own parent
+    if collection == "experiments":
+        return post(f"{relative}/experiments?tensorboardExperimentId=any", {})["name"]
+    if collection == "trials":
+        return post(f"{relative}/trials", {"parameters": [{"parameterId": "x", "value": 0.5}]})[
+            "name"
+        ]
+    return post(f"{relative}/{collection}", {"displayName": "any"})["name"]
+
+
+@pytest.mark.parametrize(("outer", "collection"), NESTED)
+def test_any_project_and_location_reach_a_nested_resource(
+    outer, collection, post, local_service, tmp_path, tiny_yaml
+):
+    parent = _created(outer, post, local_service, tmp_path, tiny_yaml)
+    name = _created_inside(parent, collection, post)
+    inner = name.split("/", 4)[4]
+    session = local_service.session()
+    found = session.get(f"{local_service.url}/v1/projects/-/locations/-/{inner}", timeout=30)
+    assert found.status_code == 200, found.text
+    assert found.json()["name"] == name
+    elsewhere = session.get(f"{local_service.url}/v1/projects/other/locations/-/{inner}")
+    assert elsewhere.status_code == 404
+
+
+@pytest.mark.parametrize(("outer", "collection"), NESTED)
+def test_an_unknown_nested_id_is_not_found_naming_the_kind(outer, collection, post, local_service):
+    kind = NESTED[(outer, collection)]
+    name = f"projects/-/locations/-/{outer}/123/{collection}/456"
     missing = local_service.session().get(f"{local_service.url}/v1/{name}", timeout=30)
     assert missing.status_code == 404
     assert missing.json()["error"]["message"] == f"{kind} {name} not found."

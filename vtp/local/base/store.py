@@ -29,11 +29,10 @@ CREATE TABLE IF NOT EXISTS {table} (
 
 
 @dataclass
-class Record:
-    """A stored resource (`PipelineJob`, `Schedule`) and what only the service needs to know."""
+class Stored:
+    """A stored resource of any store, looked up by its ID: what `CollectionService` reads."""
 
     resource: Any
-    runtime: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -44,6 +43,13 @@ class Record:
     def parent(self) -> str:
         """`projects/P/locations/L`."""
         return "/".join(self.resource.name.split("/")[:4])
+
+
+@dataclass
+class Record(Stored):
+    """A stored resource (`PipelineJob`, `Schedule`) and what only the service needs to know."""
+
+    runtime: dict[str, Any] = field(default_factory=dict)
 
 
 class ResourceStore:

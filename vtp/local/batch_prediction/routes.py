@@ -18,5 +18,5 @@ JOBS = Collection("batchPredictionJobs", "job")
 def add_routes(router: Router, jobs: BatchPredictionJobs) -> None:
     """Route the batchPredictionJobs methods to `jobs`."""
     JOBS.add_create(router, jobs.create)
-    JOBS.add_standard(router, jobs.get, jobs.list_jobs, jobs.delete)
+    JOBS.add_standard(router, jobs.get, jobs.list, jobs.delete)
     JOBS.add_action(router, "cancel", jobs.cancel)

@@ -33,9 +33,9 @@ from google.protobuf import json_format
 
 from vtp.local.base import errors
 from vtp.local.base.config import not_resumed_message
-from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, require_ended, set_times, time_of
+from vtp.local.base.resources import new_id, require_ended, set_times, time_of
 from vtp.local.base.routing import parse_message
+from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.base.threads import Workers
 from vtp.local.batch_prediction import spec
@@ -54,7 +54,6 @@ from vtp.vertex.states import JOB_ENDED
 
 BatchPredictionJob = aiplatform_v1.BatchPredictionJob
 State = aiplatform_v1.JobState
-DEFAULT_PAGE_SIZE = 100
 OUTPUT_ONLY = (
     *("name", "state", "error", "output_info", "partial_failures", "resources_consumed"),
     *("completion_stats", "create_time", "start_time", "end_time", "update_time"),
@@ -67,13 +66,15 @@ class Cancelled(Exception):
     """The job was cancelled, or the service is closing, while it ran."""
 
 
-class BatchPredictionJobs:
+class BatchPredictionJobs(CollectionService[BatchPredictionJob, Record]):
     """Batch prediction jobs of the models in `registry`, each run in a thread of its own."""
+
+    collection, kind = "batchPredictionJobs", "BatchPredictionJob"
 
     def __init__(self, root: Service, registry: ModelRegistry) -> None:
         self.root, self.registry = root, registry
         path = root.config.state_dir / "batch_prediction_jobs.db"
-        self.store = ResourceStore(path, "batch_prediction_jobs", BatchPredictionJob)
+        self.store: ResourceStore = ResourceStore(path, "batch_prediction_jobs", BatchPredictionJob)
         self._lock = threading.RLock()
         self._workers = Workers()
 
@@ -112,17 +113,6 @@ class BatchPredictionJobs:
         self.store.insert(record)
         self._workers.start(f"batch-{job_id}", self._run, job_id)
         return job
-
-    def get(self, name: str) -> BatchPredictionJob:
-        """The job `name`; NOT_FOUND otherwise."""
-        return self._record(name).resource
-
-    def list_jobs(
-        self, parent: str, filter: str = "", size: int = 0, token: str = ""
-    ) -> tuple[list[BatchPredictionJob], str]:
-        """One page of the jobs under `parent`, oldest first."""
-        found = (r.resource for r in self.store.all(parent))
-        return matching_page(found, filter, size, token, DEFAULT_PAGE_SIZE)
 
     def cancel(self, name: str) -> None:
         """Ask the job to stop: CANCELLING now, CANCELLED once its batch in flight returns."""
@@ -332,10 +322,6 @@ class BatchPredictionJobs:
         if record is None:
             raise Cancelled  # deleted meanwhile (only ended jobs can be)
         return record
-
-    def _record(self, name: str) -> Record:
-        kind = "BatchPredictionJob"
-        return find(name, "batchPredictionJobs", kind, self.store.get, lambda r: r.resource.name)
 
 
 class _ServerDied(Exception):

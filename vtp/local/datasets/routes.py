@@ -34,7 +34,7 @@ DATASETS = Collection("datasets", "dataset")
 def add_routes(router: Router, datasets: Datasets) -> None:
     """Route the datasets methods to `datasets`."""
     router.add("POST", DATASETS.path, lambda r: json.dumps(datasets.create(_parent(r), r.body)))
-    DATASETS.add_standard(router, datasets.get, datasets.list_datasets, datasets.delete)
+    DATASETS.add_standard(router, datasets.get, datasets.list, datasets.delete)
     router.add("PATCH", DATASETS.item, lambda r: _update(datasets, r))
     router.add("POST", DATASETS.item + ":import", lambda r: _act(datasets.import_data, r))
     router.add("POST", DATASETS.item + ":export", lambda r: _act(datasets.export_data, r))

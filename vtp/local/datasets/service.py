@@ -42,9 +42,9 @@ from google.protobuf import json_format, struct_pb2
 
 from vtp import storage
 from vtp.local.base import errors
-from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message, update_fields
+from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.datasets import tables
 from vtp.local.models.upload import LABEL_KEY, LABEL_VALUE
@@ -66,13 +66,15 @@ _TYPE = "type.googleapis.com/google.cloud.aiplatform.v1."
 _log = logging.getLogger(__name__)
 
 
-class Datasets:
+class Datasets(CollectionService[Dataset, Record]):
     """Datasets and their data items (`datasets.db` in the state directory)."""
+
+    collection, kind = "datasets", "Dataset"
 
     def __init__(self, root: Service) -> None:
         self.root = root
         path = root.config.state_dir / "datasets.db"
-        self.store = ResourceStore(path, "datasets", Dataset)
+        self.store: ResourceStore = ResourceStore(path, "datasets", Dataset)
         self.items = ResourceStore(path, "data_items", DataItem)
         self._lock = threading.Lock()
 
@@ -116,17 +118,6 @@ class Datasets:
         return self._operation(
             dataset.name, "CreateDatasetOperationMetadata", response=("Dataset", _json(dataset))
         )
-
-    def get(self, name: str) -> Dataset:
-        """The dataset `name`; NOT_FOUND otherwise."""
-        return self._record(name).resource
-
-    def list_datasets(
-        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
-    ) -> tuple[list[Dataset], str]:
-        """One page of the datasets under `parent` matching `filter`, and the next token."""
-        found = (r.resource for r in self.store.all(parent))
-        return matching_page(found, filter, page_size, page_token)
 
     def update(self, name: str, body: bytes, mask: str) -> Dataset:
         """Apply the fields `mask` names (displayName, description, labels) from `body`."""
@@ -305,9 +296,6 @@ class Datasets:
         return dataset
 
     # -- helpers ------------------------------------------------------------------------------
-
-    def _record(self, name: str) -> Record:
-        return find(name, "datasets", "Dataset", self.store.get, lambda r: r.resource.name)
 
     def _items(self, dataset_name: str) -> list[Record]:
         prefix = f"{dataset_name}/dataItems/"

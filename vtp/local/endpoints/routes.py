@@ -29,7 +29,7 @@ _ENDPOINT = ENDPOINTS.item
 def add_routes(router: Router, endpoints: Endpoints) -> None:
     """Route the endpoints methods to `endpoints`."""
     router.add("POST", ENDPOINTS.path, lambda r: _create(endpoints, r))
-    ENDPOINTS.add_standard(router, endpoints.get, endpoints.list_endpoints, endpoints.delete)
+    ENDPOINTS.add_standard(router, endpoints.get, endpoints.list, endpoints.delete)
     router.add("PATCH", _ENDPOINT, lambda r: _update(endpoints, r))
     router.add(
         "POST",

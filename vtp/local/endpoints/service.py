@@ -25,9 +25,9 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1 import DeployedModel, Endpoint
 
 from vtp.local.base import errors
-from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, set_times
+from vtp.local.base.resources import new_id, set_times
 from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.endpoints.containers import plan_in_image, server_for
 from vtp.local.endpoints.serving import (
@@ -41,19 +41,22 @@ from vtp.local.models.service import ModelRegistry
 from vtp.local.service import Service
 
 _TYPE = "type.googleapis.com/google.cloud.aiplatform.v1."
-DEFAULT_PAGE_SIZE = 100
 UPDATABLE = ("display_name", "description", "labels", "traffic_split")
 _log = logging.getLogger(__name__)
 
 
-class Endpoints:
+class Endpoints(CollectionService[Endpoint, Record]):
     """Endpoints, with the model registry they deploy from; each deployed model's server runs
     while the service does."""
+
+    collection, kind = "endpoints", "Endpoint"
 
     def __init__(self, root: Service, registry: ModelRegistry) -> None:
         self.root = root
         self.registry = registry
-        self.store = ResourceStore(root.config.state_dir / "endpoints.db", "endpoints", Endpoint)
+        self.store: ResourceStore = ResourceStore(
+            root.config.state_dir / "endpoints.db", "endpoints", Endpoint
+        )
         self._servers: dict[str, ModelServer] = {}  # deployed model ID -> its server
         self._lock = threading.RLock()
         registry.deployments = self.deployments_of
@@ -97,18 +100,6 @@ class Endpoints:
         return self._operation(
             endpoint.name, "CreateEndpointOperationMetadata", "Endpoint", _json(endpoint)
         )
-
-    def get(self, name: str) -> Endpoint:
-        """The endpoint `name`; NOT_FOUND otherwise."""
-        record = find(name, "endpoints", "Endpoint", self.store.get, lambda r: r.resource.name)
-        return record.resource
-
-    def list_endpoints(
-        self, parent: str, filter: str = "", size: int = 0, token: str = ""
-    ) -> tuple[list[Endpoint], str]:
-        """One page of the endpoints under `parent`."""
-        found = (r.resource for r in self.store.all(parent))
-        return matching_page(found, filter, size, token, DEFAULT_PAGE_SIZE)
 
     def update(self, name: str, body: bytes, mask: str) -> Endpoint:
         """Apply the fields of `body` that `mask` names (all updatable ones when empty)."""

@@ -17,7 +17,6 @@ artifacts an execution read (INPUT) and wrote (OUTPUT). As on Vertex:
 
 import json
 import re
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +29,7 @@ from vtp.local.base.named_store import ordered, split
 from vtp.local.base.names import location
 from vtp.local.base.resources import new_id, page, rest_json, set_times
 from vtp.local.base.routing import mask_fields, parse_message, set_fields
-from vtp.local.base.sqlite import Database
+from vtp.local.base.services import DatabaseService
 from vtp.local.metadata.store import MESSAGES, SCHEMA, MetadataStoreDb
 from vtp.local.service import Service
 
@@ -62,21 +61,13 @@ PURGE_SAMPLE = 100
 Page = tuple[list[Any], str]
 
 
-class Metadata:
+class Metadata(DatabaseService):
     """Metadata stores and everything in them."""
 
     def __init__(self, root: Service) -> None:
+        super().__init__(root.config.state_dir / "metadata.db", SCHEMA)
         self.root = root
-        self._db = Database(root.config.state_dir / "metadata.db", SCHEMA)
         self.store = MetadataStoreDb(self._db)
-        self._lock = threading.Lock()
-
-    def start(self) -> None:
-        """Nothing runs in ML Metadata itself."""
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
 
     # Metadata stores.
 

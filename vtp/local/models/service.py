@@ -9,7 +9,6 @@ version, `listVersions` every version. Uploads register metadata only (the artif
 stays readable at its name.
 """
 
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -21,7 +20,7 @@ from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
 from vtp.local.base.resources import new_id, page, set_times
 from vtp.local.base.routing import parse_message, update_fields
-from vtp.local.base.sqlite import Database
+from vtp.local.base.services import DatabaseService
 from vtp.local.models.store import SCHEMA, ModelStore
 from vtp.local.models.upload import (
     artifact_problem,
@@ -57,24 +56,16 @@ CONTAINER_MODEL_DEFAULTS = {
 """What Vertex fills in for a model served by a custom or prebuilt container."""
 
 
-class ModelRegistry:
+class ModelRegistry(DatabaseService):
     """Models and versions, their artifacts under the service's storage root."""
 
     def __init__(self, root: Service) -> None:
+        super().__init__(root.config.state_dir / "models.db", SCHEMA)
         self.root = root
-        self._db = Database(root.config.state_dir / "models.db", SCHEMA)
         self.store = ModelStore(self._db)
-        self._lock = threading.Lock()
         self.deployments: Callable[[str], list[tuple[str, str]]] = lambda _name: []
         """(endpoint, deployed model ID) of each deployment of a model or `model@version`;
         the endpoints package sets it when it is built, since endpoints deploy from here."""
-
-    def start(self) -> None:
-        """Nothing runs in the registry itself."""
-
-    def close(self) -> None:
-        """Close the store."""
-        self._db.close()
 
     def upload(self, parent: str, body: bytes) -> dict:
         """Register a model, or a version of one, from an UploadModelRequest; return the LRO.

@@ -31,8 +31,8 @@ from vtp import containers, storage
 from vtp.engine import vertex_tasks, worker
 from vtp.local.base import errors
 from vtp.local.base.config import not_resumed_message
-from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
+from vtp.local.base.resources import new_id, require_ended, set_times
+from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.endpoints.service import Endpoints
@@ -58,11 +58,13 @@ STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it 
 _log = logging.getLogger(__name__)
 
 
-class PipelineJobs:
+class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
     """PipelineJobs, each run by a worker process; the jobs their tasks start are CustomJobs
     of `jobs` and tuning jobs of `tuning`, which a cancelled run cancels, and the models they
     deploy are on `endpoints`, which a cancelled run undeploys; what they run and make is
     recorded in `metadata` (`lineage.py`)."""
+
+    collection, kind = "pipelineJobs", "PipelineJob"
 
     def __init__(
         self,
@@ -76,7 +78,7 @@ class PipelineJobs:
         self.teardown = Teardown(jobs, tuning, endpoints)
         self.config = root.config
         self.lineage = RunLineage(metadata, self.config.storage_root)
-        self.store = ResourceStore(
+        self.store: ResourceStore = ResourceStore(
             self.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
         )
         self._lock = threading.RLock()
@@ -176,13 +178,6 @@ class PipelineJobs:
         if context is not None:  # as it is now: its parents name the experiments it is in
             job.job_detail.pipeline_run_context = context
         return job
-
-    def list(
-        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
-    ) -> tuple[list[aiplatform_v1.PipelineJob], str]:
-        """One page of the jobs under `parent` that match `filter`, and the next page token."""
-        jobs = (r.resource for r in self.store.all(parent))
-        return matching_page(jobs, filter, page_size, page_token)
 
     def cancel(self, name: str) -> None:
         """Start cancelling a run (CANCELLING, then CANCELLED); raise if it has ended."""
@@ -333,9 +328,6 @@ class PipelineJobs:
                 self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, STOPPED_MESSAGE)
 
     # -- helpers ------------------------------------------------------------------------------
-
-    def _record(self, name: str) -> Record:
-        return find(name, "pipelineJobs", "PipelineJob", self.store.get, lambda r: r.resource.name)
 
     def _set_state(self, record: Record, state: int) -> None:
         now = datetime.now(UTC)

@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
-from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, set_times, time_of
+from vtp.local.base.resources import new_id, set_times, time_of
 from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.pipeline_jobs.service import PipelineJobs
 from vtp.local.service import Service
@@ -52,13 +52,17 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Schedules:
+class Schedules(CollectionService[Schedule, Record]):
     """Schedules; their runs are created through `jobs`."""
+
+    collection, kind = "schedules", "Schedule"
 
     def __init__(self, root: Service, jobs: PipelineJobs) -> None:
         self.root, self.jobs = root, jobs
         self.clock: Callable[[], datetime] = utc_now
-        self.store = ResourceStore(root.config.state_dir / "pipelines.db", "schedules", Schedule)
+        self.store: ResourceStore = ResourceStore(
+            root.config.state_dir / "pipelines.db", "schedules", Schedule
+        )
         self._lock = threading.RLock()
         self._ticker = threading.Thread(target=self._tick_loop, name="schedules", daemon=True)
 
@@ -100,17 +104,6 @@ class Schedules:
             schedule.next_run_time,
         )
         return schedule
-
-    def get(self, name: str) -> Schedule:
-        """The schedule named `name`; raise NOT_FOUND."""
-        return self._record(name).resource
-
-    def list(
-        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
-    ) -> tuple[list[Schedule], str]:
-        """One page of the schedules under `parent` that match `filter`, and the next token."""
-        found = (r.resource for r in self.store.all(parent))
-        return matching_page(found, filter, page_size, page_token)
 
     def pause(self, name: str) -> None:
         """Stop an ACTIVE schedule from firing."""
@@ -291,9 +284,6 @@ class Schedules:
                 "its own ID."
             )
         self.jobs.check(request.pipeline_job)
-
-    def _record(self, name: str) -> Record:
-        return find(name, "schedules", "Schedule", self.store.get, lambda r: r.resource.name)
 
     def _expect(self, record: Record, state: int, verb: str) -> None:
         if record.resource.state != state:

@@ -19,7 +19,6 @@ As on Vertex:
 
 import json
 import re
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,7 +42,7 @@ from vtp.local.base.resources import (
     time_of,
 )
 from vtp.local.base.routing import mask_fields, parse_message, set_fields
-from vtp.local.base.sqlite import Database
+from vtp.local.base.services import DatabaseService
 from vtp.local.service import Service
 from vtp.local.tensorboards.store import MESSAGES, SCHEMA, TensorboardStore
 
@@ -76,21 +75,13 @@ DEFAULT_PAGE_SIZE = 50
 Page = tuple[list[Any], str]
 
 
-class Tensorboards:
+class Tensorboards(DatabaseService):
     """Tensorboards and what they hold."""
 
     def __init__(self, root: Service) -> None:
+        super().__init__(root.config.state_dir / "tensorboards.db", SCHEMA)
         self.root = root
-        self._db = Database(root.config.state_dir / "tensorboards.db", SCHEMA)
         self.store = TensorboardStore(self._db)
-        self._lock = threading.Lock()
-
-    def start(self) -> None:
-        """Nothing runs in TensorBoard itself."""
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
 
     # Resources.
 

@@ -19,5 +19,5 @@ PIPELINES = Collection("trainingPipelines", "pipeline")
 def add_routes(router: Router, pipelines: TrainingPipelines) -> None:
     """Route the trainingPipelines methods to `pipelines`."""
     PIPELINES.add_create(router, pipelines.create)
-    PIPELINES.add_standard(router, pipelines.get, pipelines.list_pipelines, pipelines.delete)
+    PIPELINES.add_standard(router, pipelines.get, pipelines.list, pipelines.delete)
     PIPELINES.add_action(router, "cancel", pipelines.cancel)

@@ -30,9 +30,9 @@ from google.cloud.aiplatform_v1 import TrainingPipeline
 from google.protobuf import json_format, struct_pb2
 
 from vtp.local.base import errors
-from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
+from vtp.local.base.resources import new_id, require_ended, set_times
 from vtp.local.base.routing import parse_message
+from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.base.threads import Workers
 from vtp.local.custom_jobs.service import CustomJobs
@@ -44,19 +44,20 @@ from vtp.vertex.states import JOB_ENDED, PIPELINE_ENDED
 State = aiplatform_v1.PipelineState
 JobState = aiplatform_v1.JobState
 CUSTOM_TASK = "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
-DEFAULT_PAGE_SIZE = 100
 
 
-class TrainingPipelines:
+class TrainingPipelines(CollectionService[TrainingPipeline, Record]):
     """Training pipelines: each runs a CustomJob of `jobs` on the data of `datasets`, then
     uploads to `registry`."""
+
+    collection, kind = "trainingPipelines", "TrainingPipeline"
 
     def __init__(
         self, root: Service, jobs: CustomJobs, registry: ModelRegistry, datasets: Datasets
     ) -> None:
         self.root, self.jobs, self.registry, self.datasets = root, jobs, registry, datasets
         path = root.config.state_dir / "training_pipelines.db"
-        self.store = ResourceStore(path, "training_pipelines", TrainingPipeline)
+        self.store: ResourceStore = ResourceStore(path, "training_pipelines", TrainingPipeline)
         self._lock = threading.RLock()
         self._workers = Workers()
 
@@ -91,17 +92,6 @@ class TrainingPipelines:
         self.store.insert(record)
         self._watch(record)
         return pipeline
-
-    def get(self, name: str) -> TrainingPipeline:
-        """The pipeline `name`; NOT_FOUND otherwise."""
-        return self._record(name).resource
-
-    def list_pipelines(
-        self, parent: str, filter: str = "", size: int = 0, token: str = ""
-    ) -> tuple[list[TrainingPipeline], str]:
-        """One page of the pipelines under `parent`, oldest first."""
-        found = (r.resource for r in self.store.all(parent))
-        return matching_page(found, filter, size, token, DEFAULT_PAGE_SIZE)
 
     def cancel(self, name: str) -> None:
         """Cancel the pipeline's job; the pipeline ends CANCELLED once the job has."""
@@ -243,10 +233,6 @@ class TrainingPipelines:
         record.resource.state = State(state)
         set_times(record.resource, datetime.now(UTC), "update_time")
         self.store.update(record)
-
-    def _record(self, name: str) -> Record:
-        kind = "TrainingPipeline"
-        return find(name, "trainingPipelines", kind, self.store.get, lambda r: r.resource.name)
 
 
 def _job_spec(pipeline: TrainingPipeline) -> aiplatform_v1.CustomJobSpec:

@@ -66,7 +66,7 @@ class StudyRun:
         save: Callable[[TuningRecord], None],
     ) -> None:
         self.record = record
-        self.job = record.job
+        self.job = record.resource
         self._backend = backend
         self._metrics_dir = metrics_dir
         self._save = save

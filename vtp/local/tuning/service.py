@@ -17,9 +17,9 @@ from pathlib import Path
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
-from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page, new_id, require_ended, set_times
+from vtp.local.base.resources import new_id, require_ended, set_times
 from vtp.local.base.routing import parse_message
+from vtp.local.base.services import CollectionService
 from vtp.local.base.sqlite import Database
 from vtp.local.base.threads import Workers
 from vtp.local.custom_jobs.service import CustomJobs
@@ -30,7 +30,6 @@ from vtp.vertex.protodict import SpecError
 from vtp.vertex.states import JOB_ENDED
 from vtp.vertex.study_rules import check_tuning_job
 
-DEFAULT_PAGE_SIZE = 100
 _OUTPUT_ONLY = (
     *("name", "trials", "state", "create_time", "start_time", "end_time", "update_time"),
     *("error", "satisfies_pzs", "satisfies_pzi"),
@@ -38,13 +37,15 @@ _OUTPUT_ONLY = (
 _log = logging.getLogger(__name__)
 
 
-class Tuner:
+class Tuner(CollectionService[HyperparameterTuningJob, TuningRecord]):
     """HyperparameterTuningJobs whose trials are CustomJobs of `jobs`."""
+
+    collection, kind = "hyperparameterTuningJobs", "HyperparameterTuningJob"
 
     def __init__(self, root: Service, jobs: CustomJobs) -> None:
         self.root, self.jobs = root, jobs
         self._db = Database(root.config.state_dir / "tuning.db", SCHEMA)
-        self.store = TuningStore(self._db)
+        self.store: TuningStore = TuningStore(self._db)
         self._runs: dict[str, StudyRun] = {}
         self._workers = Workers()
         self._lock = threading.Lock()
@@ -52,8 +53,8 @@ class Tuner:
     def start(self) -> None:
         """Drive again every job a previous service left unfinished (after custom jobs have
         recovered their queue, so no trial is queued twice)."""
-        for record in self.store.jobs():
-            if record.job.state not in JOB_ENDED:
+        for record in self.store.all():
+            if record.resource.state not in JOB_ENDED:
                 self._start(record)
 
     def close(self) -> None:
@@ -81,31 +82,20 @@ class Tuner:
         self._start(record)
         return job
 
-    def get(self, name: str) -> HyperparameterTuningJob:
-        """The job named `name`; raise NOT_FOUND."""
-        return self._record(name).job
-
-    def list(
-        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
-    ) -> tuple[list[HyperparameterTuningJob], str]:
-        """One page of the jobs under `parent` matching `filter`, and the next page token."""
-        jobs = (r.job for r in self.store.jobs(parent))
-        return matching_page(jobs, filter, page_size, page_token, DEFAULT_PAGE_SIZE)
-
     def cancel(self, name: str) -> None:
         """Start cancelling a job; raise FAILED_PRECONDITION if it has ended."""
         record = self._record(name)
         with self._lock:
             run = self._runs.get(record.id)
         if run is None:
-            raise errors.already_ended(record.job.name, record.job.state.name)
+            raise errors.already_ended(record.resource.name, record.resource.state.name)
         run.cancel()
 
     def delete(self, name: str) -> dict:
         """Delete an ended job, its trials' CustomJobs and files; return the done Operation."""
         record = self._record(name)
-        require_ended(record.job, JOB_ENDED)
-        for trial in record.job.trials:
+        require_ended(record.resource, JOB_ENDED)
+        for trial in record.resource.trials:
             if trial.custom_job:
                 try:
                     self.jobs.delete_custom_job(trial.custom_job)
@@ -114,10 +104,6 @@ class Tuner:
         self.store.delete(record.id)
         shutil.rmtree(self._metrics_dir(record.id), ignore_errors=True)
         return self.root.operations.deleted(record.parent)
-
-    def _record(self, name: str) -> TuningRecord:
-        kind = "HyperparameterTuningJob"
-        return find(name, "hyperparameterTuningJobs", kind, self.store.get, lambda r: r.job.name)
 
     def _start(self, record: TuningRecord) -> None:
         run = StudyRun(record, self.jobs, self._metrics_dir(record.id), self.store.update)

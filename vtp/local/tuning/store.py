@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob
 
+from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
-from vtp.local.base.store import name_matches
+from vtp.local.base.store import Stored
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tuning_jobs (
@@ -25,21 +26,11 @@ CREATE TABLE IF NOT EXISTS tuning_jobs (
 
 
 @dataclass
-class TuningRecord:
-    """A tuning job as stored."""
+class TuningRecord(Stored):
+    """A tuning job as stored: the HyperparameterTuningJob and its suggester's seed."""
 
-    job: HyperparameterTuningJob
+    resource: HyperparameterTuningJob
     seed: int
-
-    @property
-    def id(self) -> str:
-        """The job ID (last part of the name)."""
-        return self.job.name.rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> str:
-        """`projects/P/locations/L`."""
-        return self.job.name.split("/hyperparameterTuningJobs/")[0]
 
 
 class TuningStore:
@@ -52,13 +43,13 @@ class TuningStore:
         """Add a new job."""
         self._db.write(
             "INSERT INTO tuning_jobs (id, parent, resource, seed) VALUES (?, ?, ?, ?)",
-            (record.id, record.parent, _dump(record.job), record.seed),
+            (record.id, record.parent, _dump(record.resource), record.seed),
         )
 
     def update(self, record: TuningRecord) -> None:
         """Replace a job's resource."""
         self._db.write(
-            "UPDATE tuning_jobs SET resource = ? WHERE id = ?", (_dump(record.job), record.id)
+            "UPDATE tuning_jobs SET resource = ? WHERE id = ?", (_dump(record.resource), record.id)
         )
 
     def delete(self, job_id: str) -> None:
@@ -70,7 +61,7 @@ class TuningStore:
         rows = self._db.read("SELECT resource, seed FROM tuning_jobs WHERE id = ?", (job_id,))
         return _load(*rows[0]) if rows else None
 
-    def jobs(self, parent: str | None = None) -> Iterator[TuningRecord]:
+    def all(self, parent: str | None = None) -> Iterator[TuningRecord]:
         """Jobs in creation order, under `parent` when given (`-` matches any project or
         location)."""
         query = "SELECT parent, resource, seed FROM tuning_jobs"

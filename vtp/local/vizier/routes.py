@@ -47,7 +47,7 @@ _TRIAL = _TRIALS + "/(?P<trial>[^/:]+)"
 def add_routes(router: Router, vizier: Vizier) -> None:
     """Route the Vizier methods to `vizier`."""
     STUDIES.add_create(router, vizier.create_study)
-    STUDIES.add_standard(router, vizier.get_study, vizier.list_studies, vizier.delete_study)
+    STUDIES.add_standard(router, vizier.get, vizier.list, vizier.delete_study)
     router.add("POST", STUDIES.path + ":lookup", lambda r: _lookup(vizier, r))
 
     router.add("POST", _TRIALS + ":suggest", lambda r: _suggest(vizier, r))

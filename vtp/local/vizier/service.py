@@ -26,7 +26,6 @@ import logging
 import math
 import re
 import secrets
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import cast
@@ -41,10 +40,10 @@ from google.cloud.aiplatform_v1 import (
 )
 
 from vtp.local.base import errors
-from vtp.local.base.names import find, name_matches
+from vtp.local.base.names import name_matches
 from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message
-from vtp.local.base.sqlite import Database
+from vtp.local.base.services import CollectionService, DatabaseService
 from vtp.local.service import Service
 from vtp.local.tuning import metrics, space, stopping
 from vtp.local.tuning.trial_job import trial_parameters
@@ -67,21 +66,15 @@ _TRIAL_OUTPUT_ONLY = (
 _log = logging.getLogger(__name__)
 
 
-class Vizier:
+class Vizier(DatabaseService, CollectionService[Study, StudyRecord]):
     """Studies and their trials (`vizier.db` in the state directory)."""
 
+    collection, kind = "studies", "Study"
+
     def __init__(self, root: Service) -> None:
+        super().__init__(root.config.state_dir / "vizier.db", SCHEMA)
         self.root = root
-        self._db = Database(root.config.state_dir / "vizier.db", SCHEMA)
-        self.store = VizierStore(self._db)
-        self._lock = threading.Lock()
-
-    def start(self) -> None:
-        """Nothing runs in the background: studies wait for their clients."""
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+        self.store: VizierStore = VizierStore(self._db)
 
     # -- studies ------------------------------------------------------------------------------
 
@@ -111,17 +104,6 @@ class Vizier:
         _log.info("study %s (%s): created", record.id, study.display_name)
         return study
 
-    def get_study(self, name: str) -> Study:
-        """The study named `name`; raise NOT_FOUND."""
-        return self._study(name).study
-
-    def list_studies(
-        self, parent: str, filter: str = "", page_size: int = 0, page_token: str = ""
-    ) -> tuple[list[Study], str]:
-        """One page of the studies under `parent`, and the next page token."""
-        found = (r.study for r in self.store.studies(parent))
-        return matching_page(found, filter, page_size, page_token)
-
     def lookup_study(self, parent: str, display_name: object) -> Study:
         """The study under `parent` with `display_name`; raise NOT_FOUND."""
         if not isinstance(display_name, str) or not display_name:
@@ -129,12 +111,12 @@ class Vizier:
         record = self.store.find_display_name(parent, display_name)
         if record is None:
             raise errors.not_found(f"Study with display name {display_name!r} not found.")
-        return record.study
+        return record.resource
 
     def delete_study(self, name: str) -> dict:
         """Delete a study and its trials; return `{}` (Vertex's Empty)."""
         with self._lock:
-            record = self._study(name)
+            record = self._record(name)
             self.store.delete(record.id)
         _log.info("study %s: deleted", record.id)
         return {}
@@ -151,21 +133,21 @@ class Vizier:
             )
         started = _now()
         with self._lock:
-            record = self._study(study_name)
+            record = self._record(study_name)
             trials = self.store.trials(record.id)
             chosen = self._assigned(record, trials, request.client_id, count)
-            if len(chosen) < count and record.study.state == Study.State.ACTIVE:
+            if len(chosen) < count and record.resource.state == Study.State.ACTIVE:
                 chosen += self._new_trials(record, trials, request.client_id, count - len(chosen))
                 self.store.update(record)
         response = {
             "trials": [_json(t) for t in chosen],
-            "studyState": record.study.state.name,
+            "studyState": record.resource.state.name,
             "startTime": started,
             "endTime": _now(),
         }
         metadata = {"clientId": request.client_id}
         return self._operation(
-            record.study.name,
+            record.resource.name,
             version,
             "SuggestTrialsMetadata",
             metadata,
@@ -195,7 +177,7 @@ class Vizier:
     ) -> list[Trial]:
         from vtp.local.tuning.suggest import Suggester, record_from_trial  # optuna: when used
 
-        study = record.study
+        study = record.resource
         metric_ids = [m.metric_id for m in study.study_spec.metrics]
         history = [record_from_trial(t, metric_ids) for t in trials]
         suggester = Suggester(study.study_spec, record.seed, history)
@@ -229,8 +211,8 @@ class Vizier:
         for field in _TRIAL_OUTPUT_ONLY:
             delattr(trial, field)
         with self._lock:
-            record = self._study(study_name)
-            _check_parameters(record.study.study_spec, trial.parameters, "trial.parameters")
+            record = self._record(study_name)
+            _check_parameters(record.resource.study_spec, trial.parameters, "trial.parameters")
             for index, measurement in enumerate(trial.measurements):
                 _check_measurement(measurement, f"trial.measurements[{index}]")
             now = datetime.now(UTC)
@@ -244,7 +226,7 @@ class Vizier:
                 trial.state = Trial.State(Trial.State.ACTIVE)
             record.last_trial += 1
             trial.id = str(record.last_trial)
-            trial.name = f"{record.study.name}/trials/{trial.id}"
+            trial.name = f"{record.resource.name}/trials/{trial.id}"
             set_times(trial, now, "start_time")
             self.store.put_trial(record.id, trial)
             self.store.update(record)
@@ -258,7 +240,7 @@ class Vizier:
         self, study_name: str, filter: str = "", page_size: int = 0, page_token: str = ""
     ) -> tuple[list[Trial], str]:
         """One page of a study's trials, by ID, and the next page token."""
-        record = self._study(study_name)
+        record = self._record(study_name)
         return matching_page(self.store.trials(record.id), filter, page_size, page_token)
 
     def delete_trial(self, name: str) -> dict:
@@ -295,7 +277,7 @@ class Vizier:
                 trial.infeasible_reason = request.infeasible_reason or "Reported infeasible."
             else:
                 if "final_measurement" not in request:
-                    trial.final_measurement = _chosen_final(record.study.study_spec, trial)
+                    trial.final_measurement = _chosen_final(record.resource.study_spec, trial)
                 trial.state = Trial.State(Trial.State.SUCCEEDED)
             set_times(trial, datetime.now(UTC), "end_time")
             self.store.put_trial(record.id, trial)
@@ -324,7 +306,7 @@ class Vizier:
                     trial.state = Trial.State(Trial.State.STOPPING)
                     self.store.put_trial(record.id, trial)
                     should_stop = True
-        metadata = {"study": record.study.name, "trial": trial.name}
+        metadata = {"study": record.resource.name, "trial": trial.name}
         response = {"shouldStop": should_stop}
         return self._operation(
             trial.name,
@@ -336,7 +318,7 @@ class Vizier:
         )
 
     def _stopping_decision(self, record: StudyRecord, trial: Trial) -> str | None:
-        spec = record.study.study_spec
+        spec = record.resource.study_spec
         rule = type(spec).pb(spec).WhichOneof("automated_stopping_spec")
         if rule is None:
             return None
@@ -364,8 +346,8 @@ class Vizier:
 
     def list_optimal_trials(self, study_name: str) -> list[Trial]:
         """The succeeded trials that no other succeeded trial beats on every metric."""
-        record = self._study(study_name)
-        spec = record.study.study_spec
+        record = self._record(study_name)
+        spec = record.resource.study_spec
         signs = {
             m.metric_id: -1.0 if m.goal == StudySpec.MetricSpec.GoalType.MINIMIZE else 1.0
             for m in spec.metrics
@@ -379,15 +361,12 @@ class Vizier:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _study(self, name: str) -> StudyRecord:
-        return find(name, "studies", "Study", self.store.get, lambda r: r.study.name)
-
     def _trial(self, name: str) -> tuple[StudyRecord, Trial]:
         match = _TRIAL_NAME.fullmatch(name)
         if match is None:
             raise errors.not_found(f"Trial {name} not found.")
         try:
-            record = self._study(match["study"])
+            record = self._record(match["study"])
         except errors.ApiError:
             raise errors.not_found(f"Trial {name} not found.") from None
         number = match["trial"]

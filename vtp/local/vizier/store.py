@@ -13,6 +13,7 @@ from google.cloud.aiplatform_v1 import Study, Trial
 
 from vtp.local.base.names import name_matches
 from vtp.local.base.sqlite import Database
+from vtp.local.base.store import Stored
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS studies (
@@ -34,22 +35,12 @@ CREATE TABLE IF NOT EXISTS trials (
 
 
 @dataclass
-class StudyRecord:
-    """A study as stored."""
+class StudyRecord(Stored):
+    """A study as stored: the Study, its suggester's seed and the last trial ID given out."""
 
-    study: Study
+    resource: Study
     seed: int
     last_trial: int = 0
-
-    @property
-    def id(self) -> str:
-        """The study ID (last part of the name)."""
-        return self.study.name.rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> str:
-        """`projects/P/locations/L`."""
-        return self.study.name.split("/studies/")[0]
 
 
 class VizierStore:
@@ -68,8 +59,8 @@ class VizierStore:
             (
                 record.id,
                 record.parent,
-                record.study.display_name,
-                Study.to_json(record.study, indent=None),
+                record.resource.display_name,
+                Study.to_json(record.resource, indent=None),
                 record.seed,
                 record.last_trial,
             ),
@@ -79,7 +70,7 @@ class VizierStore:
         """Replace a study's resource and trial counter."""
         self._db.write(
             "UPDATE studies SET resource = ?, last_trial = ? WHERE id = ?",
-            (Study.to_json(record.study, indent=None), record.last_trial, record.id),
+            (Study.to_json(record.resource, indent=None), record.last_trial, record.id),
         )
 
     def delete(self, study_id: str) -> None:
@@ -94,7 +85,7 @@ class VizierStore:
         )
         return _study(*rows[0]) if rows else None
 
-    def studies(self, parent: str) -> Iterator[StudyRecord]:
+    def all(self, parent: str) -> Iterator[StudyRecord]:
         """Studies under `parent` (`-` matches any project or location), in creation order."""
         query = "SELECT parent, resource, seed, last_trial FROM studies ORDER BY seq"
         for row_parent, resource, seed, last_trial in self._db.read(query):
@@ -103,7 +94,7 @@ class VizierStore:
 
     def find_display_name(self, parent: str, display_name: str) -> StudyRecord | None:
         """The study under `parent` with this display name, or None."""
-        return next((r for r in self.studies(parent) if r.study.display_name == display_name), None)
+        return next((r for r in self.all(parent) if r.resource.display_name == display_name), None)
 
     # -- trials -------------------------------------------------------------------------------
 
