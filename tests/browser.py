@@ -1,6 +1,7 @@
 """A real headless Chromium for the console's browser tests (Debian's `chromium`, driven by
 Playwright): a module calls `require_chromium()` (skipped only where none is installed;
-`.ci/run` installs it), takes the `browser` fixture and opens pages with `watched_page`."""
+`.ci/run` installs it), takes the `browser` fixture and opens pages with `watched_page`, or
+`console_page` for a service's console, signed in."""
 
 import contextlib
 import shutil
@@ -41,3 +42,13 @@ def watched_page(browser: Any) -> Iterator[Any]:
     yield page
     context.close()
     assert errors == []
+
+
+@contextlib.contextmanager
+def console_page(browser: Any, service: Any, route: str = "") -> Iterator[Any]:
+    """A watched page signed in to the console of `service` (a LocalService), showing `route`."""
+    from vtp.local.console import console_url
+
+    with watched_page(browser) as page:
+        page.goto(console_url(service.url, service.token, route))
+        yield page

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,13 @@ class LocalService:
     def kill(self) -> None:
         """SIGKILL the service; its replicas keep running, orphaned."""
         self._end(signal.SIGKILL)
+
+    def __enter__(self) -> "LocalService":
+        """`with LocalService(...) as service:` starts it, and stops it on the way out."""
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     def service_log(self) -> str:
         """What the service logged so far."""
@@ -247,6 +255,29 @@ def wait_for_state(
         return job if job.state in wanted else None
 
     return wait_until(reached, timeout, f"{name} to reach {[s.name for s in wanted]}")
+
+
+def set_at(data: Any, path: str, value: object) -> None:
+    """Set the field at `path` (`workerPoolSpecs[0].machineSpec`: keys and list indices) of the
+    nested dicts and lists `data` to `value`; None deletes it."""
+    *parents, last = [int(key) if key.isdigit() else key for key in re.findall(r"[^.[\]]+", path)]
+    for key in parents:
+        data = data[key]
+    if value is None:
+        del data[last]
+    else:
+        data[last] = value
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, body: object) -> None:
+    """Answer `handler`'s request with `status` and `body` as JSON. Self-contained (only `json`),
+    so a test's server program can carry its source: `inspect.getsource(send_json)`."""
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 def exec_program(url: str, folder: Path, *args: str) -> dict:

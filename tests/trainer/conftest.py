@@ -84,6 +84,30 @@ def start_trainer(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]
     )
 
 
+def gate_env(
+    out: Path, steps: int, batch_per_process: int = TINY["batch_size"], **extra: str
+) -> dict[str, str]:
+    """Environment that holds a run of the gated task (tests/trainer/gated_task.py) at a known
+    step, so that a kill lands after a known checkpoint without timing guesses: once a process
+    has fetched the examples of `steps` steps (`batch_per_process` each), it writes
+    `out/gate/waiting.<rank>` and waits for `out/gate/open`. `extra` adds to it
+    (`GATE_FAIL_RANK`)."""
+    gate = out / "gate"
+    gate.mkdir()
+    return {"GATE_DIR": str(gate), "GATE_AFTER": str(steps * batch_per_process), **extra}
+
+
+def start_gated(
+    out: Path,
+    args: list[str],
+    steps: int,
+    batch_per_process: int = TINY["batch_size"],
+    **extra: str,
+) -> subprocess.Popen[str]:
+    """Start the trainer writing under `out`, held by the gate after `steps` (see `gate_env`)."""
+    return start_trainer(args, trainer_env(out, **gate_env(out, steps, batch_per_process, **extra)))
+
+
 def run_trainer(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
     """Run the trainer to completion, assert it exits 0, and return its output."""
     process = start_trainer(args, env)

@@ -1,8 +1,6 @@
 """`--strategy=fsdp` in real `python -m trainer` processes over gloo: FSDP2 trains as DDP does,
-sharded checkpoints resume bit for bit on the same number of processes and reshard onto another.
-
-The gated task (tests/trainer/gated_task.py) holds a run at a known step, so every kill lands
-after a known checkpoint without timing guesses.
+sharded checkpoints resume bit for bit on the same number of processes and reshard onto another
+(runs held by the gate at a known step: conftest.gate_env).
 """
 
 import json
@@ -15,7 +13,7 @@ from tests.trainer.conftest import (
     assert_bitwise_equal,
     load_model,
     run_trainer,
-    start_trainer,
+    start_gated,
     tiny_args,
     train_here,
     trainer_env,
@@ -26,12 +24,6 @@ from trainer.checkpoint import list_checkpoints, read_state
 pytestmark = pytest.mark.slow
 
 FSDP = {"strategy": "fsdp", "nproc_per_node": 2}
-
-
-def _gate(out, steps: int, batch_per_process: int) -> dict[str, str]:
-    gate = out / "gate"
-    gate.mkdir()
-    return {"GATE_DIR": str(gate), "GATE_AFTER": str(steps * batch_per_process)}
 
 
 def _accuracy(out) -> float:
@@ -71,8 +63,7 @@ def test_fsdp_on_two_processes_trains_the_one_process_model(tmp_path):
 
 
 def test_sigkill_then_restart_on_the_same_processes_ends_bitwise_equal(tmp_path, fsdp_model):
-    env = trainer_env(tmp_path, **_gate(tmp_path, steps=10, batch_per_process=8))
-    process = start_trainer(tiny_args(tmp_path, **FSDP), env)
+    process = start_gated(tmp_path, tiny_args(tmp_path, **FSDP), steps=10, batch_per_process=8)
     wait_for(tmp_path / "gate" / "waiting.1", process)  # held in step 11
     wait_for(tmp_path / "checkpoints" / "step_00000008.json", process)
     process.kill()  # the node; its children die with it
@@ -89,8 +80,8 @@ def test_sigkill_then_restart_on_the_same_processes_ends_bitwise_equal(tmp_path,
 
 def test_preempted_on_two_processes_resumes_resharded_on_three(tmp_path):
     # A global batch of 24 splits over 2 and over 3 processes.
-    env = trainer_env(tmp_path, **_gate(tmp_path, steps=10, batch_per_process=12))
-    process = start_trainer(tiny_args(tmp_path, batch_size=24, **FSDP), env)
+    args = tiny_args(tmp_path, batch_size=24, **FSDP)
+    process = start_gated(tmp_path, args, steps=10, batch_per_process=12)
     wait_for(tmp_path / "gate" / "waiting.0", process)
     wait_for(tmp_path / "gate" / "waiting.1", process)
     process.send_signal(signal.SIGTERM)

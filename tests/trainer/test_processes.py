@@ -1,7 +1,5 @@
-"""Real `python -m trainer` processes: DDP over gloo, SIGKILL and SIGTERM, lost peers.
-
-The gated task (tests/trainer/gated_task.py) holds a run at a known step, so every kill lands
-after a known checkpoint without timing guesses.
+"""Real `python -m trainer` processes: DDP over gloo, SIGKILL and SIGTERM, lost peers (the
+gate of conftest.gate_env holds a run at a known step, so a kill lands after a known checkpoint).
 """
 
 import signal
@@ -11,8 +9,10 @@ import torch
 
 from tests.trainer.conftest import (
     assert_bitwise_equal,
+    gate_env,
     load_model,
     run_trainer,
+    start_gated,
     start_trainer,
     tiny_args,
     train_here,
@@ -45,12 +45,6 @@ def two_process_model(tmp_path_factory) -> dict[str, torch.Tensor]:
     return load_model(out)
 
 
-def _gate(out, steps: int, batch_per_process: int = GLOBAL_BATCH, **extra: str) -> dict:
-    gate = out / "gate"
-    gate.mkdir()
-    return {"GATE_DIR": str(gate), "GATE_AFTER": str(steps * batch_per_process), **extra}
-
-
 def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path, two_process_model):
     train_here(tiny_args(tmp_path, dropout=0))
     one_process = load_model(tmp_path)
@@ -60,8 +54,7 @@ def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path, tw
 
 
 def test_sigkill_after_a_checkpoint_then_restart_ends_bitwise_equal(tmp_path, one_process_model):
-    env = trainer_env(tmp_path, **_gate(tmp_path, steps=10))
-    process = start_trainer(tiny_args(tmp_path), env)
+    process = start_gated(tmp_path, tiny_args(tmp_path), steps=10)
     wait_for(tmp_path / "gate" / "waiting.0", process)  # held in step 11
     wait_for(tmp_path / "checkpoints" / "step_00000008.json", process)
     process.kill()
@@ -77,8 +70,7 @@ def test_sigkill_after_a_checkpoint_then_restart_ends_bitwise_equal(tmp_path, on
 def test_sigterm_saves_at_that_step_exits_143_and_the_rerun_resumes_there(
     tmp_path, one_process_model
 ):
-    env = trainer_env(tmp_path, **_gate(tmp_path, steps=10))
-    process = start_trainer(tiny_args(tmp_path), env)
+    process = start_gated(tmp_path, tiny_args(tmp_path), steps=10)
     wait_for(tmp_path / "gate" / "waiting.0", process)
     process.send_signal(signal.SIGTERM)
     (tmp_path / "gate" / "open").touch()
@@ -99,7 +91,7 @@ def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
     tmp_path, two_process_model, monkeypatch
 ):
     # Two nodes as Vertex starts them: MASTER_*/WORLD_SIZE/RANK and gs:// AIP_* directories.
-    gate = _gate(tmp_path, steps=10, batch_per_process=GLOBAL_BATCH // 2)
+    gate = gate_env(tmp_path, steps=10, batch_per_process=GLOBAL_BATCH // 2)
     bucket = tmp_path / "gcs" / "bucket" / "job"
     vertex = {
         "VTP_GCS_ROOT": str(tmp_path / "gcs"),
@@ -139,8 +131,8 @@ def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
 
 
 def test_a_failing_process_fails_its_node_promptly(tmp_path):
-    env = trainer_env(tmp_path, **_gate(tmp_path, steps=3, GATE_FAIL_RANK="1"))
-    process = start_trainer(tiny_args(tmp_path, nproc_per_node=2), env)
+    args = tiny_args(tmp_path, nproc_per_node=2)
+    process = start_gated(tmp_path, args, steps=3, GATE_FAIL_RANK="1")
     output, _ = process.communicate(timeout=60)
     assert process.returncode == 1, output
     assert "rank 1 fails on purpose" in output

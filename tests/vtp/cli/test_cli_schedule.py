@@ -31,21 +31,25 @@ def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 pytestmark = pytest.mark.usefixtures("no_gcloud_defaults", "built_image")
 
 
-def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:
+def dry_run(capsys, name: str, *argv: str) -> str:
+    """The request `vtp schedule create NAME ARGV --dry-run` prints: 3 a.m. Paris time, as SA."""
     code, out, err = vtp(
-        capsys,
-        "create",
-        "nightly export",
-        "--pipeline=export",
-        *NIGHTLY,
-        *VERTEX_TARGET,
-        "--param=checkpoints_uri=gs://my-bucket/run/checkpoints",
-        f"--service-account={SA}",
-        "--max-run-count=30",
-        "--end-time=2031-01-01T00:00:00Z",
-        "--dry-run",
+        capsys, "create", name, *NIGHTLY, f"--service-account={SA}", *argv, "--dry-run"
     )
     assert code == 0, err
+    return out
+
+
+def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:
+    out = dry_run(
+        capsys,
+        "nightly export",
+        "--pipeline=export",
+        *VERTEX_TARGET,
+        "--param=checkpoints_uri=gs://my-bucket/run/checkpoints",
+        "--max-run-count=30",
+        "--end-time=2031-01-01T00:00:00Z",
+    )
     schedule = Schedule.from_json(out, ignore_unknown_fields=False)
     assert schedule.display_name == "nightly export"
     assert schedule.cron == "TZ=Europe/Paris 0 3 * * *"
@@ -60,17 +64,7 @@ def test_vertex_dry_run_is_the_schedule_the_sdk_sends(capsys) -> None:
 
 
 def cloud_scheduler_dry_run(capsys, *argv: str) -> scheduler_v1.Job:
-    code, out, err = vtp(
-        capsys,
-        "create",
-        "nightly-export",
-        "--via=cloud-scheduler",
-        *NIGHTLY,
-        f"--service-account={SA}",
-        *argv,
-        "--dry-run",
-    )
-    assert code == 0, err
+    out = dry_run(capsys, "nightly-export", "--via=cloud-scheduler", *argv)
     return scheduler_v1.Job.from_json(out, ignore_unknown_fields=False)
 
 

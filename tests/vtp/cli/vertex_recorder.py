@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.fixtures import send_json
+
 _JOBS = re.compile(r"^/v1/(projects/[^/]+/locations/[^/]+)/customJobs$")
 _JOB = re.compile(r"^/v1/(projects/[^/]+/locations/[^/]+/customJobs/[^/:]+)(:cancel)?$")
 
@@ -102,13 +104,7 @@ def _handler(recorder: VertexRecorder) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             recorder.requests.append(Request(self.command, url.path, parse_qs(url.query), body))
-            status, answer = recorder.answer(self.command, url.path, body)
-            data = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, *recorder.answer(self.command, url.path, body))
 
         do_GET = do_POST = do_DELETE = _serve
 

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.browser import browser as browser  # fixture
-from tests.browser import require_chromium, watched_page
+from tests.browser import console_page, require_chromium
 from tests.fixtures import LocalService, wait_for_state, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 from tests.vtp.local.conftest import custom_job
 from tests.vtp.local.tuning.test_service_tuning import run as run_study
 from tests.vtp.local.tuning.test_service_tuning import tuning_job
-from vtp.local.console import console_url
 
 pytestmark = pytest.mark.slow
 require_chromium()
@@ -37,8 +36,7 @@ TICKER = (
 def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path):
     """A service with a finished pipeline run, a finished tuning job and a running job."""
     folder = tmp_path_factory.mktemp("console")
-    service = LocalService(folder / "state").start()
-    try:
+    with LocalService(folder / "state") as service:
         pipelines = pipeline_client(service.url)
         pipeline_run = pipelines.create_pipeline_job(
             parent=service.parent,
@@ -67,15 +65,12 @@ def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path):
         job = service.client().create_custom_job(parent=service.parent, custom_job=custom_job(pool))
         service.names = {"run": pipeline_run.name, "study": study.name, "job": job.name}
         yield service
-    finally:
-        service.stop()
 
 
 @pytest.fixture
 def page(browser, service):
     """A signed-in page that fails the test on any console error or uncaught exception."""
-    with watched_page(browser) as page:
-        page.goto(console_url(service.url, service.token))
+    with console_page(browser, service) as page:
         assert page.url == f"{service.url}/console/", "the token leaves the address at once"
         yield page
 

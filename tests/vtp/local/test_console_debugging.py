@@ -12,7 +12,7 @@ Skipped only where no Chromium is installed (`.ci/run` installs it)."""
 import pytest
 
 from tests.browser import browser as browser  # fixture
-from tests.browser import require_chromium, watched_page
+from tests.browser import console_page, require_chromium
 from tests.fixtures import LocalService, wait_until
 from tests.pipelines.debugging_pipeline import debugging_pipeline
 from tests.pipelines.tiny_pipeline import (
@@ -21,7 +21,6 @@ from tests.pipelines.tiny_pipeline import (
     tiny_job,
     wait_for_pipeline,
 )
-from vtp.local.console import console_url
 
 pytestmark = pytest.mark.slow
 require_chromium()
@@ -32,8 +31,7 @@ def service(tmp_path_factory: pytest.TempPathFactory):
     """A service holding one ended (failed) run of the debugging pipeline."""
     folder = tmp_path_factory.mktemp("console-debugging")
     template = compile_to(folder / "debugging.yaml", debugging_pipeline)
-    service = LocalService(folder / "state").start()
-    try:
+    with LocalService(folder / "state") as service:
         pipelines = pipeline_client(service.url)
         run = pipelines.create_pipeline_job(
             parent=service.parent, pipeline_job=tiny_job(template, "gs://debugging/root")
@@ -42,15 +40,12 @@ def service(tmp_path_factory: pytest.TempPathFactory):
         assert ended.state.name == "PIPELINE_STATE_FAILED", ended.error
         service.run_id = run.name.rsplit("/", 1)[1]
         yield service
-    finally:
-        service.stop()
 
 
 @pytest.fixture
 def page(browser, service):
     """The run's page, signed in; fails the test on any console error."""
-    with watched_page(browser) as page:
-        page.goto(console_url(service.url, service.token, f"/runs/{service.run_id}"))
+    with console_page(browser, service, f"/runs/{service.run_id}") as page:
         page.wait_for_selector("svg.dag g.node")
         yield page
 

@@ -3,6 +3,7 @@ service (issue #28): the image, built here on the Debian base, serves Vertex's r
 AIP_HTTP_PORT and reads its model from AIP_STORAGE_URI at /gcs; the SDK uploads, deploys,
 predicts and undeploys as a user's program does. Skipped where Podman is not installed."""
 
+import inspect
 import json
 import os
 import subprocess
@@ -13,13 +14,19 @@ from pathlib import Path
 import pytest
 
 from tests import container_images
-from tests.fixtures import LocalService
+from tests.fixtures import LocalService, send_json
 
 pytestmark = pytest.mark.skipif(container_images.PODMAN is None, reason="podman is not installed")
 
-SERVER = """
+SERVER = (
+    """
 import json, os
 from http.server import BaseHTTPRequestHandler, HTTPServer
+
+
+"""
+    + inspect.getsource(send_json)
+    + """
 
 MARKER = open("/marker").read().strip()
 MODEL = "/gcs/" + os.environ["AIP_STORAGE_URI"].removeprefix("gs://") + "/weights.json"
@@ -28,11 +35,11 @@ SCALE = json.load(open(MODEL))["scale"]
 
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
-        self.answer(200 if self.path == os.environ["AIP_HEALTH_ROUTE"] else 404, {})
+        send_json(self, 200 if self.path == os.environ["AIP_HEALTH_ROUTE"] else 404, {})
 
     def do_POST(self):
         if self.path != os.environ["AIP_PREDICT_ROUTE"]:
-            return self.answer(404, {})
+            return send_json(self, 404, {})
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         seen = {k: os.environ[k] for k in ("AIP_HTTP_PORT", "AIP_MODE", "AIP_DEPLOYED_MODEL_ID")}
         predictions = [
@@ -40,19 +47,13 @@ class Handler(BaseHTTPRequestHandler):
              "host_work": os.path.exists("/work"), "secret": "Authorization" in self.headers}
             for x in body["instances"]
         ]
-        self.answer(200, {"predictions": predictions})
-
-    def answer(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, 200, {"predictions": predictions})
 
 
 HTTPServer(("0.0.0.0", int(os.environ["AIP_HTTP_PORT"])), Handler).serve_forever()
 """
+)
+"""The model's server: Vertex's routes on AIP_HTTP_PORT, answered by the tests' `send_json`."""
 
 PROGRAM = """
     import json, sys
@@ -85,10 +86,8 @@ def image() -> tuple[str, str]:
 def test_a_custom_serving_container_answers_predict(tmp_path: Path, image) -> None:
     name, marker = image
     command, env = container_images.engine()
-    service = LocalService(
-        tmp_path / "state", env=container_images.engine_env(command, env)
-    ).start()
-    try:
+    engine_env = container_images.engine_env(command, env)
+    with LocalService(tmp_path / "state", env=engine_env) as service:
         weights = service.gcs_root / "models" / "scaler"
         weights.mkdir(parents=True)
         (weights / "weights.json").write_text(json.dumps({"scale": 3.0}))
@@ -117,5 +116,3 @@ def test_a_custom_serving_container_answers_predict(tmp_path: Path, image) -> No
             env={**os.environ, **env}, capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
         assert f"vtp-serve-{results['deployed']}" not in left  # undeploy removed it
-    finally:
-        service.stop()

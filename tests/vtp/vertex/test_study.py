@@ -4,6 +4,7 @@ import pytest
 import yaml
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, StudySpec
 
+from tests.fixtures import set_at
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.study import (
     CategoricalParameter,
@@ -129,10 +130,23 @@ def params(data):
     return data["studySpec"]["parameters"]
 
 
-def test_log_scale_needs_positive_bounds():
-    err = rejected(lambda d: params(d)[0]["doubleValueSpec"].update(minValue=0))
-    assert err.path == "studySpec.parameters[0].doubleValueSpec.minValue"
-    assert "UNIT_LINEAR_SCALE" in str(err)
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        # A log scale needs positive bounds.
+        ("studySpec.parameters[0].doubleValueSpec.minValue", 0, "UNIT_LINEAR_SCALE"),
+        # The trial job spec goes through the custom job rules.
+        ("trialJobSpec.workerPoolSpecs[0].replicaCount", 2, "single primary"),
+        # An unknown field gets the nearest name.
+        ("studySpec.algoritm", "GRID_SEARCH", "did you mean 'algorithm'"),
+        # Vizier-only fields are refused.
+        ("studySpec.parameters[2].integerValueSpec.defaultValue", 32, "Vizier"),
+    ],
+)
+def test_a_refused_field_is_named_with_what_is_wrong(field, value, says):
+    err = rejected(lambda d: set_at(d, field, value))
+    assert err.path == field
+    assert says in str(err)
 
 
 def test_condition_must_match_the_parents_type():
@@ -187,22 +201,6 @@ def test_grid_search_needs_enumerable_parameters():
     err = rejected(lambda d: d["studySpec"].update(algorithm="GRID_SEARCH"))
     assert err.path == "studySpec.parameters[0]"
     assert "GRID_SEARCH" in str(err) and "'lr' is DOUBLE" in str(err)
-
-
-def test_trial_job_spec_goes_through_the_custom_job_rules():
-    err = rejected(lambda d: d["trialJobSpec"]["workerPoolSpecs"][0].update(replicaCount=2))
-    assert err.path == "trialJobSpec.workerPoolSpecs[0].replicaCount"
-
-
-def test_unknown_field_gets_the_nearest_name():
-    err = rejected(lambda d: d["studySpec"].update(algoritm="GRID_SEARCH"))
-    assert err.path == "studySpec.algoritm" and "did you mean 'algorithm'" in str(err)
-
-
-def test_vizier_only_fields_are_refused():
-    err = rejected(lambda d: params(d)[2]["integerValueSpec"].update(defaultValue=32))
-    assert err.path == "studySpec.parameters[2].integerValueSpec.defaultValue"
-    assert "Vizier" in str(err)
 
 
 def test_convex_stopping_names_a_real_learning_rate_parameter():

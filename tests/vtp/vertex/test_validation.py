@@ -4,6 +4,7 @@ import copy
 
 import pytest
 
+from tests.fixtures import set_at
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.validation import (
     is_valid_label_key,
@@ -44,111 +45,72 @@ def test_a_full_valid_spec_passes() -> None:
     validate_custom_job({"displayName": "j", "labels": {"ténant": "équipe-1"}, "jobSpec": SPEC})
 
 
-def broken(path: list, value) -> dict:
+def broken(path: str, value) -> dict:
     """SPEC with the field at `path` set to `value` (None deletes it)."""
     spec = copy.deepcopy(SPEC)
-    *parents, last = path
-    target = spec
-    for key in parents:
-        target = target[key]
-    if value is None:
-        del target[last]
-    else:
-        target[last] = value
+    set_at(spec, path, value)
     return spec
+
+
+AT_THE_FIELD = {
+    "workerPoolSpecs": [([POOL] * 5, "4 roles"), ([], "must not be empty")],
+    "workerPoolSpecs[0]": [({}, "cannot be empty")],
+    "workerPoolSpecs[0].replicaCount": [(2, "single primary")],
+    "workerPoolSpecs[1].replicaCount": [(0, "at least 1")],
+    "workerPoolSpecs[0].machineSpec.acceleratorCount": [(0, "at least 1")],
+    "workerPoolSpecs[0].machineSpec.machineType": [(None, "missing")],
+    "workerPoolSpecs[0].containerSpec.imageUri": [(None, "missing")],
+    "workerPoolSpecs[1].pythonPackageSpec.packageUris": [([], "no package")],
+    "workerPoolSpecs[1].pythonPackageSpec.pythonModule": [(None, "missing")],
+    "workerPoolSpecs[0].reductionServerSpec": [
+        ({"replicaCount": 2}, "Reduction Server is worker pool 2")
+    ],
+    "scheduling.timeout": [("0s", "positive duration"), ("2h", "'3600s'")],
+    "scheduling.strategy": [("CHEAP", "FLEX_START")],
+    "baseOutputDirectory.outputUriPrefix": [("/tmp", "gs://")],
+    "network": [("default", "projects/PROJECT_NUMBER")],
+    "persistentResourceId": [("-pool", "lowercase")],
+}
+"""Per field, (value, problem): a value there reported under the field itself."""
+
+ELSEWHERE = [
+    (
+        "workerPoolSpecs[0].machineSpec.acceleratorType",
+        None,
+        "workerPoolSpecs[0].machineSpec.acceleratorCount",
+        "needs an accelerator type",
+    ),
+    (
+        "workerPoolSpecs[0].machineSpec.machineType",
+        "a2-highgpu-1g",
+        "workerPoolSpecs[0].machineSpec",
+        "n1 machine types",
+    ),
+    (
+        "workerPoolSpecs[1].containerSpec",
+        {"imageUri": "i"},
+        "workerPoolSpecs[1]",
+        "set only one of",
+    ),
+    (
+        "workerPoolSpecs[0].containerSpec.env",
+        [{"nam": "A"}],
+        "workerPoolSpecs[0].containerSpec.env[0].nam",
+        "did you mean 'name'",
+    ),
+    ("scheduling.strategy", "SPOT", "scheduling.maxWaitDuration", "only FLEX_START"),
+]
+"""(path, value, where, problem): a value at `path` reported under `where`."""
 
 
 @pytest.mark.parametrize(
     ("path", "value", "where", "problem"),
     [
-        (
-            ["workerPoolSpecs", 0, "replicaCount"],
-            2,
-            "workerPoolSpecs[0].replicaCount",
-            "single primary",
-        ),
-        (
-            ["workerPoolSpecs", 1, "replicaCount"],
-            0,
-            "workerPoolSpecs[1].replicaCount",
-            "at least 1",
-        ),
-        (["workerPoolSpecs", 0], {}, "workerPoolSpecs[0]", "cannot be empty"),
-        (["workerPoolSpecs"], [POOL] * 5, "workerPoolSpecs", "4 roles"),
-        (["workerPoolSpecs"], [], "workerPoolSpecs", "must not be empty"),
-        (
-            ["workerPoolSpecs", 0, "machineSpec", "acceleratorType"],
-            None,
-            "workerPoolSpecs[0].machineSpec.acceleratorCount",
-            "needs an accelerator type",
-        ),
-        (
-            ["workerPoolSpecs", 0, "machineSpec", "acceleratorCount"],
-            0,
-            "workerPoolSpecs[0].machineSpec.acceleratorCount",
-            "at least 1",
-        ),
-        (
-            ["workerPoolSpecs", 0, "machineSpec", "machineType"],
-            "a2-highgpu-1g",
-            "workerPoolSpecs[0].machineSpec",
-            "n1 machine types",
-        ),
-        (
-            ["workerPoolSpecs", 0, "machineSpec", "machineType"],
-            None,
-            "workerPoolSpecs[0].machineSpec.machineType",
-            "missing",
-        ),
-        (
-            ["workerPoolSpecs", 1, "containerSpec"],
-            {"imageUri": "i"},
-            "workerPoolSpecs[1]",
-            "set only one of",
-        ),
-        (
-            ["workerPoolSpecs", 0, "containerSpec", "imageUri"],
-            None,
-            "workerPoolSpecs[0].containerSpec.imageUri",
-            "missing",
-        ),
-        (
-            ["workerPoolSpecs", 1, "pythonPackageSpec", "packageUris"],
-            [],
-            "workerPoolSpecs[1].pythonPackageSpec.packageUris",
-            "no package",
-        ),
-        (
-            ["workerPoolSpecs", 1, "pythonPackageSpec", "pythonModule"],
-            None,
-            "workerPoolSpecs[1].pythonPackageSpec.pythonModule",
-            "missing",
-        ),
-        (
-            ["workerPoolSpecs", 0, "reductionServerSpec"],
-            {"replicaCount": 2},
-            "workerPoolSpecs[0].reductionServerSpec",
-            "Reduction Server is worker pool 2",
-        ),
-        (
-            ["workerPoolSpecs", 0, "containerSpec", "env"],
-            [{"nam": "A"}],
-            "workerPoolSpecs[0].containerSpec.env[0].nam",
-            "did you mean 'name'",
-        ),
-        (["scheduling", "timeout"], "0s", "scheduling.timeout", "positive duration"),
-        (["scheduling", "timeout"], "2h", "scheduling.timeout", "'3600s'"),
-        (["scheduling", "strategy"], "SPOT", "scheduling.maxWaitDuration", "only FLEX_START"),
-        (["scheduling", "strategy"], "CHEAP", "scheduling.strategy", "FLEX_START"),
-        (
-            ["baseOutputDirectory", "outputUriPrefix"],
-            "/tmp",
-            "baseOutputDirectory.outputUriPrefix",
-            "gs://",
-        ),
-        (["network"], "default", "network", "projects/PROJECT_NUMBER"),
-        (["persistentResourceId"], "-pool", "persistentResourceId", "lowercase"),
-    ],
+        (path, value, path, problem)
+        for path, cases in AT_THE_FIELD.items()
+        for value, problem in cases
+    ]
+    + ELSEWHERE,
 )
 def test_problems_are_reported_under_the_callers_name(path, value, where, problem) -> None:
     with pytest.raises(SpecError) as caught:
@@ -158,11 +120,11 @@ def test_problems_are_reported_under_the_callers_name(path, value, where, proble
 
 
 def test_enum_numbers_are_read_like_names() -> None:
-    spec = broken(["workerPoolSpecs", 0, "machineSpec", "acceleratorType"], 5)  # NVIDIA_TESLA_T4
+    spec = broken("workerPoolSpecs[0].machineSpec.acceleratorType", 5)  # NVIDIA_TESLA_T4
     validate_custom_job_spec(spec, "")
     with pytest.raises(SpecError, match="a2 machine types"):
         validate_custom_job_spec(
-            broken(["workerPoolSpecs", 0, "machineSpec", "acceleratorType"], 8), ""
+            broken("workerPoolSpecs[0].machineSpec.acceleratorType", 8), ""
         )  # NVIDIA_TESLA_A100
 
 
