@@ -5,20 +5,26 @@ changed under one lock, with nothing running in the background (ML Metadata, Ten
 the Model Registry). `CollectionService` is the read side of one collection kept as `Stored` rows:
 `get` and `list` with Vertex's name rule (`projects/-/locations/-/...`), NOT_FOUND wording and
 AIP-160 filters; batch prediction, training pipelines, datasets, endpoints, schedules, tuning jobs
-and Vizier studies each declare their collection and inherit both.
+and Vizier studies each declare their collection and inherit both. `RunningCollection` adds what
+resources that run in threads of this service share (batch prediction jobs, training pipelines):
+their state changes, a cancel asked for, the end, and delete once ended.
 """
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Generic, Protocol, TypeVar
 
 import proto
 
+from vtp.local.base import errors
 from vtp.local.base.names import find
-from vtp.local.base.resources import matching_page
+from vtp.local.base.operations import Operations
+from vtp.local.base.resources import matching_page, require_ended, set_times
 from vtp.local.base.sqlite import Database
-from vtp.local.base.store import Stored
+from vtp.local.base.store import Record, ResourceStore, Stored
+from vtp.local.base.threads import Workers
 
 M = TypeVar("M", bound=proto.Message)
 S = TypeVar("S", bound=Stored)
@@ -79,3 +85,56 @@ class CollectionService(Generic[M, S]):
         first, and the next page token."""
         found = (row.resource for row in self.store.all(parent))
         return matching_page(found, filter, page_size, page_token, self.page_size)
+
+
+class RunningCollection(CollectionService[M, Record]):
+    """Resources that run in threads of this service, kept in `store` (a `ResourceStore`): each
+    ends in a state of `ended`, may be deleted only then, and keeps in its row's runtime data
+    (`"cancel"`) that a cancel was asked for, so that a restarted service knows."""
+
+    ended: ClassVar[Collection[int]]
+
+    def __init__(self, store: ResourceStore, operations: Operations) -> None:
+        self.store: ResourceStore = store
+        self.operations = operations
+        self._lock = threading.RLock()
+        self._workers = Workers()
+
+    def close(self) -> None:
+        """Wait for the running threads (the service is closing: a restart resumes their
+        resources), then close the store."""
+        self._workers.join()
+        self.store.close()
+
+    def delete(self, name: str) -> dict:
+        """Delete an ended resource; the done Operation (FAILED_PRECONDITION while it runs)."""
+        with self._lock:
+            record = self._record(name)
+            require_ended(record.resource, self.ended)
+            self.store.delete(record.id)
+        return self.operations.deleted(record.parent)
+
+    def _ask_to_cancel(self, name: str, cancelling: int) -> Record:
+        """Mark the resource `name` as asked to cancel, in state `cancelling`; its row. An ended
+        one is FAILED_PRECONDITION, as on Vertex."""
+        with self._lock:
+            record = self._record(name)
+            if record.resource.state in self.ended:
+                raise errors.already_ended(record.resource.name, record.resource.state.name)
+            record.runtime["cancel"] = True
+            self._set_state(record, cancelling)
+        return record
+
+    def _end(self, record: Record, state: int, code: int = 0, message: str = "") -> None:
+        """End the resource in `state`, with the error (`code`, `message`) when `code` is set."""
+        with self._lock:
+            set_times(record.resource, datetime.now(UTC), "end_time")
+            if code:
+                record.resource.error = {"code": code, "message": message}
+            self._set_state(record, state)
+
+    def _set_state(self, record: Record, state: int) -> None:
+        """Store the resource in `state` (proto-plus takes the enum's number), updated now."""
+        record.resource.state = state
+        set_times(record.resource, datetime.now(UTC), "update_time")
+        self.store.update(record)

@@ -23,7 +23,6 @@ As on Vertex:
 
 import json
 import os
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -33,11 +32,10 @@ from google.protobuf import json_format
 
 from vtp.local.base import errors
 from vtp.local.base.config import not_resumed_message
-from vtp.local.base.resources import new_id, require_ended, set_times, time_of
+from vtp.local.base.resources import new_id, set_times, time_of
 from vtp.local.base.routing import parse_message
-from vtp.local.base.services import CollectionService
+from vtp.local.base.services import RunningCollection
 from vtp.local.base.store import Record, ResourceStore
-from vtp.local.base.threads import Workers
 from vtp.local.batch_prediction import spec
 from vtp.local.endpoints.serving import (
     READY_TIMEOUT_SECONDS,
@@ -66,17 +64,18 @@ class Cancelled(Exception):
     """The job was cancelled, or the service is closing, while it ran."""
 
 
-class BatchPredictionJobs(CollectionService[BatchPredictionJob, Record]):
+class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
     """Batch prediction jobs of the models in `registry`, each run in a thread of its own."""
 
     collection, kind = "batchPredictionJobs", "BatchPredictionJob"
+    ended = JOB_ENDED
 
     def __init__(self, root: Service, registry: ModelRegistry) -> None:
-        self.root, self.registry = root, registry
         path = root.config.state_dir / "batch_prediction_jobs.db"
-        self.store: ResourceStore = ResourceStore(path, "batch_prediction_jobs", BatchPredictionJob)
-        self._lock = threading.RLock()
-        self._workers = Workers()
+        super().__init__(
+            ResourceStore(path, "batch_prediction_jobs", BatchPredictionJob), root.operations
+        )
+        self.root, self.registry = root, registry
 
     def start(self) -> None:
         """Run again every job an earlier service left unfinished (or cancel it, saying why)."""
@@ -89,11 +88,6 @@ class BatchPredictionJobs(CollectionService[BatchPredictionJob, Record]):
             else:
                 message = not_resumed_message("BatchPredictionJob")
                 self._end(record, State.JOB_STATE_CANCELLED, errors.CANCELLED, message)
-
-    def close(self) -> None:
-        """Stop the running jobs' servers (the service is closing), close the store."""
-        self._workers.join()
-        self.store.close()
 
     def create(self, parent: str, body: bytes) -> BatchPredictionJob:
         """Check the job and start it; the resource, PENDING."""
@@ -116,20 +110,7 @@ class BatchPredictionJobs(CollectionService[BatchPredictionJob, Record]):
 
     def cancel(self, name: str) -> None:
         """Ask the job to stop: CANCELLING now, CANCELLED once its batch in flight returns."""
-        with self._lock:
-            record = self._record(name)
-            if record.resource.state in JOB_ENDED:
-                raise errors.already_ended(record.resource.name, record.resource.state.name)
-            record.runtime["cancel"] = True
-            self._set_state(record, State.JOB_STATE_CANCELLING)
-
-    def delete(self, name: str) -> dict:
-        """Delete an ended job (its output stays); the done Operation."""
-        with self._lock:
-            record = self._record(name)
-            require_ended(record.resource, JOB_ENDED)
-            self.store.delete(record.id)
-        return self.root.operations.deleted(record.parent)
+        self._ask_to_cancel(name, State.JOB_STATE_CANCELLING)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -304,18 +285,6 @@ class BatchPredictionJobs(CollectionService[BatchPredictionJob, Record]):
             model, job_id, job_id, config.project_images, config.storage_root,
             operator_modules(os.environ),
         )  # fmt: skip
-
-    def _end(self, record: Record, state: int, code: int = 0, message: str = "") -> None:
-        with self._lock:
-            set_times(record.resource, datetime.now(UTC), "end_time")
-            if code:
-                record.resource.error = {"code": code, "message": message}
-            self._set_state(record, state)
-
-    def _set_state(self, record: Record, state: int) -> None:
-        record.resource.state = State(state)
-        set_times(record.resource, datetime.now(UTC), "update_time")
-        self.store.update(record)
 
     def _current(self, job_id: str) -> Record:
         record = self.store.get(job_id)

@@ -22,7 +22,6 @@ As on Vertex:
 
 import contextlib
 import json
-import threading
 from datetime import UTC, datetime
 
 from google.cloud import aiplatform_v1
@@ -30,11 +29,10 @@ from google.cloud.aiplatform_v1 import TrainingPipeline
 from google.protobuf import json_format, struct_pb2
 
 from vtp.local.base import errors
-from vtp.local.base.resources import new_id, require_ended, set_times
+from vtp.local.base.resources import new_id, set_times
 from vtp.local.base.routing import parse_message
-from vtp.local.base.services import CollectionService
+from vtp.local.base.services import RunningCollection
 from vtp.local.base.store import Record, ResourceStore
-from vtp.local.base.threads import Workers
 from vtp.local.custom_jobs.service import CustomJobs
 from vtp.local.datasets.service import Datasets
 from vtp.local.models.service import ModelRegistry
@@ -46,31 +44,27 @@ JobState = aiplatform_v1.JobState
 CUSTOM_TASK = "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"
 
 
-class TrainingPipelines(CollectionService[TrainingPipeline, Record]):
+class TrainingPipelines(RunningCollection[TrainingPipeline]):
     """Training pipelines: each runs a CustomJob of `jobs` on the data of `datasets`, then
     uploads to `registry`."""
 
     collection, kind = "trainingPipelines", "TrainingPipeline"
+    ended = PIPELINE_ENDED
 
     def __init__(
         self, root: Service, jobs: CustomJobs, registry: ModelRegistry, datasets: Datasets
     ) -> None:
-        self.root, self.jobs, self.registry, self.datasets = root, jobs, registry, datasets
         path = root.config.state_dir / "training_pipelines.db"
-        self.store: ResourceStore = ResourceStore(path, "training_pipelines", TrainingPipeline)
-        self._lock = threading.RLock()
-        self._workers = Workers()
+        super().__init__(
+            ResourceStore(path, "training_pipelines", TrainingPipeline), root.operations
+        )
+        self.root, self.jobs, self.registry, self.datasets = root, jobs, registry, datasets
 
     def start(self) -> None:
         """Watch again every pipeline that had not ended when the service stopped."""
         for record in self.store.all():
             if record.resource.state not in PIPELINE_ENDED:
                 self._watch(record)
-
-    def close(self) -> None:
-        """Stop watching (the service is closing: the next start resumes), close the store."""
-        self._workers.join()
-        self.store.close()
 
     def create(self, parent: str, body: bytes) -> TrainingPipeline:
         """Check and start a training pipeline; the resource, PENDING."""
@@ -95,24 +89,10 @@ class TrainingPipelines(CollectionService[TrainingPipeline, Record]):
 
     def cancel(self, name: str) -> None:
         """Cancel the pipeline's job; the pipeline ends CANCELLED once the job has."""
-        with self._lock:
-            record = self._record(name)
-            if record.resource.state in PIPELINE_ENDED:
-                raise errors.already_ended(record.resource.name, record.resource.state.name)
-            record.runtime["cancel"] = True
-            self._set_state(record, State.PIPELINE_STATE_CANCELLING)
-            job = record.runtime.get("job")
-        if job:
+        record = self._ask_to_cancel(name, State.PIPELINE_STATE_CANCELLING)
+        if job := record.runtime.get("job"):
             with contextlib.suppress(errors.ApiError):  # it ended meanwhile: the watcher says how
                 self.jobs.cancel_custom_job(job)
-
-    def delete(self, name: str) -> dict:
-        """Delete an ended pipeline; the done Operation."""
-        with self._lock:
-            record = self._record(name)
-            require_ended(record.resource, PIPELINE_ENDED)
-            self.store.delete(record.id)
-        return self.root.operations.deleted(record.parent)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -220,19 +200,6 @@ class TrainingPipelines(CollectionService[TrainingPipeline, Record]):
         model.version_id = uploaded.get("modelVersionId", "1")
         pipeline.model_to_upload = model
         self._end(record, State.PIPELINE_STATE_SUCCEEDED)
-
-    def _end(self, record: Record, state: int, code: int = 0, message: str = "") -> None:
-        with self._lock:
-            now = datetime.now(UTC)
-            set_times(record.resource, now, "end_time")
-            if code:
-                record.resource.error = {"code": code, "message": message}
-            self._set_state(record, state)
-
-    def _set_state(self, record: Record, state: int) -> None:
-        record.resource.state = State(state)
-        set_times(record.resource, datetime.now(UTC), "update_time")
-        self.store.update(record)
 
 
 def _job_spec(pipeline: TrainingPipeline) -> aiplatform_v1.CustomJobSpec:
