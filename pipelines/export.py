@@ -33,16 +33,8 @@ def export_pipeline(
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
     """
+    pipeline = dict(locals())  # the parameters by name, before any other local is made
     checkpoints = dsl.importer(
         artifact_uri=checkpoints_uri, artifact_class=Artifact, reimport=False
     )
-    evaluate_and_register(
-        checkpoints.output,
-        project=project,
-        location=location,
-        metric=metric,
-        threshold=threshold,
-        model_display_name=model_display_name,
-        parent_model=parent_model,
-        last_k=last_k,
-    )
+    evaluate_and_register(checkpoints.output, pipeline)

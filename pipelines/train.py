@@ -8,7 +8,7 @@ with_task (--task=<task> ahead of trainer_args) -> custom_job (pool 0 + pool 1, 
 from kfp import dsl
 
 from components.custom_job import custom_job
-from pipelines.stages import evaluate_and_register, with_task
+from pipelines.stages import evaluate_and_register, inputs_for, with_task
 from trainer.config import Config
 from vtp.images import COMPONENT_IMAGE
 
@@ -66,28 +66,7 @@ def train_pipeline(
         deploy: Deploy the registered model to an endpoint and send it one example.
         endpoint: The endpoint (resource name or ID) to deploy to; empty creates one.
     """
+    pipeline = dict(locals())  # the parameters by name, before any other local is made
     flags = with_task(task=task, args=trainer_args)
-    job = custom_job(
-        project=project,
-        location=location,
-        display_name=display_name,
-        output_root=output_root,
-        worker_pool_specs=worker_pool_specs,
-        args=flags.output,
-        restart_job_on_worker_restart=restart_job_on_worker_restart,
-        scheduling_strategy=scheduling_strategy,
-        timeout=timeout,
-        poll_interval_seconds=poll_interval_seconds,
-    )
-    evaluate_and_register(
-        job.outputs["checkpoints"],
-        project=project,
-        location=location,
-        metric=metric,
-        threshold=threshold,
-        model_display_name=model_display_name,
-        parent_model=parent_model,
-        last_k=last_k,
-        deploy=deploy,
-        endpoint=endpoint,
-    )
+    job = custom_job(**inputs_for(custom_job, pipeline, args=flags.output))
+    evaluate_and_register(job.outputs["checkpoints"], pipeline)

@@ -9,7 +9,7 @@ from kfp import dsl
 
 from components.custom_job import custom_job
 from components.hyperparameter_tuning import hyperparameter_tuning
-from pipelines.stages import evaluate_and_register, with_task
+from pipelines.stages import evaluate_and_register, inputs_for, with_task
 from pipelines.train import DEFAULT_POOLS
 from trainer.config import Config
 from vtp.images import COMPONENT_IMAGE
@@ -79,38 +79,26 @@ def tune_pipeline(
         parent_model: A registered model to add this one to as a new version; empty
             registers a new model.
     """
+    pipeline = dict(locals())  # the parameters by name, before any other local is made
     trial_flags = with_task(task=task, args=trial_args).set_display_name("trial-flags")
     final_flags = with_task(task=task, args=trainer_args).set_display_name("final-flags")
     tuning = hyperparameter_tuning(
-        project=project,
-        location=location,
-        display_name="vtp-tune",
-        output_root=output_root,
-        study_spec=study_spec,
-        worker_pool_specs=trial_pool_specs,
-        args=trial_flags.output,
-        max_trial_count=max_trial_count,
-        parallel_trial_count=parallel_trial_count,
-        max_failed_trial_count=max_failed_trial_count,
-        poll_interval_seconds=poll_interval_seconds,
+        **inputs_for(
+            hyperparameter_tuning,
+            pipeline,
+            display_name="vtp-tune",
+            worker_pool_specs=trial_pool_specs,
+            args=trial_flags.output,
+        )
     )
     final = custom_job(
-        project=project,
-        location=location,
-        display_name="vtp-tune-final",
-        output_root=output_root,
-        worker_pool_specs=worker_pool_specs,
-        args=final_flags.output,
-        parameters=tuning.outputs["best_parameters"],
-        restart_job_on_worker_restart=True,
-        poll_interval_seconds=poll_interval_seconds,
+        **inputs_for(
+            custom_job,
+            pipeline,
+            display_name="vtp-tune-final",
+            args=final_flags.output,
+            parameters=tuning.outputs["best_parameters"],
+            restart_job_on_worker_restart=True,
+        )
     )
-    evaluate_and_register(
-        final.outputs["checkpoints"],
-        project=project,
-        location=location,
-        metric=metric,
-        threshold=threshold,
-        model_display_name=model_display_name,
-        parent_model=parent_model,
-    )
+    evaluate_and_register(final.outputs["checkpoints"], pipeline)

@@ -95,6 +95,21 @@ class TrainingState:
 
 
 @dataclass(frozen=True)
+class Loaded:
+    """A checkpoint whose model and optimizer state a run has loaded, whichever strategy wrote
+    it: the rest of it, which `trainer.train.restore` applies the same way for both."""
+
+    path: Path
+    """What was read: the checkpoint file, or the sharded checkpoint's directory."""
+    step: int
+    scheduler: dict[str, Any]
+    rng: list[dict[str, Any]]
+    """One `rng_state()` per process of the run that saved it, in rank order."""
+    config: dict[str, Any]
+    """The `Config.to_dict()` of the run that saved it."""
+
+
+@dataclass(frozen=True)
 class CheckpointInfo:
     """A committed checkpoint, as its manifest describes it."""
 

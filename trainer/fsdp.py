@@ -11,7 +11,7 @@ activations in the backward pass instead of keeping them.
 Checkpoints go through `torch.distributed.checkpoint` (`ShardedCheckpointer`): every process
 writes its own shard, the main process adds trainer.pt (scheduler, every rank's RNG states, step,
 config), hashes the files and commits the checkpoint with its manifest, as trainer.checkpoint
-describes. `restore` loads the newest one into whatever sharding this run has, so a job resumes
+describes. `load_sharded` loads the newest one into whatever sharding this run has, so a job resumes
 on a different number of processes (resharding); on the same number it continues bit for bit.
 
 In a one-process job there is no process group, so nothing is sharded, but checkpoints are still
@@ -43,13 +43,12 @@ from trainer.checkpoint import (
     TRAINER_FILE,
     Checkpointer,
     CorruptCheckpoint,
+    Loaded,
     commit_sharded,
     list_checkpoints,
     manifest_path,
     read_manifest,
     read_trainer_file,
-    seed_everything,
-    set_rng_state,
     sharded_path,
     verify_sharded,
 )
@@ -157,52 +156,30 @@ class ShardedCheckpointer(Checkpointer):
         log.info("saved sharded checkpoint %s", manifest)
 
 
-def restore(
-    config: Config,
-    runtime: Runtime,
-    checkpointer: Checkpointer,
-    net: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-) -> int:
-    """Load the newest valid sharded checkpoint into this run's sharding (any number of
-    processes); return its step (0, with generators seeded, when there is none).
+def load_sharded(
+    runtime: Runtime, directory: Path, net: nn.Module, optimizer: torch.optim.Optimizer
+) -> Loaded | None:
+    """Load the newest valid sharded checkpoint's model and optimizer into this run's sharding
+    (any number of processes); None when there is none.
 
     The main process picks and verifies the checkpoint and hands its trainer.pt to the others;
     every process then reads the parts of the shards it holds.
     """
-    directory = checkpointer.directory
     found = _latest_verified(directory) if runtime.is_main else None
     step, rest = runtime.broadcast_from_main(found or (0, None))
     if rest is None:
-        log.info("no valid checkpoint in %s: starting fresh", directory)
-        seed_everything(config.seed + runtime.rank)
-        return 0
+        return None
     if not manifest_path(directory, step).exists():
         raise RuntimeError(
             f"rank {runtime.rank} does not see rank 0's checkpoint at step {step}: every node "
             "must see the same checkpoint directory (use a gs:// URI)"
         )
+    shards = sharded_path(directory, step)
     model, optim = get_state_dict(net, optimizer)
     # Loaded in place, each process reading the parts of every shard that its own shard covers.
-    load_in_place({"model": model, "optim": optim}, sharded_path(directory, step))
+    load_in_place({"model": model, "optim": optim}, shards)
     set_state_dict(net, optimizer, model_state_dict=model, optim_state_dict=optim)
-    scheduler.load_state_dict(rest["scheduler"])
-    if len(rest["rng"]) == runtime.world_size:
-        set_rng_state(rest["rng"][runtime.rank])
-    else:
-        log.warning(
-            "checkpoint saved by %d processes, resharded onto %d: random generators are "
-            "reseeded, so this run will not match an uninterrupted one bit for bit",
-            len(rest["rng"]), runtime.world_size,
-        )  # fmt: skip
-        seed_everything(config.seed + runtime.rank + step)
-    changed = sorted(k for k, v in config.to_dict().items() if rest["config"].get(k) != v)
-    if changed:
-        log.warning("resuming with changed flags: %s", ", ".join(f"--{name}" for name in changed))
-    checkpointer.last_step = step
-    log.info("resumed from %s at step %d", sharded_path(directory, step), step)
-    return step
+    return Loaded(shards, step, rest["scheduler"], rest["rng"], rest["config"])
 
 
 def _latest_verified(directory: Path) -> tuple[int, dict[str, Any]] | None:

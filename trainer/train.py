@@ -23,6 +23,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from trainer import fsdp
 from trainer.checkpoint import (
     Checkpointer,
+    Loaded,
     TrainingState,
     latest_state,
     rng_state,
@@ -177,14 +178,12 @@ def build(config: Config, runtime: Runtime) -> Training:
 
     # Only the main process writes; the others run the same code with silent writers.
     checkpointer = Checkpointer(dirs.checkpoints, config.keep_checkpoints, runtime.is_main)
-    resume = restore
     if config.strategy == "fsdp":  # sharded checkpoints, written by every process
         checkpointer = fsdp.ShardedCheckpointer(
             dirs.checkpoints, config.keep_checkpoints, runtime, net, optimizer
         )
-        resume = fsdp.restore
     reporter = Reporter(dirs.tensorboard, config.hypertune_metric, runtime.is_main)
-    step = resume(config, runtime, checkpointer, net, optimizer, scheduler)
+    step = restore(config, runtime, checkpointer, net, optimizer, scheduler)
 
     model: Callable[[torch.Tensor], torch.Tensor] = net
     if runtime.world_size > 1 and config.strategy == "ddp":
@@ -306,8 +305,44 @@ def restore(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
 ) -> int:
     """Load the newest valid checkpoint into the model, optimizer, scheduler and random number
-    generators; return its step (0, with generators seeded, when there is none)."""
-    found = latest_state(checkpointer.directory)
+    generators; return its step (0, with generators seeded, when there is none).
+
+    The strategy decides how model and optimizer are read (`_load_replicated` for ddp: one file
+    every process reads whole; `fsdp.load_sharded`: each process its parts of the shards, in any
+    sharding); the rest is applied alike.
+    """
+    sharded = config.strategy == "fsdp"
+    load = fsdp.load_sharded if sharded else _load_replicated
+    loaded = load(runtime, checkpointer.directory, net, optimizer)
+    if loaded is None:
+        log.info("no valid checkpoint in %s: starting fresh", checkpointer.directory)
+        seed_everything(config.seed + runtime.rank)
+        return 0
+    step = loaded.step
+    scheduler.load_state_dict(loaded.scheduler)
+    if len(loaded.rng) == runtime.world_size:
+        set_rng_state(loaded.rng[runtime.rank])
+    else:
+        log.warning(
+            "checkpoint saved by %d processes, %s %d: random generators are reseeded, "
+            "so this run will not match an uninterrupted one bit for bit",
+            len(loaded.rng), "resharded onto" if sharded else "this job has", runtime.world_size,
+        )  # fmt: skip
+        seed_everything(config.seed + runtime.rank + step)
+    changed = sorted(k for k, v in config.to_dict().items() if loaded.config.get(k) != v)
+    if changed:
+        log.warning("resuming with changed flags: %s", ", ".join(f"--{name}" for name in changed))
+    checkpointer.last_step = step
+    log.info("resumed from %s at step %d", loaded.path, step)
+    return step
+
+
+def _load_replicated(
+    runtime: Runtime, directory: Path, net: nn.Module, optimizer: torch.optim.Optimizer
+) -> Loaded | None:
+    """Load the newest valid (one-file) checkpoint's model and optimizer; None when there is
+    none. Every process reads it, and fails unless it found the one the main process found."""
+    found = latest_state(directory)
     step = found[0].step if found else 0
     main_step = runtime.broadcast_from_main(step)
     if step != main_step:
@@ -316,28 +351,11 @@ def restore(
             "every node must see the same checkpoint directory (use a gs:// URI)"
         )
     if found is None:
-        log.info("no valid checkpoint in %s: starting fresh", checkpointer.directory)
-        seed_everything(config.seed + runtime.rank)
-        return 0
+        return None
     info, state = found
     net.load_state_dict(state.model)
     optimizer.load_state_dict(state.optimizer)
-    scheduler.load_state_dict(state.scheduler)
-    if len(state.rng) == runtime.world_size:
-        set_rng_state(state.rng[runtime.rank])
-    else:
-        log.warning(
-            "checkpoint saved by %d processes, this job has %d: random generators are reseeded, "
-            "so this run will not match an uninterrupted one bit for bit",
-            len(state.rng), runtime.world_size,
-        )  # fmt: skip
-        seed_everything(config.seed + runtime.rank + step)
-    changed = sorted(k for k, v in config.to_dict().items() if state.config.get(k) != v)
-    if changed:
-        log.warning("resuming with changed flags: %s", ", ".join(f"--{name}" for name in changed))
-    checkpointer.last_step = step
-    log.info("resumed from %s at step %d", info.path, step)
-    return step
+    return Loaded(info.path, step, state.scheduler, state.rng, state.config)
 
 
 def lr_schedule(kind: str, warmup_steps: int, total_steps: int) -> Callable[[int], float]:
