@@ -45,6 +45,22 @@ def test_scalars_written_are_read_back_by_step(run) -> None:
     assert series["loss"].gca_resource.metadata.max_step == 3
 
 
+def test_exported_points_are_ordered_by_number_and_time(run, local_service) -> None:
+    run.create_tensorboard_time_series(display_name="loss")
+    for step in (9, 10, 2):
+        run.write_tensorboard_scalar_data({"loss": float(step)}, step=step)
+    (series,) = aiplatform.TensorboardTimeSeries.list(run.resource_name)
+    url = f"{local_service.url}/v1/{series.resource_name}:exportTensorboardTimeSeries"
+    session = local_service.session()
+
+    def steps(order_by: str) -> list[int]:
+        answer = session.post(url, json={"orderBy": order_by}, timeout=30).json()
+        return [int(point["step"]) for point in answer["timeSeriesDataPoints"]]
+
+    assert steps("step desc") == [10, 9, 2]  # numbers, not their JSON strings ("9" > "10")
+    assert steps("wall_time") == [9, 10, 2]  # the order they were written in
+
+
 def test_time_series_names_are_unique_within_a_run(run) -> None:
     run.create_tensorboard_time_series(display_name="lr")
     with pytest.raises(exceptions.Conflict):  # ALREADY_EXISTS, as REST reports it

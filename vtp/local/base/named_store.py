@@ -6,7 +6,6 @@ without the last two segments) and the resource as JSON. `-` in a requested name
 project or location (`base/names.py`'s rule); a stored name never holds it.
 """
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -26,28 +25,6 @@ CREATE TABLE IF NOT EXISTS {table} (
 );
 CREATE INDEX IF NOT EXISTS {table}_parent ON {table} (kind, parent);
 """
-
-
-def ordered(
-    items: list[tuple[Any, dict]], order_by: str, allowed: tuple[str, ...]
-) -> list[tuple[Any, dict]]:
-    """`items` (a resource and its REST dict) sorted by `orderBy` ("create_time desc,
-    display_name"); a field not in `allowed` is INVALID_ARGUMENT."""
-    keys = []
-    for part in filter(None, (p.strip() for p in order_by.split(","))):
-        field, _, direction = part.partition(" ")
-        direction = direction.strip().lower()
-        if field not in allowed or direction not in ("", "asc", "desc"):
-            raise errors.invalid_argument(
-                f"Invalid orderBy {order_by!r}: use {', '.join(allowed)}, each optionally "
-                "followed by desc."
-            )
-        camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), field)
-        keys.append((camel, direction == "desc"))
-    result = list(items)
-    for camel, descending in reversed(keys):  # stable sorts, last key first
-        result.sort(key=lambda item: str(item[1].get(camel, "")), reverse=descending)
-    return result
 
 
 def split(name: str) -> tuple[str, str, str]:
@@ -98,6 +75,14 @@ class NamedStore:
             if name_matches(name, stored):
                 return self._load(kind, resource)
         return None
+
+    def get(self, name: str, kind: str) -> Any:
+        """The resource of `kind` that `name` means; NOT_FOUND naming its message type, as Vertex
+        does ("TensorboardRun projects/... not found.")."""
+        found = self.find(name, kind)
+        if found is None:
+            raise errors.not_found(f"{self._messages[kind].__name__} {name} not found.")
+        return found
 
     def children(self, parent: str, kind: str) -> Iterator[Any]:
         """The resources of `kind` directly under `parent` (`-` allowed), oldest first."""

@@ -13,6 +13,7 @@ from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 
 M = TypeVar("M", bound=proto.Message)
+T = TypeVar("T")
 
 
 def rest_json(message: proto.Message, enum_ints: bool = False) -> str:
@@ -34,6 +35,37 @@ def matching_page(
     predicate = compile_filter(filter)
     chosen = [r for r in resources if predicate(json.loads(rest_json(r)))]
     return page(chosen, page_size, page_token, default_size)
+
+
+ORDER_FIELDS = ("create_time", "update_time", "display_name")
+"""What Vertex's resources may be listed by (`orderBy`), unless a collection says otherwise."""
+
+
+def ordered(
+    resources: Iterable[T], order_by: str, allowed: tuple[str, ...] = ORDER_FIELDS
+) -> list[T]:
+    """`resources` sorted by `orderBy` ("create_time desc, display_name"): by each field's value
+    (a time as a time, a step as a number), stable, the first key first; a field not in `allowed`
+    is INVALID_ARGUMENT."""
+    keys = []
+    for part in filter(None, (p.strip() for p in order_by.split(","))):
+        field, _, direction = part.partition(" ")
+        direction = direction.strip().lower()
+        if field not in allowed or direction not in ("", "asc", "desc"):
+            raise errors.invalid_argument(
+                f"Invalid orderBy {order_by!r}: use {', '.join(allowed)}, each optionally "
+                "followed by desc."
+            )
+        keys.append((field, direction == "desc"))
+    result = list(resources)
+    for field, descending in reversed(keys):  # stable sorts, last key first
+        result.sort(key=lambda resource: _sort_value(getattr(resource, field)), reverse=descending)
+    return result
+
+
+def _sort_value(value: object) -> tuple[bool, Any]:
+    """A field's value as a sort key: unset (None) sorts after every set value."""
+    return (value is None, value)
 
 
 def page(items: list, page_size: int, page_token: str, default_size: int) -> tuple[list, str]:

@@ -25,9 +25,9 @@ from google.cloud.aiplatform_v1 import Event, LineageSubgraph, MetadataStore
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
-from vtp.local.base.named_store import ordered, split
+from vtp.local.base.named_store import split
 from vtp.local.base.names import location
-from vtp.local.base.resources import new_id, page, rest_json, set_times
+from vtp.local.base.resources import new_id, ordered, page, rest_json, set_times
 from vtp.local.base.routing import mask_fields, parse_message, set_fields
 from vtp.local.base.services import DatabaseService
 from vtp.local.metadata.store import MESSAGES, SCHEMA, MetadataStoreDb
@@ -54,7 +54,6 @@ UPDATABLE = (
     "uri",
     "state",
 )
-ORDER_FIELDS = ("create_time", "update_time", "display_name")
 FILTER_FUNCTIONS = ("in_context",)
 DEFAULT_PAGE_SIZE = 100
 PURGE_SAMPLE = 100
@@ -133,9 +132,7 @@ class Metadata(DatabaseService):
 
     def get(self, kind: str, name: str) -> Any:
         """The resource of `kind` that `name` means; NOT_FOUND naming it."""
-        found = self.store.nodes.find(name, kind)
-        if found is None:
-            raise errors.not_found(f"{KINDS[kind]} {name} not found.")
+        found = self.store.nodes.get(name, kind)
         if kind == "contexts":
             found.parent_contexts = self.store.parents(found.name)
         return found
@@ -171,9 +168,7 @@ class Metadata(DatabaseService):
             store_name, _, resource_id = name.rpartition(f"/{kind}/")
             return self.create(kind, store_name, body, resource_id)
         with self._lock:
-            found = self.store.nodes.find(name, kind)
-            if found is None:
-                raise errors.not_found(f"{KINDS[kind]} {name} not found.")
+            found = self.store.nodes.get(name, kind)
             for field in fields:
                 if field == "metadata":
                     merged = {**_struct(found), **_struct(change)}
@@ -419,6 +414,5 @@ def _select(
     as_dict: Callable[[Any], dict],
 ) -> Page:
     predicate = compile_filter(filter, FILTER_FUNCTIONS)
-    chosen = [(r, d) for r in resources if predicate(d := as_dict(r))]
-    chosen = ordered(chosen, order_by, ORDER_FIELDS)
-    return page([r for r, _ in chosen], size, token, DEFAULT_PAGE_SIZE)
+    chosen = ordered((r for r in resources if predicate(as_dict(r))), order_by)
+    return page(chosen, size, token, DEFAULT_PAGE_SIZE)

@@ -18,7 +18,7 @@ from google.cloud.aiplatform_v1 import Model
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, page, set_times
+from vtp.local.base.resources import new_id, ordered, page, set_times
 from vtp.local.base.routing import parse_message, update_fields
 from vtp.local.base.services import DatabaseService
 from vtp.local.models.store import SCHEMA, ModelStore
@@ -283,23 +283,5 @@ def _check_aliases_free(versions: list[Model], aliases: list[str]) -> None:
 
 def _select(models: list[Model], filter: str, order_by: str, size: int, token: str) -> Page:
     predicate = compile_filter(filter)
-    chosen = [m for m in models if predicate(model_dict(m))]
-    # Stable sorts from the last key to the first give the multi-key order.
-    for field, descending in reversed(_order(order_by)):
-        chosen.sort(key=lambda model: getattr(model, field), reverse=descending)
+    chosen = ordered((m for m in models if predicate(model_dict(m))), order_by, ORDER_FIELDS)
     return page(chosen, size, token, DEFAULT_PAGE_SIZE)
-
-
-def _order(order_by: str) -> list[tuple[str, bool]]:
-    """`orderBy` ("display_name, create_time desc") as (field, descending) pairs."""
-    keys = []
-    for part in filter(None, (p.strip() for p in order_by.split(","))):
-        field, _, direction = part.partition(" ")
-        direction = direction.strip().lower()
-        if field not in ORDER_FIELDS or direction not in ("", "asc", "desc"):
-            raise errors.invalid_argument(
-                f"Invalid orderBy {order_by!r}: use {', '.join(ORDER_FIELDS)}, each optionally "
-                "followed by desc."
-            )
-        keys.append((field, direction == "desc"))
-    return keys

@@ -32,10 +32,11 @@ from google.cloud.aiplatform_v1 import (
 
 from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
-from vtp.local.base.named_store import ordered, split
+from vtp.local.base.named_store import split
 from vtp.local.base.names import location
 from vtp.local.base.resources import (
     new_id,
+    ordered,
     page,
     rest_json,
     set_times,
@@ -48,13 +49,6 @@ from vtp.local.tensorboards.store import MESSAGES, SCHEMA, TensorboardStore
 
 BLOB_BUCKET = "vtp-tensorboards"
 RESOURCE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
-KINDS = {
-    "tensorboards": "Tensorboard",
-    "experiments": "TensorboardExperiment",
-    "runs": "TensorboardRun",
-    "timeSeries": "TensorboardTimeSeries",
-}
-"""Each collection and the resource kind its errors name."""
 ID_PARAMS = {
     "experiments": "tensorboardExperimentId",
     "runs": "tensorboardRunId",
@@ -70,7 +64,6 @@ ValueType = TensorboardTimeSeries.ValueType
 DEFAULT_POINTS = {ValueType.SCALAR: 1000, ValueType.TENSOR: 100, ValueType.BLOB_SEQUENCE: 10}
 MAX_POINTS = 10000
 MAX_BATCH_READ = 20
-ORDER_FIELDS = ("create_time", "update_time", "display_name")
 DEFAULT_PAGE_SIZE = 50
 Page = tuple[list[Any], str]
 
@@ -142,9 +135,7 @@ class Tensorboards(DatabaseService):
 
     def get(self, kind: str, name: str) -> Any:
         """The resource of `kind` that `name` means; NOT_FOUND naming it."""
-        found = self.store.resources.find(name, kind)
-        if found is None:
-            raise errors.not_found(f"{KINDS[kind]} {name} not found.")
+        found = self.store.resources.get(name, kind)
         if kind == "tensorboards":
             found.run_count = sum(
                 self.store.resources.count(experiment.name, "runs")
@@ -169,9 +160,8 @@ class Tensorboards(DatabaseService):
         if kind == "tensorboards":
             found = [self.get(kind, t.name) for t in found]
         predicate = compile_filter(filter)
-        chosen = [(r, d) for r in found if predicate(d := json.loads(rest_json(r)))]
-        chosen = ordered(chosen, order_by, ORDER_FIELDS)
-        return page([r for r, _ in chosen], size, token, DEFAULT_PAGE_SIZE)
+        chosen = ordered((r for r in found if predicate(json.loads(rest_json(r)))), order_by)
+        return page(chosen, size, token, DEFAULT_PAGE_SIZE)
 
     def update(self, kind: str, name: str, body: bytes, mask: str) -> Any:
         """Apply the fields `mask` names (else those the body sets) from `body`."""
@@ -308,16 +298,13 @@ class Tensorboards(DatabaseService):
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise errors.invalid_argument(f"Invalid pageSize {size!r}: expected an integer >= 0.")
         predicate = compile_filter(filter)
-        points = [
-            (p, d)
+        points = (
+            p
             for p in self.store.points(series.name)
-            if predicate(d := json.loads(TimeSeriesDataPoint.to_json(p, indent=None)))
-        ]
-        points = ordered(points, order_by, ("step", "wall_time"))
-        chosen, next_token = page(
-            [p for p, _ in points], min(size or 1000, MAX_POINTS), token, 1000
+            if predicate(json.loads(TimeSeriesDataPoint.to_json(p, indent=None)))
         )
-        return chosen, next_token
+        chosen = ordered(points, order_by, ("step", "wall_time"))
+        return page(chosen, min(size or 1000, MAX_POINTS), token, 1000)
 
     def size(self, tensorboard: str) -> dict:
         """`:readSize`: the bytes of stored points."""
