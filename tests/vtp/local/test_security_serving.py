@@ -208,7 +208,7 @@ def test_a_server_the_service_way_answers_its_secret_only_and_names_no_route(
     )
     server = serving.ModelServer(plan, tmp_path / "server.log")
     base = serving.serving_environment(os.environ, digits.parents[1], REPO, "test-service")
-    server.start(server.environment(base, "e", "d", "n1-standard-2"), tmp_path / "work")
+    server.start(server.environment(base, serving.Placement("e", "d")), tmp_path / "work")
     try:
         assert server.wait_ready(120) == "", server.log_tail()
         status, answer = server.predict(PREDICT_BODY)

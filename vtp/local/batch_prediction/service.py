@@ -40,10 +40,11 @@ from vtp.local.batch_prediction import spec
 from vtp.local.endpoints.serving import (
     READY_TIMEOUT_SECONDS,
     ModelServer,
+    Placement,
     ServingPlan,
     operator_modules,
     plan_serving,
-    serving_environment,
+    service_serving_environment,
 )
 from vtp.local.models.service import ModelRegistry
 from vtp.local.service import Service
@@ -257,16 +258,11 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
             raise Cancelled
 
     def _start_server(self, plan: ServingPlan, job_id: str) -> ModelServer:
-        config = self.root.config
-        assert config.project_dir is not None, "ServiceConfig resolves it"
-        folder = config.state_dir / "batch_prediction" / job_id
+        folder = self.root.config.state_dir / "batch_prediction" / job_id
         server = ModelServer(plan, folder / "server.log")
-        base = serving_environment(
-            os.environ, config.storage_root, config.project_dir, self.root.service_id,
-            config.pass_env,
-        )  # fmt: skip
+        base = service_serving_environment(self.root.config, self.root.service_id)
         machine = self._current(job_id).resource.dedicated_resources.machine_spec.machine_type
-        server.start(server.environment(base, job_id, job_id, machine or "n1-standard-2"), folder)
+        server.start(server.environment(base, Placement(job_id, job_id, machine)), folder)
         return server
 
     def _model(self, job: BatchPredictionJob) -> aiplatform_v1.Model:

@@ -34,7 +34,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp import containers
-from vtp.local.endpoints.serving import ModelServer, ServingPlan
+from vtp.local.endpoints.serving import ModelServer, Placement, ServingPlan
 from vtp.local.runtime.launch import is_project_image
 from vtp.local.runtime.process import spawn
 from vtp.storage import FUSE_ROOT
@@ -98,19 +98,13 @@ class ImageServer(ModelServer):
         self.container = containers.container_name("serve", log.stem, secrets.token_hex(4))
         self._inside: list[str] = []
 
-    def environment(
-        self,
-        base: Mapping[str, str],
-        endpoint_id: str,
-        deployed_id: str,
-        machine_type: str,
-    ) -> dict[str, str]:
+    def environment(self, base: Mapping[str, str], placement: Placement) -> dict[str, str]:
         """Vertex's serving variables for the container, under the model's own `env`; with
         what the engine's client needs itself."""
         inside = {
             **dict(self.plan.env),
             "AIP_HTTP_PORT": str(self.plan.container_port),
-            **self.vertex_variables(endpoint_id, deployed_id, machine_type),
+            **self.vertex_variables(placement),
             "AIP_MODE": "PREDICTION",
         }
         self._inside = sorted(inside)

@@ -32,10 +32,11 @@ from vtp.local.base.store import Record, ResourceStore
 from vtp.local.endpoints.containers import plan_in_image, server_for
 from vtp.local.endpoints.serving import (
     ModelServer,
+    Placement,
     ServingPlan,
     operator_modules,
     plan_serving,
-    serving_environment,
+    service_serving_environment,
 )
 from vtp.local.models.service import ModelRegistry
 from vtp.local.service import Service
@@ -209,17 +210,12 @@ class Endpoints(CollectionService[Endpoint, Record]):
         )  # fmt: skip
 
     def _start_server(self, name: str, deployed: DeployedModel, plan: ServingPlan) -> ModelServer:
-        config = self.root.config
-        assert config.project_dir is not None, "ServiceConfig resolves it"
         endpoint_id = name.rsplit("/", 1)[1]
-        folder = config.state_dir / "endpoints" / endpoint_id
+        folder = self.root.config.state_dir / "endpoints" / endpoint_id
         server = server_for(plan, folder / f"{deployed.id}.log")
-        base = serving_environment(
-            os.environ, config.storage_root, config.project_dir, self.root.service_id,
-            config.pass_env,
-        )  # fmt: skip
-        machine = deployed.dedicated_resources.machine_spec.machine_type or "n1-standard-2"
-        env = server.environment(base, endpoint_id, deployed.id, machine)
+        base = service_serving_environment(self.root.config, self.root.service_id)
+        machine = deployed.dedicated_resources.machine_spec.machine_type
+        env = server.environment(base, Placement(endpoint_id, deployed.id, machine))
         server.start(env, folder / "work" / deployed.id)
         return server
 

@@ -56,6 +56,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
+from vtp.local.base.config import ServiceConfig
 from vtp.local.endpoints.prebuilt import pickle_allowed, plan_prebuilt, prebuilt_framework
 from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.launch import container_command
@@ -72,6 +73,8 @@ SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
 """`trainer.serve.SECRET_FILE_ENV`: where a server finds its secret."""
 READY_TIMEOUT_SECONDS = 300.0
 PREDICT_TIMEOUT_SECONDS = 120.0
+DEFAULT_MACHINE_TYPE = "n1-standard-2"
+"""What Vertex serves on when a deployment names no machine type."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,17 @@ def check_task(model: aiplatform_v1.Model, storage_root: Path, allowed: tuple[st
     )
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a model server runs, as its AIP_ variables name it: the endpoint (for a batch
+    prediction job's server, the job), the deployed model, and the machine type (Vertex's default
+    one when the request named none)."""
+
+    endpoint_id: str
+    deployed_id: str
+    machine_type: str = ""
+
+
 class ModelServer:
     """One serving process on 127.0.0.1:`port`."""
 
@@ -198,18 +212,12 @@ class ModelServer:
             file.write(self._secret)
         self.process = spawn(self.plan.argv, env, cwd, self.log)
 
-    def environment(
-        self,
-        base: Mapping[str, str],
-        endpoint_id: str,
-        deployed_id: str,
-        machine_type: str,
-    ) -> dict[str, str]:
+    def environment(self, base: Mapping[str, str], placement: Placement) -> dict[str, str]:
         """Vertex's serving variables over `base` (`serving_environment`), the model's own
         `env` over those, and over everything the variables only the service sets."""
         env = {
             **base,
-            **self.vertex_variables(endpoint_id, deployed_id, machine_type),
+            **self.vertex_variables(placement),
             **dict(self.plan.env),
         }
         storage_root = Path(base[GCS_ROOT_ENV]).resolve()
@@ -233,17 +241,15 @@ class ModelServer:
         )
         return env
 
-    def vertex_variables(
-        self, endpoint_id: str, deployed_id: str, machine_type: str
-    ) -> dict[str, str]:
+    def vertex_variables(self, placement: Placement) -> dict[str, str]:
         """The AIP_ variables Vertex gives every model server, its port aside."""
         return {
             "AIP_HEALTH_ROUTE": self.plan.health_route,
             "AIP_PREDICT_ROUTE": self.plan.predict_route,
             "AIP_STORAGE_URI": self.plan.storage_uri,
-            "AIP_DEPLOYED_MODEL_ID": deployed_id,
-            "AIP_ENDPOINT_ID": endpoint_id,
-            "AIP_MACHINE_TYPE": machine_type,
+            "AIP_DEPLOYED_MODEL_ID": placement.deployed_id,
+            "AIP_ENDPOINT_ID": placement.endpoint_id,
+            "AIP_MACHINE_TYPE": placement.machine_type or DEFAULT_MACHINE_TYPE,
         }
 
     def auth_headers(self) -> dict[str, str]:
@@ -320,6 +326,15 @@ def serving_environment(
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(filter(None, paths)))
     env.update({GCS_ROOT_ENV: str(storage_root), "PYTHONUNBUFFERED": "1", SERVICE_ENV: service_id})
     return env
+
+
+def service_serving_environment(config: ServiceConfig, service_id: str) -> dict[str, str]:
+    """`serving_environment` for the servers of the service `config` describes: from this
+    process's environment, with its storage root, project and `--pass-env` names."""
+    assert config.project_dir is not None, "ServiceConfig resolves it"
+    return serving_environment(
+        os.environ, config.storage_root, config.project_dir, service_id, config.pass_env
+    )
 
 
 def _inside(path: Path, root: Path) -> bool:
