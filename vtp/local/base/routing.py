@@ -284,6 +284,11 @@ class Collection:
             "POST", self.path, lambda r: rest_json(create(r.params["parent"], r.body), r.enum_ints)
         )
 
+    def add_operations(self, router: "Router", get: Callable[[str], dict]) -> None:
+        """Route the operations of this collection's resources (`{item}/operations/{op}`, as
+        Vertex names a resource's create, delete or deploy) to `get(name)`."""
+        operation_routes(router, f"{OPERATIONS_PARENT}/{self.kind}/[^/:]+", get)
+
     def add_action(self, router: "Router", verb: str, act: Callable[[str], object]) -> None:
         """Route `POST {item}:{verb}` to `act(name)`; answers `{}` (Vertex's Empty), as the
         cancel, pause and similar custom methods do (AIP-136)."""

@@ -37,15 +37,7 @@ from vtp.local.base.routing import parse_message
 from vtp.local.base.services import RunningCollection
 from vtp.local.base.store import Record, ResourceStore
 from vtp.local.batch_prediction import spec
-from vtp.local.endpoints.serving import (
-    READY_TIMEOUT_SECONDS,
-    ModelServer,
-    Placement,
-    ServingPlan,
-    operator_modules,
-    plan_serving,
-    service_serving_environment,
-)
+from vtp.local.endpoints import serving
 from vtp.local.models.service import ModelRegistry
 from vtp.local.service import Service
 from vtp.storage import path_under
@@ -164,7 +156,9 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
         finally:
             server.stop(self.root.config.grace_period)
 
-    def _predict_all(self, job_id: str, server: ModelServer, files: list[Path], out: Path) -> None:
+    def _predict_all(
+        self, job_id: str, server: serving.ModelServer, files: list[Path], out: Path
+    ) -> None:
         job = self._current(job_id).resource
         size = spec.batch_size(job)
         parameters = _parameters(job)
@@ -189,7 +183,7 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
     def _send(
         self,
         job_id: str,
-        server: ModelServer,
+        server: serving.ModelServer,
         batch: list[Any],
         parameters: Any,
         writer: "_Writer",
@@ -235,7 +229,7 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
                 record.resource.partial_failures = [{"code": writer.first_code, "message": message}]
             self._end(record, State.JOB_STATE_SUCCEEDED)
 
-    def _wait_ready(self, server: ModelServer, job_id: str) -> str:
+    def _wait_ready(self, server: serving.ModelServer, job_id: str) -> str:
         """ "" once the server is healthy, else why not; Cancelled when the job stops meanwhile."""
         waited = 0.0
         while True:
@@ -246,7 +240,7 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
                 return f"The model server did not start: {problem}"
             self._check_going(job_id)
             waited += 1.0
-            if waited >= READY_TIMEOUT_SECONDS:
+            if waited >= serving.READY_TIMEOUT_SECONDS:
                 return f"The model server did not start: {problem}"
 
     def _check_going(self, job_id: str) -> None:
@@ -257,12 +251,12 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
         if record is None or record.runtime.get("cancel"):
             raise Cancelled
 
-    def _start_server(self, plan: ServingPlan, job_id: str) -> ModelServer:
+    def _start_server(self, plan: serving.ServingPlan, job_id: str) -> serving.ModelServer:
         folder = self.root.config.state_dir / "batch_prediction" / job_id
-        server = ModelServer(plan, folder / "server.log")
-        base = service_serving_environment(self.root.config, self.root.service_id)
+        server = serving.ModelServer(plan, folder / "server.log")
+        base = serving.service_serving_environment(self.root.config, self.root.service_id)
         machine = self._current(job_id).resource.dedicated_resources.machine_spec.machine_type
-        server.start(server.environment(base, Placement(job_id, job_id, machine)), folder)
+        server.start(server.environment(base, serving.Placement(job_id, job_id, machine)), folder)
         return server
 
     def _model(self, job: BatchPredictionJob) -> aiplatform_v1.Model:
@@ -275,11 +269,11 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
             container_spec=unmanaged.container_spec,
         )
 
-    def _plan(self, model: aiplatform_v1.Model, job_id: str) -> ServingPlan:
+    def _plan(self, model: aiplatform_v1.Model, job_id: str) -> serving.ServingPlan:
         config = self.root.config
-        return plan_serving(
+        return serving.plan_serving(
             model, job_id, job_id, config.project_images, config.storage_root,
-            operator_modules(os.environ),
+            serving.operator_modules(os.environ),
         )  # fmt: skip
 
     def _current(self, job_id: str) -> Record:

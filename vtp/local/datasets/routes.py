@@ -19,12 +19,10 @@ from collections.abc import Callable
 
 from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import (
-    OPERATIONS_PARENT,
     Collection,
     Request,
     Router,
     list_page,
-    operation_routes,
 )
 from vtp.local.datasets.service import Datasets
 
@@ -39,7 +37,7 @@ def add_routes(router: Router, datasets: Datasets) -> None:
     router.add("POST", DATASETS.item + ":import", lambda r: _act(datasets.import_data, r))
     router.add("POST", DATASETS.item + ":export", lambda r: _act(datasets.export_data, r))
     router.add("GET", DATASETS.item + "/dataItems", lambda r: _items(datasets, r))
-    operation_routes(router, OPERATIONS_PARENT + "/datasets/[^/:]+", datasets.root.operations.get)
+    DATASETS.add_operations(router, datasets.root.operations.get)
 
 
 def _parent(request: Request) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp import containers
-from vtp.local.endpoints.serving import ModelServer, Placement, ServingPlan
+from vtp.local.endpoints.serving import ModelServer, Placement, ServingPlan, from_model
 from vtp.local.runtime.launch import is_project_image
 from vtp.local.runtime.process import spawn
 from vtp.storage import FUSE_ROOT
@@ -71,14 +71,10 @@ def plan_in_image(
         return None
     if containers.image_problem(engine, image, os.environ):
         return None
-    default = f"/v1/endpoints/{endpoint_id}/deployedModels/{deployed_id}"
     port = spec.ports[0].container_port if spec.ports else DEFAULT_PORT
     return ImagePlan(
         argv=(),
-        env=tuple((e.name, e.value) for e in spec.env),
-        health_route=spec.health_route or default,
-        predict_route=spec.predict_route or f"{default}:predict",
-        storage_uri=model.artifact_uri,
+        **from_model(model, endpoint_id, deployed_id),
         engine=engine,
         image=image,
         command=tuple(spec.command),

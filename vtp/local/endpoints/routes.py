@@ -19,7 +19,7 @@ import json
 
 from vtp.local.base import errors
 from vtp.local.base.resources import rest_json
-from vtp.local.base.routing import OPERATIONS_PARENT, Collection, Request, Router, operation_routes
+from vtp.local.base.routing import Collection, Request, Router
 from vtp.local.endpoints.service import Endpoints
 
 ENDPOINTS = Collection("endpoints", "endpoint")
@@ -44,7 +44,7 @@ def add_routes(router: Router, endpoints: Endpoints) -> None:
     router.add("POST", _ENDPOINT + ":predict", lambda r: _predict(endpoints, r, raw=False))
     router.add("POST", _ENDPOINT + ":rawPredict", lambda r: _predict(endpoints, r, raw=True))
     get_operation = endpoints.root.operations.get
-    operation_routes(router, OPERATIONS_PARENT + "/endpoints/[^/:]+", get_operation)
+    ENDPOINTS.add_operations(router, get_operation)
 
 
 def _create(endpoints: Endpoints, request: Request) -> str:

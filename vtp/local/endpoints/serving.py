@@ -52,6 +52,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from google.cloud import aiplatform_v1
 
@@ -125,16 +126,26 @@ def plan_serving(
         )
     if runs_trainer_serve(argv):
         check_task(model, storage_root, serving_modules)
-    default = f"/v1/endpoints/{endpoint_id}/deployedModels/{deployed_id}"
     return ServingPlan(
         argv=argv,
-        env=tuple((e.name, e.value) for e in spec.env),
-        health_route=spec.health_route or default,
-        predict_route=spec.predict_route or f"{default}:predict",
-        storage_uri=model.artifact_uri,
         serving_modules=serving_modules,
         service_env=service_env,
+        **from_model(model, endpoint_id, deployed_id),
     )
+
+
+def from_model(model: aiplatform_v1.Model, endpoint_id: str, deployed_id: str) -> dict[str, Any]:
+    """What every plan takes from the model as Vertex reads it: its containerSpec's `env`, its
+    health and predict routes (Vertex's defaults are under the deployed model's path), and the
+    URI of its artifacts."""
+    spec = model.container_spec
+    default = f"/v1/endpoints/{endpoint_id}/deployedModels/{deployed_id}"
+    return {
+        "env": tuple((e.name, e.value) for e in spec.env),
+        "health_route": spec.health_route or default,
+        "predict_route": spec.predict_route or f"{default}:predict",
+        "storage_uri": model.artifact_uri,
+    }
 
 
 def operator_modules(environ: Mapping[str, str]) -> tuple[str, ...]:

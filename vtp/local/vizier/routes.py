@@ -62,7 +62,7 @@ def add_routes(router: Router, vizier: Vizier) -> None:
     router.add("POST", _TRIAL + ":checkTrialEarlyStoppingState", lambda r: _check(vizier, r))
 
     get_operation = vizier.root.operations.get
-    operation_routes(router, OPERATIONS_PARENT + "/studies/[^/:]+", get_operation)
+    STUDIES.add_operations(router, get_operation)
     operation_routes(router, OPERATIONS_PARENT + "/studies/[^/:]+/trials/[^/:]+", get_operation)
 
 
