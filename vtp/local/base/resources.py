@@ -143,6 +143,13 @@ def time_of(message: object, field: str) -> datetime:
     return value
 
 
+def clear_output_only(resource: object, fields: Iterable[str]) -> None:
+    """Clear the output-only `fields` of a resource a client sent: Vertex ignores whatever a
+    request sets in them (a name, a state, times) and fills them in itself."""
+    for field in fields:
+        delattr(resource, field)
+
+
 def require_ended(resource: Any, ended: Collection[Any]) -> None:
     """Raise FAILED_PRECONDITION unless `resource` (a job or pipeline) is in a state of `ended`:
     Vertex deletes only what has ended."""

@@ -32,7 +32,7 @@ from google.protobuf import json_format
 
 from vtp.local.base import errors
 from vtp.local.base.config import not_resumed_message
-from vtp.local.base.resources import new_id, set_times, time_of
+from vtp.local.base.resources import clear_output_only, new_id, set_times, time_of
 from vtp.local.base.routing import parse_message
 from vtp.local.base.services import RunningCollection
 from vtp.local.base.store import Record, ResourceStore
@@ -85,8 +85,7 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
     def create(self, parent: str, body: bytes) -> BatchPredictionJob:
         """Check the job and start it; the resource, PENDING."""
         job = parse_message(BatchPredictionJob, body)
-        for field in OUTPUT_ONLY:
-            delattr(job, field)
+        clear_output_only(job, OUTPUT_ONLY)
         spec.check_job(job)
         job_id = new_id()
         model = self._model(job)

@@ -42,7 +42,7 @@ from google.protobuf import json_format, struct_pb2
 
 from vtp import storage
 from vtp.local.base import errors
-from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
+from vtp.local.base.resources import clear_output_only, matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message, update_fields
 from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
@@ -107,8 +107,9 @@ class Datasets(CollectionService[Dataset, Record]):
             _normalize_source(dataset)
         if "-" in parent.split("/"):
             raise errors.invalid_argument(f"Invalid parent {parent!r}: name one location.")
-        for field in ("data_item_count", "etag", "saved_queries", "metadata_artifact"):
-            delattr(dataset, field)
+        clear_output_only(
+            dataset, ("data_item_count", "etag", "saved_queries", "metadata_artifact")
+        )
         dataset.name = f"{parent}/datasets/{new_id()}"
         now = datetime.now(UTC)
         set_times(dataset, now, "create_time", "update_time")

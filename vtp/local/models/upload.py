@@ -14,7 +14,7 @@ from google.cloud import aiplatform_v1
 
 from vtp import storage
 from vtp.local.base import errors
-from vtp.local.base.resources import done_operation, new_id, rest_json
+from vtp.local.base.resources import clear_output_only, done_operation, new_id, rest_json
 from vtp.local.base.routing import parse_message
 
 MAX_DISPLAY_NAME = 128
@@ -38,8 +38,7 @@ OUTPUT_ONLY = (
 def parse_upload(body: bytes) -> aiplatform_v1.UploadModelRequest:
     """The request body as an UploadModelRequest; raise INVALID_ARGUMENT for unknown fields."""
     request = parse_message(aiplatform_v1.UploadModelRequest, body)
-    for field in OUTPUT_ONLY:
-        delattr(request.model, field)
+    clear_output_only(request.model, OUTPUT_ONLY)
     return request
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp.local.base.names import LOCAL_PROJECT_NUMBER
-from vtp.local.base.resources import set_times
+from vtp.local.base.resources import clear_output_only, set_times
 
 DEFAULT_SERVICE_ACCOUNT = f"{LOCAL_PROJECT_NUMBER}-compute@developer.gserviceaccount.com"
 """Who a run acts as when its request names no one: as on Vertex, the project's Compute Engine
@@ -48,8 +48,7 @@ def created_job(
 ) -> aiplatform_v1.PipelineJob:
     """`job` as created: output-only fields dropped, then named, QUEUED and timestamped."""
     created = aiplatform_v1.PipelineJob(job)
-    for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
-        delattr(created, field)
+    clear_output_only(created, _OUTPUT_ONLY)
     now = datetime.now(UTC)
     created.name, created.schedule_name = name, schedule
     created.state = State(State.PIPELINE_STATE_QUEUED)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors
-from vtp.local.base.resources import new_id, set_times, time_of
+from vtp.local.base.resources import clear_output_only, new_id, set_times, time_of
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
@@ -81,8 +81,7 @@ class Schedules(CollectionService[Schedule, Record]):
     def create(self, parent: str, body: bytes) -> Schedule:
         """Check and store a schedule under `parent`; it fires from its start time on."""
         schedule = parse(body)
-        for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
-            delattr(schedule, field)
+        clear_output_only(schedule, _OUTPUT_ONLY)
         self._check(parent, schedule)
         now = self.clock()
         schedule.name = f"{parent}/schedules/{new_id()}"

@@ -29,7 +29,7 @@ from google.cloud.aiplatform_v1 import TrainingPipeline
 from google.protobuf import json_format, struct_pb2
 
 from vtp.local.base import errors
-from vtp.local.base.resources import new_id, set_times
+from vtp.local.base.resources import clear_output_only, new_id, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.services import RunningCollection
 from vtp.local.base.store import Record, ResourceStore
@@ -80,8 +80,7 @@ class TrainingPipelines(RunningCollection[TrainingPipeline]):
         pipeline.name = f"{parent}/trainingPipelines/{new_id()}"
         pipeline.state = State(State.PIPELINE_STATE_PENDING)
         set_times(pipeline, now, "create_time", "update_time")
-        for output_only in ("start_time", "end_time", "error", "training_task_metadata"):
-            delattr(pipeline, output_only)
+        clear_output_only(pipeline, ("start_time", "end_time", "error", "training_task_metadata"))
         record = Record(pipeline, {"job": ""})
         self.store.insert(record)
         self._watch(record)

@@ -17,7 +17,7 @@ from pathlib import Path
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
 from vtp.local.base import errors
-from vtp.local.base.resources import new_id, require_ended, set_times
+from vtp.local.base.resources import clear_output_only, new_id, require_ended, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.services import CollectionService
 from vtp.local.base.sqlite import Database
@@ -65,8 +65,7 @@ class Tuner(CollectionService[HyperparameterTuningJob, TuningRecord]):
     def create(self, parent: str, body: bytes) -> HyperparameterTuningJob:
         """Validate and start a tuning job under `parent`; return it."""
         job = _parse(body)
-        for field in _OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
-            delattr(job, field)
+        clear_output_only(job, _OUTPUT_ONLY)
         try:
             check_tuning_job(job)
         except SpecError as exc:

@@ -41,7 +41,7 @@ from google.cloud.aiplatform_v1 import (
 
 from vtp.local.base import errors
 from vtp.local.base.names import name_matches
-from vtp.local.base.resources import matching_page, new_id, rest_json, set_times
+from vtp.local.base.resources import clear_output_only, matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message
 from vtp.local.base.services import CollectionService, DatabaseService
 from vtp.local.service import Service
@@ -81,8 +81,7 @@ class Vizier(DatabaseService, CollectionService[Study, StudyRecord]):
     def create_study(self, parent: str, body: bytes) -> Study:
         """Check and store a study under `parent`; ALREADY_EXISTS for a display name in use."""
         study = parse_message(Study, body)
-        for field in _STUDY_OUTPUT_ONLY:  # Vertex ignores output-only fields in a request
-            delattr(study, field)
+        clear_output_only(study, _STUDY_OUTPUT_ONLY)
         if not study.display_name.strip():
             raise errors.invalid_argument("study.displayName is required.")
         if "study_spec" not in study:
@@ -208,8 +207,7 @@ class Vizier(DatabaseService, CollectionService[Study, StudyRecord]):
         when it asks to be evaluated (state REQUESTED), otherwise ACTIVE."""
         trial = parse_message(Trial, body)
         requested = trial.state == Trial.State.REQUESTED
-        for field in _TRIAL_OUTPUT_ONLY:
-            delattr(trial, field)
+        clear_output_only(trial, _TRIAL_OUTPUT_ONLY)
         with self._lock:
             record = self._record(study_name)
             _check_parameters(record.resource.study_spec, trial.parameters, "trial.parameters")
