@@ -280,6 +280,20 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, body: object) -> Non
     handler.wfile.write(data)
 
 
+def batch_prediction_job(model: str, input_uri: str, output_prefix: str, name: str = "b") -> dict:
+    """A BatchPredictionJob's REST body: JSON Lines from `input_uri` through `model` to
+    `output_prefix`."""
+    return {
+        "displayName": name,
+        "model": model,
+        "inputConfig": {"instancesFormat": "jsonl", "gcsSource": {"uris": [input_uri]}},
+        "outputConfig": {
+            "predictionsFormat": "jsonl",
+            "gcsDestination": {"outputUriPrefix": output_prefix},
+        },
+    }
+
+
 def exec_program(url: str, folder: Path, *args: str) -> dict:
     """`vtp local exec -- python program.py ARGS` in the user's `folder`, against the service
     at `url`; it must succeed, and its last line of output is JSON, returned."""

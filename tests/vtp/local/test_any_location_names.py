@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.fixtures import REGION
+from tests.fixtures import REGION, batch_prediction_job
 from tests.pipelines.tiny_pipeline import tiny_job
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 from tests.vtp.local.conftest import scripted_pool
@@ -108,15 +108,7 @@ def _batch_prediction_job(post, local_service) -> dict:
     serving = {"imageUri": "python:3.11", "command": ["python", "-c", "pass"]}
     model = {"displayName": "any", "containerSpec": serving}
     uploaded = post("models:upload", {"model": model})["response"]["model"]
-    return {
-        "displayName": "any",
-        "model": uploaded,
-        "inputConfig": {"instancesFormat": "jsonl", "gcsSource": {"uris": ["gs://any/no.jsonl"]}},
-        "outputConfig": {
-            "predictionsFormat": "jsonl",
-            "gcsDestination": {"outputUriPrefix": "gs://any/out"},
-        },
-    }
+    return batch_prediction_job(uploaded, "gs://any/no.jsonl", "gs://any/out", name="any")
 
 
 COLLECTIONS = {

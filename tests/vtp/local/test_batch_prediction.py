@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import REPO, exec_program, serving_processes, train_digits
+from tests.fixtures import REPO, batch_prediction_job, exec_program, serving_processes, train_digits
 from trainer.checkpoint import list_checkpoints
 from trainer.export import export_checkpoint
 
@@ -185,15 +185,7 @@ def test_cancel_a_missing_input_and_refusals(local_service):
     model = uploaded.json()["response"]["model"]
     (local_service.gcs_root / "in").mkdir(exist_ok=True)
     (local_service.gcs_root / "in" / "one.jsonl").write_text("[1, 2]\n")
-    job = {
-        "displayName": "b",
-        "model": model,
-        "inputConfig": {"instancesFormat": "jsonl", "gcsSource": {"uris": ["gs://in/one.jsonl"]}},
-        "outputConfig": {
-            "predictionsFormat": "jsonl",
-            "gcsDestination": {"outputUriPrefix": "gs://in/out"},
-        },
-    }
+    job = batch_prediction_job(model, "gs://in/one.jsonl", "gs://in/out")
     created = session.post(f"{base}/batchPredictionJobs", json=job, timeout=30)
     assert created.status_code == 200, created.text
     name = created.json()["name"]
