@@ -20,7 +20,6 @@ import urllib.request
 from pathlib import Path
 
 from vtp.cli import UsageError, add_repeatable, command_group, local_clients
-from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
 
 DEFAULT_PORT = 8765
 DEFAULT_STATE_DIR = ".vtp/local"
@@ -108,8 +107,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_preempt(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
-        "preempt", help="preempt a replica of a running local job", allow_abbrev=False
+    parser = local_clients.client_command(
+        commands, "preempt", help="preempt a replica of a running local job"
     )
     parser.add_argument("job", metavar="JOB", help="job ID or full resource name")
     parser.add_argument("--replica", required=True, help="replica to preempt, e.g. workerpool1-0")
@@ -117,10 +116,6 @@ def _add_preempt(commands: argparse._SubParsersAction) -> None:
         "--grace",
         type=float,
         help="seconds between SIGTERM and SIGKILL (default: the service's grace period)",
-    )
-    parser.add_argument(
-        "--endpoint",
-        help=f"service URL (default ${LOCAL_ENDPOINT_ENV} or http://127.0.0.1:{DEFAULT_PORT})",
     )
     parser.set_defaults(func=_preempt)
 

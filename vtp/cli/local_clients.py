@@ -21,16 +21,28 @@ from vtp.vertex.endpoint import DEFAULT_LOCAL_ENDPOINT
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV as ENDPOINT_ENV
 
 
+def client_command(
+    commands: argparse._SubParsersAction, name: str, help: str, description: str = ""
+) -> argparse.ArgumentParser:
+    """Add `local NAME`, a command that talks to a running service: it takes `--endpoint`."""
+    parser = commands.add_parser(
+        name, help=help, description=description or None, allow_abbrev=False
+    )
+    parser.add_argument(
+        "--endpoint", help=f"service URL (default ${ENDPOINT_ENV} or {DEFAULT_LOCAL_ENDPOINT})"
+    )
+    return parser
+
+
 def add_exec(commands: argparse._SubParsersAction) -> None:
     """Add `local exec`."""
-    parser = commands.add_parser(
+    parser = client_command(
+        commands,
         "exec",
         help="run a command with gcloud and our clients pointed at a running service",
         description="vtp local exec -- CMD ARGS...: CMD gets `vtp local env`'s settings, the "
         "service's token and its storage root (gs:// paths resolve there).",
-        allow_abbrev=False,
     )
-    parser.add_argument("--endpoint", help=f"service URL (default ${ENDPOINT_ENV})")
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
     parser.set_defaults(func=_exec)
 
@@ -84,17 +96,13 @@ def service_url(endpoint: str | None) -> str:
 
 def add_env(commands: argparse._SubParsersAction) -> None:
     """Add `local env`."""
-    parser = commands.add_parser(
+    parser = client_command(
+        commands,
         "env",
         help="print the settings that point gcloud and Python clients at a running service",
         description='Prints KEY=VALUE lines; `eval "$(vtp local env --export)"` in a shell.',
-        allow_abbrev=False,
     )
     parser.add_argument("--export", action="store_true", help="prefix each line with `export `")
-    parser.add_argument(
-        "--endpoint",
-        help=f"service URL (default ${ENDPOINT_ENV} or {DEFAULT_LOCAL_ENDPOINT})",
-    )
     parser.set_defaults(func=_env)
 
 
@@ -116,16 +124,15 @@ def _env(args: argparse.Namespace) -> int:
 
 def add_console(commands: argparse._SubParsersAction) -> None:
     """Add `local console`."""
-    parser = commands.add_parser(
+    parser = client_command(
+        commands,
         "console",
         help="print (or open) a new sign-in address for a running service's console",
         description="Each address signs one browser tab in, once, within 12 hours; the address "
         "a browser keeps in its history is then spent.",
-        allow_abbrev=False,
     )
     parser.add_argument("--page", default="", help="the console page to show, e.g. /runs/ID")
     parser.add_argument("--open", action="store_true", help="open it in the default browser")
-    parser.add_argument("--endpoint", help=f"service URL (default ${ENDPOINT_ENV})")
     parser.set_defaults(func=_console)
 
 
