@@ -14,6 +14,8 @@ from vtp.local.base.filters import compile_filter
 
 M = TypeVar("M", bound=proto.Message)
 T = TypeVar("T")
+Page = tuple[list[Any], str]
+"""One page of a list method's resources, and the next page token ("" after the last)."""
 
 
 def rest_json(message: proto.Message, enum_ints: bool = False) -> str:

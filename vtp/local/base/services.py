@@ -11,7 +11,7 @@ their state changes, a cancel asked for, the end, and delete once ended.
 """
 
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Generic, Protocol, TypeVar
@@ -29,6 +29,7 @@ from vtp.local.base.threads import Workers
 M = TypeVar("M", bound=proto.Message)
 S = TypeVar("S", bound=Stored)
 S_co = TypeVar("S_co", bound=Stored, covariant=True)
+D = TypeVar("D")
 
 
 class Rows(Protocol[S_co]):
@@ -41,13 +42,15 @@ class Rows(Protocol[S_co]):
         """Rows in creation order under `parent`."""
 
 
-class DatabaseService:
-    """A service kept in one SQLite file, `path`, opened with `schema`; nothing runs until a
-    request comes, so `start` has nothing to do and `close` closes the file."""
+class DatabaseService(Generic[D]):
+    """A service kept in one SQLite file, `path`, opened with `schema` and read through `store`
+    (built by `store_type` over the file); nothing runs until a request comes, so `start` has
+    nothing to do and `close` closes the file."""
 
-    def __init__(self, path: Path, schema: str) -> None:
+    def __init__(self, path: Path, schema: str, store_type: Callable[[Database], D]) -> None:
         self._db = Database(path, schema)
         self._lock = threading.Lock()
+        self.store: D = store_type(self._db)
 
     def start(self) -> None:
         """Nothing runs in the background: the resources change only when asked to."""
@@ -132,6 +135,13 @@ class RunningCollection(CollectionService[M, Record]):
             if code:
                 record.resource.error = {"code": code, "message": message}
             self._set_state(record, state)
+
+    def _end_after_bug(self, resource_id: str, failed: int, exc: Exception) -> None:
+        """End the resource in state `failed`, the exception as its error, unless it has ended:
+        a bug met while driving one resource ends that one, and the service goes on."""
+        record = self.store.get(resource_id)
+        if record is not None and record.resource.state not in self.ended:
+            self._end(record, failed, errors.INTERNAL, repr(exc))
 
     def _set_state(self, record: Record, state: int) -> None:
         """Store the resource in `state` (proto-plus takes the enum's number), updated now."""

@@ -116,10 +116,8 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
         except _ServerDied as exc:
             message = f"The model server exited while the job ran. Its last lines:\n{exc}"
             self._end(self._current(job_id), State.JOB_STATE_FAILED, errors.INTERNAL, message)
-        except Exception as exc:  # a bug: end the job with the cause, keep serving
-            record = self.store.get(job_id)
-            if record is not None and record.resource.state not in JOB_ENDED:
-                self._end(record, State.JOB_STATE_FAILED, errors.INTERNAL, repr(exc))
+        except Exception as exc:
+            self._end_after_bug(job_id, State.JOB_STATE_FAILED, exc)
             raise
 
     def _drive(self, job_id: str) -> None:

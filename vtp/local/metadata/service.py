@@ -27,7 +27,7 @@ from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.named_store import split
 from vtp.local.base.names import location
-from vtp.local.base.resources import new_id, ordered, page, rest_json, set_times
+from vtp.local.base.resources import Page, new_id, ordered, page, rest_json, set_times
 from vtp.local.base.routing import mask_fields, parse_message, set_fields
 from vtp.local.base.services import DatabaseService
 from vtp.local.metadata.store import MESSAGES, SCHEMA, MetadataStoreDb
@@ -57,16 +57,14 @@ UPDATABLE = (
 FILTER_FUNCTIONS = ("in_context",)
 DEFAULT_PAGE_SIZE = 100
 PURGE_SAMPLE = 100
-Page = tuple[list[Any], str]
 
 
-class Metadata(DatabaseService):
+class Metadata(DatabaseService[MetadataStoreDb]):
     """Metadata stores and everything in them."""
 
     def __init__(self, root: Service) -> None:
-        super().__init__(root.config.state_dir / "metadata.db", SCHEMA)
+        super().__init__(root.config.state_dir / "metadata.db", SCHEMA, MetadataStoreDb)
         self.root = root
-        self.store = MetadataStoreDb(self._db)
 
     # Metadata stores.
 

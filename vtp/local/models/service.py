@@ -56,13 +56,12 @@ CONTAINER_MODEL_DEFAULTS = {
 """What Vertex fills in for a model served by a custom or prebuilt container."""
 
 
-class ModelRegistry(DatabaseService):
+class ModelRegistry(DatabaseService[ModelStore]):
     """Models and versions, their artifacts under the service's storage root."""
 
     def __init__(self, root: Service) -> None:
-        super().__init__(root.config.state_dir / "models.db", SCHEMA)
+        super().__init__(root.config.state_dir / "models.db", SCHEMA, ModelStore)
         self.root = root
-        self.store = ModelStore(self._db)
         self.deployments: Callable[[str], list[tuple[str, str]]] = lambda _name: []
         """(endpoint, deployed model ID) of each deployment of a model or `model@version`;
         the endpoints package sets it when it is built, since endpoints deploy from here."""

@@ -35,6 +35,7 @@ from vtp.local.base.filters import compile_filter
 from vtp.local.base.named_store import split
 from vtp.local.base.names import location
 from vtp.local.base.resources import (
+    Page,
     new_id,
     ordered,
     page,
@@ -65,16 +66,14 @@ DEFAULT_POINTS = {ValueType.SCALAR: 1000, ValueType.TENSOR: 100, ValueType.BLOB_
 MAX_POINTS = 10000
 MAX_BATCH_READ = 20
 DEFAULT_PAGE_SIZE = 50
-Page = tuple[list[Any], str]
 
 
-class Tensorboards(DatabaseService):
+class Tensorboards(DatabaseService[TensorboardStore]):
     """Tensorboards and what they hold."""
 
     def __init__(self, root: Service) -> None:
-        super().__init__(root.config.state_dir / "tensorboards.db", SCHEMA)
+        super().__init__(root.config.state_dir / "tensorboards.db", SCHEMA, TensorboardStore)
         self.root = root
-        self.store = TensorboardStore(self._db)
 
     # Resources.
 

@@ -101,10 +101,8 @@ class TrainingPipelines(RunningCollection[TrainingPipeline]):
     def _run(self, pipeline_id: str) -> None:
         try:
             self._drive(pipeline_id)
-        except Exception as exc:  # a bug: end the pipeline with the cause, keep serving
-            record = self.store.get(pipeline_id)
-            if record is not None and record.resource.state not in PIPELINE_ENDED:
-                self._end(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, repr(exc))
+        except Exception as exc:
+            self._end_after_bug(pipeline_id, State.PIPELINE_STATE_FAILED, exc)
             raise
 
     def _drive(self, pipeline_id: str) -> None:

@@ -66,15 +66,15 @@ _TRIAL_OUTPUT_ONLY = (
 _log = logging.getLogger(__name__)
 
 
-class Vizier(DatabaseService, CollectionService[Study, StudyRecord]):
+class Vizier(DatabaseService[VizierStore], CollectionService[Study, StudyRecord]):
     """Studies and their trials (`vizier.db` in the state directory)."""
 
     collection, kind = "studies", "Study"
+    store: VizierStore
 
     def __init__(self, root: Service) -> None:
-        super().__init__(root.config.state_dir / "vizier.db", SCHEMA)
+        super().__init__(root.config.state_dir / "vizier.db", SCHEMA, VizierStore)
         self.root = root
-        self.store: VizierStore = VizierStore(self._db)
 
     # -- studies ------------------------------------------------------------------------------
 
