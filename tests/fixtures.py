@@ -29,13 +29,14 @@ from google.api_core.client_options import ClientOptions
 from google.cloud import aiplatform_v1
 from google.oauth2.credentials import Credentials
 
+from vtp.vertex.states import JOB_ENDED
+
 REPO = Path(__file__).resolve().parents[1]
 PROJECT, REGION = "local", "us-central1"
 FAST_FLAGS = ("--poll-interval", "0.05", "--grace-period", "2", "--gpus", "none")
 """Quick polling and short grace periods, and no GPUs whatever the machine has."""
 
 State = aiplatform_v1.JobState
-TERMINAL = (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED)
 
 
 def alive(pid: int) -> bool:
@@ -244,7 +245,7 @@ def wait_until(check: Callable[[], object], timeout: float = 60, what: str = "")
 def wait_for_state(
     client: aiplatform_v1.JobServiceClient,
     name: str,
-    states: Iterable[State] = TERMINAL,
+    states: Iterable[int] = JOB_ENDED,
     timeout: float = 60,
 ) -> aiplatform_v1.CustomJob:
     """Poll the job until its state is one of `states`; return it."""
@@ -254,7 +255,7 @@ def wait_for_state(
         job = client.get_custom_job(name=name)
         return job if job.state in wanted else None
 
-    return wait_until(reached, timeout, f"{name} to reach {[s.name for s in wanted]}")
+    return wait_until(reached, timeout, f"{name} to reach {[State(s).name for s in wanted]}")
 
 
 def set_at(data: Any, path: str, value: object) -> None:

@@ -37,9 +37,9 @@ from vtp.vertex.client import job_client
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
 from vtp.vertex.humanize import readable
 from vtp.vertex.protodict import SpecError
+from vtp.vertex.states import JOB_ENDED
 
 State = aiplatform_v1.JobState
-TERMINAL = frozenset({State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED})
 TRIAL_ENDED = frozenset({aiplatform_v1.Trial.State.SUCCEEDED, aiplatform_v1.Trial.State.INFEASIBLE})
 """Trial states after which a trial changes no more (failed trials are INFEASIBLE)."""
 REUSABLE = frozenset(
@@ -249,7 +249,7 @@ def wait(
             _log.info("%s %s: %s", kind.resource_type, name, job.state.name)
             last = job.state
         report_trials(job, reported)
-        if job.state in TERMINAL:
+        if job.state in JOB_ENDED:
             break
         if watch is None:
             time.sleep(interval)
@@ -279,10 +279,10 @@ def cancel_and_confirm(client: Any, kind: JobKind, name: str, deadline: float = 
     kind.cancel(client, name)
     stop = time.monotonic() + deadline
     job = kind.get(client, name)
-    while job.state not in TERMINAL and time.monotonic() < stop:
+    while job.state not in JOB_ENDED and time.monotonic() < stop:
         time.sleep(1.0)
         job = kind.get(client, name)
-    if job.state not in TERMINAL:
+    if job.state not in JOB_ENDED:
         _log.error("%s %s still %s after cancel", kind.resource_type, name, job.state.name)
     else:
         _log.info("%s %s cancelled: %s", kind.resource_type, name, job.state.name)

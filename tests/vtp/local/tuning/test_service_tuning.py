@@ -12,9 +12,9 @@ from google.api_core import exceptions
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState, Trial
 
 from tests.fixtures import LocalService, wait_until
+from vtp.vertex.states import JOB_ENDED
 
 TASK = Path(__file__).with_name("objective_task.py")
-TERMINAL = (JobState.JOB_STATE_SUCCEEDED, JobState.JOB_STATE_FAILED, JobState.JOB_STATE_CANCELLED)
 X = {"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}
 
 
@@ -56,7 +56,7 @@ def run(service: LocalService, job: HyperparameterTuningJob, timeout: float = 12
     created = client.create_hyperparameter_tuning_job(
         parent=service.parent, hyperparameter_tuning_job=job
     )
-    return wait_for(client, created.name, TERMINAL, timeout)
+    return wait_for(client, created.name, JOB_ENDED, timeout)
 
 
 def wait_for(client, name: str, states, timeout: float = 120) -> HyperparameterTuningJob:
@@ -189,7 +189,7 @@ def test_cancel_stops_running_trials(local_service, tmp_path):
     job = tuning_job(tmp_path, [X], "--steps=100", "--sleep=0.2", max_trials=4, parallel=2)
     created = created_with_trials(client, local_service.parent, job, 2)
     client.cancel_hyperparameter_tuning_job(name=created.name)
-    job = wait_for(client, created.name, TERMINAL)
+    job = wait_for(client, created.name, JOB_ENDED)
     assert job.state == JobState.JOB_STATE_CANCELLED and job.error.code == 1
     assert [t.state for t in job.trials] == [Trial.State.INFEASIBLE] * 2
     for trial in job.trials:
@@ -235,7 +235,7 @@ def test_a_restarted_service_finishes_the_job(tmp_path):
         before = client.get_hyperparameter_tuning_job(name=created.name)
         service.stop()
         service = LocalService(tmp_path / "state").start()
-        job = wait_for(service.client(), created.name, TERMINAL)
+        job = wait_for(service.client(), created.name, JOB_ENDED)
     finally:
         service.stop()
     assert job.state == JobState.JOB_STATE_SUCCEEDED
