@@ -37,9 +37,12 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
 
 Where it is: `service.py` is the root every resource shares (configuration, token, ids,
 addresses, operations, lifecycle); `app.py` puts it together: it holds the state directory,
-binds the front ends (`server.py`, `grpc_server.py`, `tls_front.py`), builds each resource
-package (`custom_jobs/`, `tuning/`, `models/`, `training_pipelines/`, `endpoints/`,
-`pipeline_jobs/`, `schedules/`, each with `store.py`, `service.py`, `routes.py`) with what it
-uses, and starts and closes them in order. Below them, `runtime/` runs replicas and `base/`
-holds what every layer shares (config, errors, names, operations, filters, SQLite, routing).
+binds the front ends (`server.py`, `grpc_server.py`, `tls_front.py`, `console/`), builds each
+resource package (`custom_jobs/`, `tuning/`, `models/`, `metadata/`, `tensorboards/`,
+`datasets/`, `vizier/`, `training_pipelines/`, `endpoints/`, `batch_prediction/`,
+`pipeline_jobs/`, `schedules/`, each with a `service.py` and `routes.py`, most with a `store.py`;
+`storage/` and `projects/` serve Cloud Storage and Resource Manager) with what it uses, and
+starts and closes them in order. Below them, `runtime/` runs replicas and `base/` holds what
+every layer shares (config, errors, names, operations, what resource services have in common,
+filters, SQLite, routing).
 """
