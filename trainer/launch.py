@@ -5,7 +5,8 @@ its pool: trainer.distributed): in this process when it is one, otherwise as spa
 with torchrun's RANK/LOCAL_RANK/WORLD_SIZE, that die with their parent. SIGTERM to the node is
 passed on to every child (they agree on a step, save a checkpoint and exit); when one child
 fails, the others are stopped (SIGTERM, then SIGKILL after a grace period) and the node fails
-with that status.
+with the status of the child that failed first (`_supervise` says how it is told apart from the
+children that failed because of it).
 
 Exit statuses of `python -m trainer`, as Vertex sees them for the replica:
 
@@ -29,7 +30,9 @@ import multiprocessing.connection
 import os
 import signal
 import sys
-from collections.abc import Mapping
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -76,9 +79,12 @@ def launch(config: Config, nodes: Nodes, nproc: int) -> int:
         return run_process(config, Placement(nodes, 1, 0))
     configure_logging(f"trainer[node {nodes.rank}]", verbose=True)
     context = multiprocessing.get_context("spawn")
+    failed_at = context.Array("d", nproc, lock=False)  # see _supervise
     children = [
         context.Process(
-            target=_child, args=(config, Placement(nodes, nproc, i), os.getpid()), name=f"rank{i}"
+            target=_child,
+            args=(config, Placement(nodes, nproc, i), os.getpid(), failed_at),
+            name=f"rank{i}",
         )
         for i in range(nproc)
     ]
@@ -86,7 +92,7 @@ def launch(config: Config, nodes: Nodes, nproc: int) -> int:
         child.start()
     previous = signal.signal(signal.SIGTERM, lambda *_: _signal(children, signal.SIGTERM))
     try:
-        return _supervise(children)
+        return _supervise(children, failed_at)
     except KeyboardInterrupt:
         _stop(children)
         return 128 + signal.SIGINT
@@ -94,32 +100,85 @@ def launch(config: Config, nodes: Nodes, nproc: int) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_process(config: Config, placement: Placement) -> int:
-    """Run one training process; its exit status (exceptions propagate)."""
+def run_process(
+    config: Config, placement: Placement, failed: Callable[[], None] | None = None
+) -> int:
+    """Run one training process; its exit status.
+
+    An exception propagates, after `failed()` is called, and without the orderly leaving of the
+    process group (`shutdown`): the main process would wait there for peers that are blocked
+    in a collective with it until --dist_timeout. The process is about to exit, and its exit
+    closes its connections, which is how its peers learn of the failure at once."""
     os.environ.update(placement.torchrun_env())  # what code written for torchrun reads
-    runtime = init(placement, config.dist_timeout)
     try:
+        runtime = init(placement, config.dist_timeout)
         result = train.run(config, runtime)
-    finally:
-        shutdown(runtime)
+    except BaseException:
+        if failed is not None:
+            failed()
+        raise
+    shutdown(runtime)
     return EXIT_PREEMPTED if result.preempted else EXIT_OK
 
 
-def _supervise(children: list[Any]) -> int:
+def _supervise(children: list[Any], failed_at: Sequence[float]) -> int:
+    """Wait for the children; stop them all when one fails or is preempted; the node's status.
+
+    The node reports the child that failed first, not the first one seen to have exited: one
+    failure makes the others fail (a collective whose peer closed its connection), and those
+    may exit first, or exit by the time the watcher looks (it then sees several at once).
+    So each child writes into `failed_at[local rank]` the moment (CLOCK_MONOTONIC, one clock
+    for the whole machine) its run raised, before anything of it closes, so before any peer can
+    fail because of it; a failure it caused is written later. When the watcher sees a failure:
+
+    - a child that exited with an error without writing a moment (killed by a signal, e.g.
+      SIGKILL from the out-of-memory killer, or a crash) is the cause: a peer's failure reaches
+      a process as an error in a collective, which it writes (NCCL's watchdog, which may abort
+      a process instead, does so when a collective times out: after --dist_timeout, long after
+      the child that failed first exited);
+    - otherwise the child with the earliest moment is, even if it has not exited yet (then it
+      gets up to STOP_GRACE_SECONDS to do so before the others are stopped); it raised, so its
+      status is EXIT_ERROR if it does not exit in that time.
+    """
     status = EXIT_OK
     running = list(children)
     while running:
         multiprocessing.connection.wait([child.sentinel for child in running])
-        for child in [child for child in running if child.exitcode is not None]:
+        exited = [child for child in running if child.exitcode is not None]
+        for child in exited:
             running.remove(child)
-            code = exit_status(child.exitcode)
-            if code != EXIT_OK and status == EXIT_OK:
-                status = code
-                if code != EXIT_PREEMPTED:
-                    log.warning("process %s exited with status %d: stopping the node",
-                                child.name, code)  # fmt: skip
-                _stop(running)
+        if status != EXIT_OK:
+            continue
+        codes = [exit_status(child.exitcode) for child in exited]
+        if any(code not in (EXIT_OK, EXIT_PREEMPTED) for code in codes) or any(failed_at):
+            first = _first_failure(children, exited, failed_at)
+            if first.exitcode is None:
+                first.join(STOP_GRACE_SECONDS)
+            if first.exitcode is None:
+                status = EXIT_ERROR
+                log.warning("process %s failed and has not exited: stopping the node with "
+                            "status %d", first.name, status)  # fmt: skip
+            else:
+                status = exit_status(first.exitcode)
+                log.warning("process %s exited with status %d: stopping the node",
+                            first.name, status)  # fmt: skip
+        elif EXIT_PREEMPTED in codes:
+            status = EXIT_PREEMPTED
+        else:
+            continue
+        _stop([child for child in running if child.exitcode is None])
     return status
+
+
+def _first_failure(children: list[Any], exited: list[Any], failed_at: Sequence[float]) -> Any:
+    """The child that failed first (see `_supervise`), given those that just exited and the
+    moments at which children failed (0: not failed)."""
+    for child in exited:
+        code = exit_status(child.exitcode)
+        if code not in (EXIT_OK, EXIT_PREEMPTED) and not failed_at[children.index(child)]:
+            return child
+    moments = [(moment, i) for i, moment in enumerate(failed_at) if moment]
+    return children[min(moments)[1]]
 
 
 def exit_status(exitcode: int) -> int:
@@ -142,11 +201,26 @@ def _stop(children: list[Any]) -> None:
         child.join()
 
 
-def _child(config: Config, placement: Placement, parent_pid: int) -> None:
+def _child(config: Config, placement: Placement, parent_pid: int, failed_at: Any) -> None:
     _die_with_parent(parent_pid)
     if not torch.cuda.is_available() and "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(cpu_threads_per_process(placement.nproc_per_node))
-    sys.exit(run_process(config, placement))
+
+    def failed() -> None:
+        failed_at[placement.local_rank] = time.monotonic()
+
+    try:
+        code = run_process(config, placement, failed)
+    except BaseException:
+        # Exit at once: freeing what the traceback holds can hang. DDP's reducer holds the
+        # gloo process group, whose destructor (holding the GIL) joins its worker thread while
+        # that thread waits for the GIL to free the work it just finished.
+        sys.stderr.write(f"Process {multiprocessing.current_process().name}:\n")
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_ERROR)
+    sys.exit(code)
 
 
 def _die_with_parent(parent_pid: int) -> None:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from trainer.distributed import Nodes, Placement, nodes_from_env
-from trainer.launch import exit_status
+from trainer.launch import _first_failure, exit_status
 
 
 def test_master_variables_describe_nodes():
@@ -59,3 +59,22 @@ def test_process_rank_is_node_rank_times_processes_plus_local_rank():
 
 def test_exit_status_of_a_killed_process_is_128_plus_signal():
     assert [exit_status(code) for code in (0, 1, 143, -9, -15)] == [0, 1, 143, 137, 143]
+
+
+class _Child:
+    def __init__(self, exitcode: int | None) -> None:
+        self.exitcode = exitcode
+
+
+def test_the_node_blames_the_process_that_raised_first_not_the_first_seen_to_exit():
+    # Rank 1 raised at moment 5.0; rank 0's collective lost it and raised at 6.0, and rank 0
+    # exited first (or both had exited when the watcher looked).
+    rank0, rank1 = _Child(1), _Child(None)
+    assert _first_failure([rank0, rank1], [rank0], [6.0, 5.0]) is rank1
+    rank1.exitcode = 1
+    assert _first_failure([rank0, rank1], [rank0, rank1], [6.0, 5.0]) is rank1
+
+
+def test_the_node_blames_a_process_killed_outright_over_the_errors_it_caused():
+    killed, peer = _Child(-9), _Child(1)  # killed (out of memory): it wrote no moment
+    assert _first_failure([peer, killed], [peer, killed], [3.0, 0.0]) is killed

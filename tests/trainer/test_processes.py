@@ -130,11 +130,16 @@ def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
     assert list((bucket / "logs").glob("events.out.tfevents.*"))
 
 
-def test_a_failing_process_fails_its_node_promptly(tmp_path):
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_failing_process_fails_its_node_promptly(tmp_path, rank):
+    # The other rank then fails too (its collective loses its peer), and may exit first: the
+    # node must still name the one that failed first. Rank 0 hosts the store and writes the
+    # checkpoints: its failure must not wait for the others (--dist_timeout is 600 s).
     args = tiny_args(tmp_path, nproc_per_node=2)
-    process = start_gated(tmp_path, args, steps=3, GATE_FAIL_RANK="1")
+    process = start_gated(tmp_path, args, steps=3, GATE_FAIL_RANK=str(rank))
     output, _ = process.communicate(timeout=60)
     assert process.returncode == 1, output
-    assert "rank 1 fails on purpose" in output
-    assert "process rank1 exited with status 1: stopping the node" in output
+    assert f"rank {rank} fails on purpose" in output
+    assert f"process rank{rank} exited with status 1: stopping the node" in output, output
+    assert output.count("stopping the node") == 1, output
     assert not (tmp_path / "model" / "model.pt").exists()
