@@ -50,8 +50,13 @@ class Journal:
             out.write(line)
 
 
-def read(run_dir: Path) -> list[dict[str, Any]]:
-    """Each task's latest record, in the order the tasks first appeared."""
+def read(run_dir: Path, over: bool = False) -> list[dict[str, Any]]:
+    """Each task's latest record, in the order the tasks first appeared.
+
+    `over`: the run has ended (its worker is gone), so no task of it runs any more: one the
+    journal last saw unfinished (the run was cancelled, or its service stopped or was killed
+    while the task ran) is CANCELLED, as Vertex reports the tasks a run stopped.
+    """
     latest: dict[int, dict[str, Any]] = {}
     path = run_dir / FILE
     if not path.exists():
@@ -62,4 +67,8 @@ def read(run_dir: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue  # a line cut short by a kill
         latest[record["id"]] = record
+    if over:
+        for record in latest.values():
+            if record.get("state") not in ENDED:
+                record["state"] = "CANCELLED"
     return list(latest.values())

@@ -87,13 +87,14 @@ class RunLineage:
             return None
 
     def record(self, job_name: str, run_dir: Path, final: bool = False) -> None:
-        """Write what the run's journal says that is new; `final` forgets the run afterwards."""
+        """Write what the run's journal says that is new; `final` (the run has ended) marks what
+        it left unfinished CANCELLED (`journal.read`) and forgets the run afterwards."""
         context = self.run_context(job_name)
         if context is None:
             return
         with self._lock:
             written = self._written.setdefault(job_name, {})
-            for entry in journal.read(run_dir):
+            for entry in journal.read(run_dir, over=final):
                 text = json.dumps(entry, sort_keys=True, default=str)
                 if written.get(entry["id"]) != text:
                     self._task(context.name, job_name, entry)

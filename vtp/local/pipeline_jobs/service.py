@@ -173,7 +173,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         run_dir = self._run_dir(record.id)
         if not (run_dir / worker.REQUEST).exists():
             return job
-        job.job_detail.task_details = task_details(run_dir / "run.log", job.name)
+        over = job.state in PIPELINE_ENDED
+        job.job_detail.task_details = task_details(run_dir / "run.log", job.name, over)
         context = self.lineage.run_context(job.name)
         if context is not None:  # as it is now: its parents name the experiments it is in
             job.job_detail.pipeline_run_context = context

@@ -46,10 +46,12 @@ _EXECUTION = {
 }
 
 
-def task_details(run_log: Path, job_name: str) -> list[aiplatform_v1.PipelineTaskDetail]:
+def task_details(
+    run_log: Path, job_name: str, over: bool = False
+) -> list[aiplatform_v1.PipelineTaskDetail]:
     """The tasks of the run `job_name` whose log is `run_log` (its journal sits beside it), in
-    the order they started."""
-    return [_detail(record, job_name) for record in journal.read(run_log.parent)]
+    the order they started; `over`: the run has ended (`journal.read`)."""
+    return [_detail(record, job_name) for record in journal.read(run_log.parent, over)]
 
 
 def metadata_store(job_name: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from google.api_core import exceptions
-from google.cloud.aiplatform_v1 import JobState, PipelineJob, PipelineState
+from google.cloud.aiplatform_v1 import JobState, PipelineJob, PipelineState, PipelineTaskDetail
 from google.protobuf.field_mask_pb2 import FieldMask
 
 from tests.fixtures import LocalService, wait_for_state, wait_until
@@ -233,15 +233,29 @@ def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path,
         service.start()  # finds the runs it lost
         assert processes_mentioning(orphan_task) == []
         client = pipeline_client(service.url)
+        session = service.session()
         for name in (stopped, orphan, custom["run"]):
             job = client.get_pipeline_job(name=name)
             assert job.state == PipelineState.PIPELINE_STATE_FAILED
             assert "stopped while this pipeline ran" in job.error.message
+            # No task of it runs: those it stopped are CANCELLED, in its details and in ML
+            # Metadata alike.
+            tasks = {t.task_name: t for t in job.job_detail.task_details}
+            assert tasks, name
+            assert not [t.task_name for t in tasks.values() if t.state in UNFINISHED_TASK], name
+            assert any(t.state == TaskState.CANCELLED for t in tasks.values()), name
+            for task in tasks.values():
+                execution = session.get(f"{service.url}/v1/{task.execution.name}", timeout=30)
+                assert execution.json()["state"] not in ("NEW", "RUNNING"), execution.text
         # The service queued the task's CustomJob again; with no run to watch it, it is cancelled.
         ended = wait_for_state(service.client(), custom["job"])
         assert ended.state == JobState.JOB_STATE_CANCELLED
     finally:
         service.stop()
+
+
+TaskState = PipelineTaskDetail.State
+UNFINISHED_TASK = (TaskState.PENDING, TaskState.RUNNING)
 
 
 def processes_mentioning(text: str) -> list[int]:
