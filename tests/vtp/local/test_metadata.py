@@ -132,6 +132,7 @@ def test_context_children_and_subgraph_over_rest(local_service: LocalService) ->
         ("PATCH", "/artifacts/nobody?updateMask=name", {}, "updateMask"),
         ("POST", "/artifacts:purge", {}, "filter"),
         ("GET", "/contexts?orderBy=uri", None, "orderBy"),
+        ("GET", "/metadataSchemas?orderBy=display_name", None, "orderBy"),
         ("GET", "/artifacts/nobody:queryArtifactLineageSubgraph?maxHops=-1", None, "maxHops"),
         ("POST", "/executions/nobody:addExecutionEvents", {"events": [{}]}, "not found"),
     ],

@@ -44,11 +44,14 @@ ORDER_FIELDS = ("create_time", "update_time", "display_name")
 
 
 def ordered(
-    resources: Iterable[T], order_by: str, allowed: tuple[str, ...] = ORDER_FIELDS
-) -> list[T]:
+    resources: Iterable[M], order_by: str, allowed: tuple[str, ...] = ORDER_FIELDS
+) -> list[M]:
     """`resources` sorted by `orderBy` ("create_time desc, display_name"): by each field's value
-    (a time as a time, a step as a number), stable, the first key first; a field not in `allowed`
-    is INVALID_ARGUMENT."""
+    (a time as a time, a step as a number), stable, the first key first. A field not in
+    `allowed`, or one the resources' message type has not (a metadata schema has no display
+    name), is INVALID_ARGUMENT."""
+    result = list(resources)
+    kinds = {type(resource) for resource in result}
     keys = []
     for part in filter(None, (p.strip() for p in order_by.split(","))):
         field, _, direction = part.partition(" ")
@@ -58,15 +61,20 @@ def ordered(
                 f"Invalid orderBy {order_by!r}: use {', '.join(allowed)}, each optionally "
                 "followed by desc."
             )
+        for kind in kinds:
+            if field not in kind.meta.fields:
+                raise errors.invalid_argument(
+                    f"Invalid orderBy {order_by!r}: a {kind.__name__} has no {field}."
+                )
         keys.append((field, direction == "desc"))
-    result = list(resources)
     for field, descending in reversed(keys):  # stable sorts, last key first
         result.sort(key=lambda resource: _sort_value(getattr(resource, field)), reverse=descending)
     return result
 
 
 def _sort_value(value: object) -> tuple[bool, Any]:
-    """A field's value as a sort key: unset (None) sorts after every set value."""
+    """A field's value as a sort key: unset (None) after every set value in ascending order,
+    before them in descending order."""
     return (value is None, value)
 
 

@@ -4,10 +4,11 @@
 changed under one lock, with nothing running in the background (ML Metadata, TensorBoard, Vizier,
 the Model Registry). `CollectionService` is the read side of one collection kept as `Stored` rows:
 `get` and `list` with Vertex's name rule (`projects/-/locations/-/...`), NOT_FOUND wording and
-AIP-160 filters; batch prediction, training pipelines, datasets, endpoints, schedules, tuning jobs
-and Vizier studies each declare their collection and inherit both. `RunningCollection` adds what
-resources that run in threads of this service share (batch prediction jobs, training pipelines):
-their state changes, a cancel asked for, the end, and delete once ended.
+AIP-160 filters; batch prediction, training pipelines, datasets, endpoints, pipeline jobs,
+schedules, tuning jobs and Vizier studies each declare their collection and inherit both.
+`RunningCollection` adds what resources that run in threads of this service share (batch
+prediction jobs, training pipelines): their state changes, a cancel asked for, the end, and
+delete once ended.
 """
 
 import threading

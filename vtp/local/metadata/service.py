@@ -27,7 +27,15 @@ from vtp.local.base import errors
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.named_store import split
 from vtp.local.base.names import location
-from vtp.local.base.resources import Page, new_id, ordered, page, rest_json, set_times
+from vtp.local.base.resources import (
+    ORDER_FIELDS,
+    Page,
+    new_id,
+    ordered,
+    page,
+    rest_json,
+    set_times,
+)
 from vtp.local.base.routing import mask_fields, parse_message, set_fields
 from vtp.local.base.services import DatabaseService
 from vtp.local.metadata.store import MESSAGES, SCHEMA, MetadataStoreDb
@@ -55,6 +63,8 @@ UPDATABLE = (
     "state",
 )
 FILTER_FUNCTIONS = ("in_context",)
+SCHEMA_ORDER_FIELDS = ("create_time",)
+"""A metadata schema has no display name and is never updated."""
 DEFAULT_PAGE_SIZE = 100
 PURGE_SAMPLE = 100
 
@@ -149,7 +159,8 @@ class Metadata(DatabaseService[MetadataStoreDb]):
             extra = {"inContext": self.store.contexts_of(resource.name)}
             return _dict(resource, **extra)
 
-        return _select(resources, filter, order_by, size, token, as_dict)
+        allowed = SCHEMA_ORDER_FIELDS if kind == "metadataSchemas" else ORDER_FIELDS
+        return _select(resources, filter, order_by, size, token, as_dict, allowed)
 
     def update(
         self, kind: str, name: str, body: bytes, mask: str, allow_missing: bool = False
@@ -410,7 +421,8 @@ def _select(
     size: int,
     token: str,
     as_dict: Callable[[Any], dict],
+    allowed: tuple[str, ...] = ORDER_FIELDS,
 ) -> Page:
     predicate = compile_filter(filter, FILTER_FUNCTIONS)
-    chosen = ordered((r for r in resources if predicate(as_dict(r))), order_by)
+    chosen = ordered((r for r in resources if predicate(as_dict(r))), order_by, allowed)
     return page(chosen, size, token, DEFAULT_PAGE_SIZE)
