@@ -3,7 +3,7 @@
 import base64
 import json
 import secrets
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -29,18 +29,30 @@ def rest_json(message: proto.Message, enum_ints: bool = False) -> str:
     )
 
 
-def matching_page(
-    resources: Iterable[M], filter: str, page_size: int, page_token: str, default_size: int = 100
-) -> tuple[list[M], str]:
-    """One page of the `resources` whose REST form matches the AIP-160 `filter`, and the next
-    page token: what every list method answers."""
-    predicate = compile_filter(filter)
-    chosen = [r for r in resources if predicate(json.loads(rest_json(r)))]
-    return page(chosen, page_size, page_token, default_size)
-
-
 ORDER_FIELDS = ("create_time", "update_time", "display_name")
 """What Vertex's resources may be listed by (`orderBy`), unless a collection says otherwise."""
+
+
+def matching_page(
+    resources: Iterable[M],
+    filter: str,
+    page_size: int,
+    page_token: str,
+    default_size: int = 100,
+    *,
+    order_by: str = "",
+    allowed: tuple[str, ...] = ORDER_FIELDS,
+    as_dict: Callable[[M], dict] | None = None,
+    functions: Collection[str] = (),
+) -> tuple[list[M], str]:
+    """One page of the `resources` whose dict form matches the AIP-160 `filter`, in `order_by`'s
+    order (`ordered`, over the fields `allowed`), and the next page token: what every list
+    method answers. The dict form is the REST form unless `as_dict` adds to it (ML Metadata's
+    `inContext`); `functions` are the filter's calls allowed."""
+    predicate = compile_filter(filter, functions)
+    form = as_dict or (lambda resource: json.loads(rest_json(resource)))
+    chosen = ordered((r for r in resources if predicate(form(r))), order_by, allowed)
+    return page(chosen, page_size, page_token, default_size)
 
 
 def ordered(

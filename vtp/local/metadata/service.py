@@ -17,7 +17,6 @@ artifacts an execution read (INPUT) and wrote (OUTPUT). As on Vertex:
 
 import json
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,9 +29,8 @@ from vtp.local.base.names import location
 from vtp.local.base.resources import (
     ORDER_FIELDS,
     Page,
+    matching_page,
     new_id,
-    ordered,
-    page,
     rest_json,
     set_times,
 )
@@ -109,7 +107,9 @@ class Metadata(DatabaseService[MetadataStoreDb]):
     def list_stores(self, parent: str, filter: str, size: int, token: str) -> Page:
         """One page of the metadata stores of a location."""
         stores = list(self.store.nodes.children(location(parent), "metadataStores"))
-        return _select(stores, filter, "", size, token, lambda r: _dict(r))
+        return matching_page(
+            stores, filter, size, token, DEFAULT_PAGE_SIZE, functions=FILTER_FUNCTIONS
+        )
 
     def delete_store(self, name: str) -> dict:
         """Delete a metadata store with everything in it."""
@@ -160,7 +160,10 @@ class Metadata(DatabaseService[MetadataStoreDb]):
             return _dict(resource, **extra)
 
         allowed = SCHEMA_ORDER_FIELDS if kind == "metadataSchemas" else ORDER_FIELDS
-        return _select(resources, filter, order_by, size, token, as_dict, allowed)
+        return matching_page(
+            resources, filter, size, token, DEFAULT_PAGE_SIZE,
+            order_by=order_by, allowed=allowed, as_dict=as_dict, functions=FILTER_FUNCTIONS,
+        )  # fmt: skip
 
     def update(
         self, kind: str, name: str, body: bytes, mask: str, allow_missing: bool = False
@@ -412,17 +415,3 @@ def _struct(resource: Any) -> dict:
 
 def _dict(resource: Any, **extra: object) -> dict:
     return {**json.loads(rest_json(resource)), **extra}
-
-
-def _select(
-    resources: list[Any],
-    filter: str,
-    order_by: str,
-    size: int,
-    token: str,
-    as_dict: Callable[[Any], dict],
-    allowed: tuple[str, ...] = ORDER_FIELDS,
-) -> Page:
-    predicate = compile_filter(filter, FILTER_FUNCTIONS)
-    chosen = ordered((r for r in resources if predicate(as_dict(r))), order_by, allowed)
-    return page(chosen, size, token, DEFAULT_PAGE_SIZE)

@@ -16,9 +16,8 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1 import Model
 
 from vtp.local.base import errors
-from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
-from vtp.local.base.resources import new_id, ordered, page, set_times
+from vtp.local.base.resources import matching_page, new_id, set_times
 from vtp.local.base.routing import parse_message, update_fields
 from vtp.local.base.services import DatabaseService
 from vtp.local.models.store import SCHEMA, ModelStore
@@ -281,6 +280,7 @@ def _check_aliases_free(versions: list[Model], aliases: list[str]) -> None:
 
 
 def _select(models: list[Model], filter: str, order_by: str, size: int, token: str) -> Page:
-    predicate = compile_filter(filter)
-    chosen = ordered((m for m in models if predicate(model_dict(m))), order_by, ORDER_FIELDS)
-    return page(chosen, size, token, DEFAULT_PAGE_SIZE)
+    return matching_page(
+        models, filter, size, token, DEFAULT_PAGE_SIZE,
+        order_by=order_by, allowed=ORDER_FIELDS, as_dict=model_dict,
+    )  # fmt: skip

@@ -36,10 +36,10 @@ from vtp.local.base.named_store import split
 from vtp.local.base.names import location
 from vtp.local.base.resources import (
     Page,
+    matching_page,
     new_id,
     ordered,
     page,
-    rest_json,
     set_times,
     time_of,
 )
@@ -158,9 +158,7 @@ class Tensorboards(DatabaseService[TensorboardStore]):
         found = list(self.store.resources.children(under, kind))
         if kind == "tensorboards":
             found = [self.get(kind, t.name) for t in found]
-        predicate = compile_filter(filter)
-        chosen = ordered((r for r in found if predicate(json.loads(rest_json(r)))), order_by)
-        return page(chosen, size, token, DEFAULT_PAGE_SIZE)
+        return matching_page(found, filter, size, token, DEFAULT_PAGE_SIZE, order_by=order_by)
 
     def update(self, kind: str, name: str, body: bytes, mask: str) -> Any:
         """Apply the fields `mask` names (else those the body sets) from `body`."""
