@@ -8,9 +8,12 @@ clock (03:00 Paris stays 03:00 across daylight-saving changes) and are returned 
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterError, croniter
 
 _PREFIXES = ("TZ=", "CRON_TZ=")
+_REFERENCE = datetime(2000, 1, 1, tzinfo=UTC)
+"""Where `check` looks for a first fire time: day-of-month, month and day-of-week repeat within
+the decades croniter searches, so a cron with none after this date has none at all."""
 
 
 class CronError(ValueError):
@@ -40,6 +43,12 @@ def check(expression: str, zone: str) -> None:
         )
     if not croniter.is_valid(expression):
         raise CronError(f"{expression!r} is not a valid cron expression (e.g. '*/15 * * * *')")
+    try:
+        croniter(expression, _REFERENCE).get_next(datetime)
+    except CroniterError:  # croniter's bad-date error: no day matches (30 February)
+        raise CronError(
+            f"{expression!r} never fires: no date has that day of the month in that month"
+        ) from None
 
 
 def zone_info(zone: str) -> ZoneInfo:
@@ -60,16 +69,23 @@ def parse(cron: str) -> tuple[str, str]:
 
 
 def next_time(cron: str, after: datetime) -> datetime:
-    """The first fire time of `cron` strictly after `after`, in UTC."""
+    """The first fire time of `cron` strictly after `after`, in UTC; CronError when there is
+    none before the end of the calendar (year 9999)."""
     zone, expression = split(cron)
-    start = after.astimezone(zone_info(zone))
-    return croniter(expression, start).get_next(datetime).astimezone(UTC)
+    try:
+        start = after.astimezone(zone_info(zone))
+        return croniter(expression, start).get_next(datetime).astimezone(UTC)
+    except (CroniterError, OverflowError):
+        raise CronError(f"{cron!r} does not fire after {after.isoformat()}") from None
 
 
 def first_time(cron: str, start: datetime) -> datetime:
     """The first fire time at or after `start` (a run may fire exactly at its start time)."""
     zone, expression = split(cron)
-    local = start.astimezone(zone_info(zone))
+    try:
+        local = start.astimezone(zone_info(zone))
+    except OverflowError:
+        raise CronError(f"{cron!r} does not fire after {start.isoformat()}") from None
     if croniter.match(expression, local) and local.second == 0 and local.microsecond == 0:
         return start.astimezone(UTC)
     return next_time(cron, start)

@@ -90,7 +90,7 @@ class Schedules(CollectionService[Schedule, Record]):
         if "start_time" not in schedule:
             set_times(schedule, now, "start_time")
         # A start time in the past starts from now: Vertex backfills only on resume (catchUp).
-        first = cron.first_time(schedule.cron, max(time_of(schedule, "start_time"), now))
+        first = _first_time(schedule.cron, max(time_of(schedule, "start_time"), now))
         set_times(schedule, first, "next_run_time")
         record = Record(schedule)
         with self._lock:
@@ -159,7 +159,7 @@ class Schedules(CollectionService[Schedule, Record]):
             self._check(record.parent, updated)
             if updated.state == State.ACTIVE:
                 since = max(time_of(updated, "start_time"), self.clock())
-                set_times(updated, cron.first_time(updated.cron, since), "next_run_time")
+                set_times(updated, _first_time(updated.cron, since), "next_run_time")
             record.resource = updated
             self._complete_if_over(record)
             self._save(record)
@@ -299,3 +299,12 @@ class Schedules(CollectionService[Schedule, Record]):
 def parse(body: bytes) -> Schedule:
     """A Schedule from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
     return parse_message(Schedule, body)
+
+
+def _first_time(schedule_cron: str, start: datetime) -> datetime:
+    """The schedule's first fire time at or after `start`; INVALID_ARGUMENT naming the start
+    when the calendar ends first (a start time in year 9999)."""
+    try:
+        return cron.first_time(schedule_cron, start)
+    except cron.CronError as exc:
+        raise errors.invalid_argument(f"schedule.startTime: {exc}.") from None

@@ -28,6 +28,8 @@ def test_split_reads_the_zone_prefix(text, zone, expression):
         ("61 * * * *", "UTC", "not a valid cron expression"),
         ("0 3 * * *", "Mars/Olympus", "not an IANA time zone"),
         ("TZ=UTC 0 3 * * *", "UTC", "not as a TZ= prefix"),
+        ("0 0 30 2 *", "UTC", "never fires"),  # 30 February: croniter's bad-date error
+        ("0 0 31 4,6,9,11 *", "Europe/Paris", "never fires"),
     ],
 )
 def test_check_refuses_what_vertex_refuses(expression, zone, message):
@@ -49,3 +51,10 @@ def test_next_time_is_strictly_after_and_first_time_may_be_the_start():
     assert cron.first_time("* * * * *", start) == start
     late = datetime(2024, 1, 1, 10, 0, 30, tzinfo=UTC)
     assert cron.first_time("* * * * *", late) == datetime(2024, 1, 1, 10, 1, tzinfo=UTC)
+
+
+def test_a_cron_that_fires_rarely_is_valid_and_the_end_of_the_calendar_is_a_cron_error():
+    cron.check("0 0 29 2 *", "UTC")  # leap days only
+    assert cron.next_time("0 0 29 2 *", datetime(2025, 1, 1, tzinfo=UTC)).year == 2028
+    with pytest.raises(cron.CronError, match="does not fire after 9999"):
+        cron.first_time("0 0 1 1 *", datetime(9999, 12, 31, 23, 59, 30, tzinfo=UTC))

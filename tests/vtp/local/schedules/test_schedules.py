@@ -183,6 +183,8 @@ def bad_body(template, change: dict) -> dict:
 BAD = {
     "six-field cron": ({"cron": "TZ=UTC 0 0 3 * * *"}, "schedule.cron: '0 0 3 * * *' has 6"),
     "unknown zone": ({"cron": "TZ=Mars/Olympus 0 3 * * *"}, "not an IANA time zone"),
+    "never fires": ({"cron": "TZ=UTC 0 0 30 2 *"}, "schedule.cron: '0 0 30 2 *' never fires"),
+    "no time left": ({"startTime": "9999-12-31T23:59:30Z"}, "schedule.startTime: "),
     "no concurrency": ({"maxConcurrentRunCount": "0"}, "maxConcurrentRunCount is required"),
     "missing parameter": ({"params": {}}, "parameterValues['marker_uri'] is required"),
     "other parent": ({"parent": "projects/x/locations/y"}, "parent must be projects/local"),
@@ -252,6 +254,11 @@ def test_update_changes_the_masked_fields_and_the_next_run(served, clock, client
                 schedule=_named(aiplatform_v1.Schedule(), created),
                 update_mask=FieldMask(paths=paths),
             )
+    never = aiplatform_v1.Schedule(cron="TZ=UTC 0 0 30 2 *")  # valid fields, no such day
+    with pytest.raises(exceptions.BadRequest, match=r"schedule\.cron: '0 0 30 2 \*' never fires"):
+        client.update_schedule(
+            schedule=_named(never, created), update_mask=FieldMask(paths=["cron"])
+        )
     assert client.get_schedule(name=created.name).cron == "TZ=UTC 0 12 * * *"
     client.delete_schedule(name=created.name).result(timeout=10)
 
