@@ -7,6 +7,7 @@ between fields: bounds, scales, conditional parents, grid search, trial counts.
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, StudySpec
@@ -33,6 +34,8 @@ _CAMEL = {
 }
 DISCRETE_EPSILON = 1e-10
 """Vertex matches discrete values (and conditions on them) within this tolerance."""
+MAX_VALUES = 1000
+"""The most values a discrete or categorical parameter, or a condition on a parent, may list."""
 
 
 def check_tuning_job(job: HyperparameterTuningJob) -> None:
@@ -155,8 +158,7 @@ def _check_discrete(param: Param, where: str) -> None:
     values = list(param.discrete_value_spec.values)
     if not values:
         raise SpecError(join(where, "values"), "list at least one value")
-    if len(values) > 1000:
-        raise SpecError(join(where, "values"), f"at most 1000 values, got {len(values)}")
+    _check_count(values, join(where, "values"))
     if not all(math.isfinite(v) for v in values):
         raise SpecError(join(where, "values"), "values must be finite numbers")
     if any(b - a < DISCRETE_EPSILON for a, b in itertools.pairwise(values)):
@@ -171,13 +173,20 @@ def _check_categorical(param: Param, where: str) -> None:
     values = list(param.categorical_value_spec.values)
     if not values or not all(values):
         raise SpecError(join(where, "values"), "list at least one category, none of them empty")
-    duplicates = sorted({v for v in values if values.count(v) > 1})
+    _check_count(values, join(where, "values"))
+    duplicates = sorted(value for value, count in Counter(values).items() if count > 1)
     if duplicates:
         raise SpecError(join(where, "values"), f"{duplicates} listed more than once")
     if param.scale_type:
         raise SpecError(
             join(where.rpartition(".")[0], "scaleType"), "leave it unset for a CATEGORICAL one"
         )
+
+
+def _check_count(values: Sequence[object], path: str) -> None:
+    """At most MAX_VALUES values: later checks and every suggestion walk the list."""
+    if len(values) > MAX_VALUES:
+        raise SpecError(path, f"at most {MAX_VALUES} values, got {len(values)}")
 
 
 def _check_conditional(parent: Param, conditional: Conditional, path: str) -> None:
@@ -199,8 +208,10 @@ def _check_conditional(parent: Param, conditional: Conditional, path: str) -> No
     values = list(getattr(conditional, given).values)
     if not values:
         raise SpecError(join(join(path, _CAMEL[given]), "values"), "list at least one value")
+    _check_count(values, join(join(path, _CAMEL[given]), "values"))
+    categories = set(parent.categorical_value_spec.values)  # a set: each lookup at once
     for index, value in enumerate(values):
-        if not parent_admits(parent, value):
+        if not (value in categories if categories else parent_admits(parent, value)):
             raise SpecError(
                 join(join(join(path, _CAMEL[given]), "values"), index),
                 f"{value!r} is not a value of the parent {parent.parameter_id!r}",

@@ -296,6 +296,22 @@ def test_malformed_requests_are_400_naming_the_field(
     assert words in response.json()["error"]["message"]
 
 
+def test_200000_categorical_values_are_a_400_naming_the_field(local_service) -> None:
+    """Categorical values are capped as discrete ones are (the check was quadratic, unbounded)."""
+    study = Study(display_name="wide", study_spec=spec())
+    body = Study.to_dict(study)
+    body["study_spec"]["parameters"][1]["categorical_value_spec"]["values"] = [
+        f"c{i}" for i in range(200_000)
+    ]
+    response = local_service.session().post(
+        f"{local_service.url}/v1/{local_service.parent}/studies", json=body
+    )
+    assert response.status_code == 400, response.text
+    message = response.json()["error"]["message"]
+    assert "studySpec.parameters[1].categoricalValueSpec.values" in message
+    assert "at most 1000 values, got 200000" in message
+
+
 def test_unknown_names_are_404(local_service, rest) -> None:
     parent = local_service.parent
     with pytest.raises(exceptions.NotFound):

@@ -171,6 +171,27 @@ def test_condition_values_must_be_parent_values():
     assert "'rmsprop' is not a value of the parent 'optimizer'" in str(err)
 
 
+@pytest.mark.parametrize("values", [[f"c{i}" for i in range(200_000)], ["a", "b", "a"]])
+def test_categorical_values_are_capped_like_discrete_ones_and_distinct(values):
+    err = rejected(
+        lambda d: set_at(d, "studySpec.parameters[1].categoricalValueSpec.values", values)
+    )
+    assert err.path == "studySpec.parameters[1].categoricalValueSpec.values"
+    assert ("at most 1000 values, got 200000" if len(values) > 3 else "['a'] listed more") in str(
+        err
+    )
+
+
+def test_condition_values_are_capped():
+    def mutate(d):
+        condition = params(d)[1]["conditionalParameterSpecs"][0]["parentCategoricalValues"]
+        condition["values"] = ["sgd"] * 200_000
+
+    err = rejected(mutate)
+    assert err.path.endswith("conditionalParameterSpecs[0].parentCategoricalValues.values")
+    assert "at most 1000 values, got 200000" in str(err)
+
+
 def test_double_parameter_cannot_be_a_parent():
     def mutate(d):
         params(d)[0]["conditionalParameterSpecs"] = [
