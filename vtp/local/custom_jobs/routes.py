@@ -15,6 +15,9 @@ Local extensions (not part of Vertex):
            -> {"name", "jobState", "replicas": [{"replica", "state", "starts", "exitStatus"}]}
     GET    .../customJobs/{id}:wait?state=JOB_STATE_RUNNING&timeout=10s
            -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s)
+    POST   /v1/projects/{p}/locations/{l}/customJobs:injectFault  {"fault": "FAIL"|"PREEMPT"}
+           -> {}; the next job created there fails, or is preempted once, as it starts
+           (`vtp.testing`'s fail_next_job and preempt_next_job: a team's retry logic, tested)
 
 Cloud Logging's entries.list, over these jobs' replica logs (`runtime/logs.py`): what
 `gcloud ai custom-jobs stream-logs` reads (resource.type="ml_job", resource.labels.job_id):
@@ -44,6 +47,7 @@ _JOB = JOBS.item  # the local extensions below are methods of one job
 def add_routes(router: Router, service: CustomJobs) -> None:
     """Route the customJobs methods to `service`."""
     router.add("POST", JOBS.path, lambda r: _create(service, r))
+    router.add("POST", JOBS.path + ":injectFault", lambda r: _inject_fault(service, r))
     JOBS.add_standard(
         router, service.get_custom_job, service.list_custom_jobs, service.delete_custom_job
     )
@@ -75,6 +79,12 @@ def _preempt(service: CustomJobs, request: Request) -> str:
     grace = body.get("gracePeriod")
     seconds = None if grace is None else _seconds("preempt", "gracePeriod", grace)
     service.preempt_replica(JOBS.name(request), replica, seconds)
+    return "{}"
+
+
+def _inject_fault(service: CustomJobs, request: Request) -> str:
+    fault = request.json().get("fault")
+    service.inject_fault(request.params["parent"], fault if isinstance(fault, str) else repr(fault))
     return "{}"
 
 

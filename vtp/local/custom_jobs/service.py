@@ -47,6 +47,9 @@ from vtp.vertex.states import JOB_ENDED
 State = aiplatform_v1.JobState
 CANCELLED = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
 MAX_LOG_BYTES = 1 << 20
+FAULTS = ("FAIL", "PREEMPT")
+"""What `inject_fault` can make of a location's next job: its primary replica fails with exit
+status 1 as it starts, or it is preempted once as it starts (a test of a team's retry logic)."""
 _log = logging.getLogger(__name__)
 
 
@@ -62,6 +65,7 @@ class CustomJobs:
         self._runs: dict[str, JobRun] = {}
         self._queue: list[str] = []
         self._changed = threading.Condition(threading.RLock())
+        self._faults: dict[str, list[str]] = {}
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
 
     @property
@@ -128,6 +132,8 @@ class CustomJobs:
         runtime = Runtime(trial_id=trial_id, extra_env=dict(extra_env or {}), listed=listed)
         record = JobRecord(resource, runtime)
         with self._changed:
+            if listed and self._faults.get(parent):
+                runtime.fault = self._faults[parent].pop(0)
             self.store.insert_job(record)
             self._queue.append(record.id)
             self._changed.notify_all()
@@ -178,6 +184,18 @@ class CustomJobs:
                 "can be preempted."
             )
         run.preempt(replica, self.config.grace_period if grace is None else grace)
+
+    def inject_fault(self, parent: str, fault: str) -> None:
+        """Give the next job listed under `parent` (a project and location) `fault`, one of
+        FAULTS; faults asked for in turn go to the jobs created in turn."""
+        if fault not in FAULTS:
+            raise errors.invalid_argument(
+                f'injectFault: "fault" must be one of {", ".join(FAULTS)}, got {fault!r}.'
+            )
+        if "/-/" in f"{parent}/":
+            raise errors.invalid_argument("injectFault: name one project and one location.")
+        with self._changed:
+            self._faults.setdefault(parent, []).append(fault)
 
     def read_logs(
         self, name: str, replica: str = "", offset: int = 0, max_bytes: int = MAX_LOG_BYTES

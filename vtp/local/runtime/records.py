@@ -26,6 +26,8 @@ class Runtime:
     """How often each replica's process was started (all attempts)."""
     exit_statuses: dict[str, int] = field(default_factory=dict)
     """Each ended replica's last exit status, as a container reports it (128 + N: signal N)."""
+    fault: str = ""
+    """A fault a test asked for (`customJobs:injectFault`): FAIL or PREEMPT, or empty."""
 
 
 @dataclass(frozen=True)

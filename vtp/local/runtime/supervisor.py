@@ -155,8 +155,13 @@ class JobRun(threading.Thread):
         failure = self._install_packages()
         if failure or self._cancel.is_set() or self._shutdown.is_set():
             return failure or self._interrupted()
+        if self._runtime.fault == "FAIL":
+            self._book.set_state(self.job_id, State.JOB_STATE_RUNNING)
+            return self._injected_failure()
         self._start_all()
         self._book.set_state(self.job_id, State.JOB_STATE_RUNNING)
+        if self._runtime.fault == "PREEMPT":
+            self._preempt_once()
         while True:
             self._wake.clear()
             outcome = self._tick()
@@ -308,6 +313,18 @@ class JobRun(threading.Thread):
             for name in pool.replicas:
                 self._set.replicas[name].python_path = str(path)
         return None
+
+    def _injected_failure(self) -> Outcome:
+        """The outcome of a FAIL fault: the primary replica's user error, saying it was asked."""
+        message = rules.user_error_message(rules.PRIMARY, 1) + " (a failure a test injected)"
+        self._set.note(self._set.replicas[rules.PRIMARY], message)
+        return Outcome(State.JOB_STATE_FAILED, errors.INVALID_ARGUMENT, message)
+
+    def _preempt_once(self) -> None:
+        """A PREEMPT fault: the primary replica is preempted once, as it starts."""
+        replica = self._set.replicas[rules.PRIMARY]
+        if replica.proc is not None:
+            self._set.preempt(replica, self._config.grace_period)
 
     # -- commands and ends --------------------------------------------------------------------
 
