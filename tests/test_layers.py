@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("components", "pipelines", "trainer", "vtp")
 
 LAYERS: list[tuple[str, ...]] = [
+    ("vtp.testing",),
     ("vtp.cli", "vtp.__main__"),
     ("vtp.run",),
     ("pipelines",),
@@ -32,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("vtp.local.tuning", "vtp.local.models", "vtp.local.metadata", "vtp.local.tensorboards"),
     ("vtp.local.custom_jobs",),
+    ("vtp.local.persistent_resources",),
     ("vtp.local.service",),
     ("vtp.local.runtime",),
     ("vtp.local.base",),
