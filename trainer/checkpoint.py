@@ -369,6 +369,7 @@ class Checkpointer:
         """Wait until the deferred tensors of the last `save` are copied (call before changing
         them: before the optimizer step)."""
         if self._copies is not None:
+            self._copies.wait_on_device()
             self._copies.done.wait()
             self._copies = None
 

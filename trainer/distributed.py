@@ -225,7 +225,7 @@ class Runtime:
 
 def init(placement: Placement, timeout_s: int) -> Runtime:
     """Pick the device, join the process group (NCCL on GPU, gloo on CPU) and set up logging."""
-    if torch.cuda.is_available():
+    if visible_gpus():
         device = torch.device("cuda", placement.local_rank)
         torch.cuda.set_device(device)
     else:
@@ -334,12 +334,30 @@ class StopSignal:
         signal.signal(signal.SIGTERM, self._previous)
 
 
-def default_nproc_per_node(env: Mapping[str, str] | None = None) -> int:
-    """One process per GPU; without GPUs, one per accelerator of the pool (CLUSTER_SPEC in
-    `env`), else one."""
-    if torch.cuda.is_available():
-        return torch.cuda.device_count()
+def default_nproc_per_node(env: Mapping[str, str] | None = None, gpus: int | None = None) -> int:
+    """One process per GPU (`gpus`, default the visible ones); without GPUs, one per
+    accelerator of the pool (CLUSTER_SPEC in `env`), else one."""
+    gpus = visible_gpus() if gpus is None else gpus
+    if gpus:
+        return gpus
     return accelerators_from_env(env or {}) or 1
+
+
+def visible_gpus() -> int:
+    """The CUDA devices this process may use (CUDA_VISIBLE_DEVICES applied); 0 without CUDA.
+    The trainer trains on CUDA exactly when this is not 0."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def check_gpus(nproc_per_node: int, gpus: int) -> None:
+    """ValueError, one line naming both numbers and the ways out, when a node on CUDA would
+    run more processes than it sees GPUs (each process takes the GPU of its local rank)."""
+    if gpus and nproc_per_node > gpus:
+        raise ValueError(
+            f"--nproc_per_node={nproc_per_node} asks for {nproc_per_node} processes but this "
+            f"node sees {gpus} GPU{'s' if gpus > 1 else ''} (one process per GPU): use "
+            f"--nproc_per_node={gpus} or fewer, or train on CPU with CUDA_VISIBLE_DEVICES=''"
+        )
 
 
 def cpu_threads_per_process(nproc_per_node: int) -> int:

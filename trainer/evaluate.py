@@ -121,14 +121,17 @@ def _in_dataset_order(local: torch.Tensor, size: int, runtime: Runtime) -> torch
 
 
 def evaluate_checkpoint(
-    path: str | os.PathLike[str], config: Config | None = None
+    path: str | os.PathLike[str],
+    config: Config | None = None,
+    device: str | torch.device | None = None,
 ) -> dict[str, Any]:
     """Evaluate a checkpoint file (or a directory's newest valid one) on its task's eval set.
 
     Returns {"accuracy", "loss", "examples", "confusion_matrix" (rows: true, columns: predicted),
     "labels", "step", "checkpoint"}, or for a task with its own metrics {<its metrics>, "loss",
-    "examples", "goals", "step", "checkpoint"}. `config` defaults to the one saved in the
-    checkpoint.
+    "examples", "goals", "step", "checkpoint"}: plain numbers and lists, whatever device ran
+    it. `config` defaults to the one saved in the checkpoint; `device` to the first GPU when
+    there is one (with the config's --precision), else the CPU.
     """
     local = storage.local_path(path)
     if local.is_dir():
@@ -141,7 +144,9 @@ def evaluate_checkpoint(
     task, config = load(config or Config.from_dict(state.config))
     model = task.build_model(config)
     model.load_state_dict(state.model)
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
     runtime = Runtime(rank=0, world_size=1, local_rank=0, device=device)
     _, eval_set = task.build_datasets(config)
     result = evaluate(

@@ -1,6 +1,7 @@
 """The model directory: what a finished run leaves in `AIP_MODEL_DIR`, and what export adds.
 
-    model.pt       the model's state_dict (torch.save; load with weights_only=True)
+    model.pt       the model's state_dict, CPU tensors only (torch.save; load with
+                   weights_only=True on any machine, with or without a GPU)
     config.json    the Config that built it (`Config.from_dict`; also valid `--flag=value`s)
     metrics.json   its evaluation: accuracy, loss, examples, confusion_matrix, labels, step
     model.pt2      export only: the model as a `torch.export` ExportedProgram (torch.export.save)
@@ -69,14 +70,34 @@ def write_model_dir(
     config: Config,
     metrics: dict[str, Any],
 ) -> Path:
-    """Write model.pt, config.json and metrics.json (each atomically); return the directory."""
+    """Write model.pt, config.json and metrics.json (each atomically); return the directory.
+
+    model.pt is device-free (`device_free`), whatever device trained the model."""
     directory = storage.local_path(model_dir)
     buffer = io.BytesIO()
-    torch.save(model_state, buffer)
+    torch.save(device_free(model_state), buffer)
     checkpoint.atomic_write(directory / MODEL_FILE, buffer.getbuffer())
     checkpoint.atomic_write(directory / CONFIG_FILE, _json(config.to_dict()))
     checkpoint.atomic_write(directory / METRICS_FILE, _json(metrics))
     return directory
+
+
+def device_free(state: Any) -> Any:
+    """`state` with every tensor a plain CPU `torch.Tensor`, detached.
+
+    What the trainer writes for others is read with `torch.load(path, weights_only=True)` on
+    any machine: a tensor saved from a GPU would be restored onto that GPU (and fail where there
+    is none), and a tensor subclass (a DTensor, a parameter) is refused by `weights_only`."""
+    if isinstance(state, torch.Tensor):
+        return state.detach().to("cpu").as_subclass(torch.Tensor)
+    if isinstance(state, dict):
+        copy = type(state)((key, device_free(value)) for key, value in state.items())
+        if hasattr(state, "_metadata"):  # a state_dict's module versions, for load_state_dict
+            copy._metadata = state._metadata  # type: ignore[attr-defined]
+        return copy
+    if isinstance(state, list | tuple):
+        return type(state)(device_free(value) for value in state)
+    return state
 
 
 def export_checkpoint(

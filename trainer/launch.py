@@ -42,6 +42,7 @@ from trainer.config import Config
 from trainer.distributed import (
     Nodes,
     Placement,
+    check_gpus,
     configure_logging,
     cpu_threads_per_process,
     default_nproc_per_node,
@@ -49,6 +50,7 @@ from trainer.distributed import (
     init,
     nodes_from_env,
     shutdown,
+    visible_gpus,
 )
 from trainer.tasks import load
 
@@ -59,10 +61,13 @@ STOP_GRACE_SECONDS = 10.0
 """How long a failed node's other processes get to exit after SIGTERM before SIGKILL."""
 
 
-def plan(config: Config, env: Mapping[str, str]) -> tuple[Nodes, int]:
-    """The nodes and processes per node this run will use; ValueError names what is wrong."""
+def plan(config: Config, env: Mapping[str, str], gpus: int | None = None) -> tuple[Nodes, int]:
+    """The nodes and processes per node this run will use; ValueError names what is wrong.
+    `gpus`: the GPUs this node sees (default: `visible_gpus()`, which is what training uses)."""
+    gpus = visible_gpus() if gpus is None else gpus
     nodes = nodes_from_env(env) or Nodes("127.0.0.1", free_port(), count=1, rank=0)
-    nproc = config.nproc_per_node or default_nproc_per_node(env)
+    nproc = config.nproc_per_node or default_nproc_per_node(env, gpus)
+    check_gpus(nproc, gpus)
     world_size = nodes.count * nproc
     if config.batch_size % world_size:
         raise ValueError(
@@ -203,7 +208,7 @@ def _stop(children: list[Any]) -> None:
 
 def _child(config: Config, placement: Placement, parent_pid: int, failed_at: Any) -> None:
     _die_with_parent(parent_pid)
-    if not torch.cuda.is_available() and "OMP_NUM_THREADS" not in os.environ:
+    if not visible_gpus() and "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(cpu_threads_per_process(placement.nproc_per_node))
 
     def failed() -> None:

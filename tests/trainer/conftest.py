@@ -1,4 +1,11 @@
-"""Shared helpers for trainer tests: the tiny debug config and real `python -m trainer` runs."""
+"""Shared helpers for trainer tests: the tiny debug config, real `python -m trainer` runs, and
+the device each test means.
+
+Every test names its device. CPU tests run on the CPU on any machine: in-process runs get a CPU
+`Runtime`, and the processes they start see no GPU (`CPU_ONLY`, in `trainer_env`). GPU tests
+(marked `gpu`, below) are about what differs on a GPU and are skipped, with the reason, where
+there is none.
+"""
 
 import os
 import subprocess
@@ -14,6 +21,33 @@ from trainer.config import parse_args
 from trainer.distributed import Runtime
 
 REPO = Path(__file__).resolve().parents[2]
+
+CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}
+"""The environment of a process that must train on the CPU whatever the machine has."""
+GPUS = torch.cuda.device_count() if torch.cuda.is_available() else 0
+"""The GPUs this test run sees."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The `gpu` marker: `@pytest.mark.gpu(count=N)` skips unless N GPUs are visible."""
+    config.addinivalue_line("markers", "gpu(count=1): needs that many visible CUDA GPUs")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip `gpu` tests that this machine cannot run, saying why."""
+    for item in items:
+        marker = item.get_closest_marker("gpu")
+        if marker is None:
+            continue
+        count = marker.kwargs.get("count", 1)
+        if count > GPUS:
+            cuda = torch.version.cuda or "none (a CPU build)"
+            reason = (
+                f"needs {count} CUDA GPU{'s' if count > 1 else ''}; this machine has {GPUS} "
+                f"(torch {torch.__version__}, CUDA {cuda})"
+            )
+            item.add_marker(pytest.mark.skip(reason=reason))
+
 
 TINY = {
     "task": "tests.trainer.gated_task",
@@ -58,16 +92,20 @@ def tiny_args(out: Path, **overrides: object) -> list[str]:
     return [f"--{name}={value}" for name, value in values.items()]
 
 
-def train_here(args: list[str]) -> "train.Result":
-    """Run the trainer as one process inside this one (no process group)."""
-    runtime = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
+def train_here(args: list[str], device: str = "cpu") -> "train.Result":
+    """Run the trainer as one process inside this one (no process group) on `device`."""
+    runtime = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device(device))
+    if runtime.device.type == "cuda":
+        torch.cuda.set_device(runtime.device)
     return train.run(parse_args(args), runtime)
 
 
 def trainer_env(out: Path, **extra: str) -> dict[str, str]:
-    """The environment of a trainer subprocess: one thread, metrics file under `out`."""
+    """The environment of a trainer subprocess on the CPU (`CPU_ONLY`): one thread, metrics
+    file under `out`. `extra` adds to it (a GPU test sets CUDA_VISIBLE_DEVICES)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MASTER_ADDR", "CLUSTER_SPEC")}
     env.update(OMP_NUM_THREADS="1", CLOUD_ML_HP_METRIC_FILE=str(out / "hypertune.metrics"))
+    env.update(CPU_ONLY)
     env.update(extra)
     return env
 

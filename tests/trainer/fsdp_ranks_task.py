@@ -1,13 +1,15 @@
 """A test task: the digits task, whose every process notes where it sits in the job.
 
 With `RANKS_DIR` set, each process writes `RANKS_DIR/<rank>.json` when it builds its data sets:
-its rank and world size in the process group, the torchrun variables it was given, its pid.
+its rank and world size in the process group, the torchrun variables it was given, its pid,
+and the GPUs it sees (CUDA_VISIBLE_DEVICES as given, and how many devices torch finds).
 """
 
 import json
 import os
 from pathlib import Path
 
+import torch
 import torch.distributed as dist
 
 from trainer.tasks import digits
@@ -27,6 +29,8 @@ def build_datasets(config):
             "world_size": dist.get_world_size() if dist.is_initialized() else 1,
             "pid": os.getpid(),
             "env": {name: os.environ.get(name) for name in TORCHRUN},
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "gpus": torch.cuda.device_count() if torch.cuda.is_available() else 0,
         }
         (Path(os.environ["RANKS_DIR"]) / f"{rank}.json").write_text(json.dumps(noted))
     return digits.build_datasets(config)

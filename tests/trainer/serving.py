@@ -23,9 +23,9 @@ def free_port() -> int:
 
 
 def serve_env(**aip: str) -> dict[str, str]:
-    """This environment, one torch thread, plus the given AIP_* and VTP_* variables."""
+    """This environment on the CPU, one torch thread, plus the given AIP_* and VTP_* variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIP_", "VTP_"))}
-    return {**env, "OMP_NUM_THREADS": "1", **aip}
+    return {**env, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": "", **aip}
 
 
 def start(env: dict[str, str], command: tuple[str, ...] = COMMAND) -> subprocess.Popen[str]:

@@ -1,6 +1,7 @@
 """Config: every field is a flag (and a tuning parameterId), round-trips, and is validated."""
 
 import dataclasses
+import os
 import subprocess
 import sys
 import typing
@@ -79,6 +80,7 @@ def test_bad_flags_exit_2_naming_the_flag(argv, named, capsys):
 def test_unknown_flag_from_the_command_line_writes_nothing_to_stdout(tmp_path):
     process = subprocess.run(
         [sys.executable, "-m", "trainer", "--no_such_flag=1", f"--model_dir={tmp_path}/m"],
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
         capture_output=True,
         text=True,
         timeout=60,

@@ -84,13 +84,13 @@ def test_exported_program_reloads_with_identical_predictions_on_the_eval_set(
     subprocess.run(
         [sys.executable, "-c", STANDALONE, str(model_dir / "model.pt2"),
          str(tmp_path / "inputs.pt"), str(tmp_path / "logits.pt")],
-        check=True, env={"OMP_NUM_THREADS": "1", "PATH": ""},
+        check=True, env={"OMP_NUM_THREADS": "1", "PATH": "", "CUDA_VISIBLE_DEVICES": ""},
     )  # fmt: skip
     exported = torch.load(tmp_path / "logits.pt", weights_only=True)
 
     assert exported.shape == (360, 10)
     assert torch.equal(exported, checkpoint_logits(best_checkpoint, inputs))
-    evaluated = evaluate_checkpoint(best_checkpoint)
+    evaluated = evaluate_checkpoint(best_checkpoint, device="cpu")
     accuracy = (exported.argmax(1) == digits.build_datasets(Config())[1].tensors[1]).float()
     assert accuracy.mean().item() == pytest.approx(evaluated["accuracy"])
     assert evaluated["accuracy"] > 0.5  # a trained model, not chance (0.1)

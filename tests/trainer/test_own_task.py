@@ -14,6 +14,7 @@ from types import ModuleType
 import pytest
 
 from tests.fixtures import team_folder
+from tests.trainer.conftest import CPU_ONLY
 from trainer import tasks
 from trainer.config import Config, parse_args
 
@@ -64,8 +65,9 @@ def team(tmp_path: Path) -> Path:
 
 
 def trainer(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m trainer ARGS` typed in `folder`, its tuning reports in folder/hypertune."""
-    env = {**os.environ, "CLOUD_ML_HP_METRIC_FILE": str(folder / "hypertune")}
+    """`python -m trainer ARGS` typed in `folder` (on the CPU), its tuning reports in
+    folder/hypertune."""
+    env = {**os.environ, **CPU_ONLY, "CLOUD_ML_HP_METRIC_FILE": str(folder / "hypertune")}
     for name in ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"):
         env.pop(name, None)
     return subprocess.run(

@@ -33,7 +33,7 @@ def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics
 
     final = list_checkpoints(out["checkpoints"])[0]
     assert final.step == 440
-    evaluated = evaluate_checkpoint(final.path)
+    evaluated = evaluate_checkpoint(final.path, device="cpu")
     assert evaluated["accuracy"] == result.metrics["accuracy"]
     assert evaluated["confusion_matrix"] == metrics["confusion_matrix"]
     capsys.readouterr()
