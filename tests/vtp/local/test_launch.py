@@ -7,7 +7,7 @@ from google.cloud import aiplatform_v1
 
 from tests.vtp.local.conftest import write_sdist
 from vtp.local.base import errors
-from vtp.local.runtime.capacity import Capacity, Needs
+from vtp.local.runtime.capacity import Capacity, Needs, cpu_warning
 from vtp.local.runtime.launch import is_project_image, plan_job
 from vtp.local.runtime.packages import install
 
@@ -104,12 +104,13 @@ def test_packages_install_once_per_content(tmp_path):
     bucket.mkdir(parents=True)
     write_sdist(bucket / "hello-0.1.tar.gz", "hello", __main___py="print('hello')\n")
     first = install(["gs://b/hello-0.1.tar.gz"], tmp_path / "gcs", tmp_path / "cache")
-    assert (first / "hello" / "__main__.py").read_text() == "print('hello')\n"
+    assert (first.archives / "hello" / "__main__.py").read_text() == "print('hello')\n"
     again = install(["gs://b/hello-0.1.tar.gz"], tmp_path / "gcs", tmp_path / "cache")
     write_sdist(bucket / "hello-0.1.tar.gz", "hello", __main___py="print('changed')\n")
     changed = install(["gs://b/hello-0.1.tar.gz"], tmp_path / "gcs", tmp_path / "cache")
-    assert again == first and changed != first
-    assert (changed / "hello" / "__main__.py").read_text() == "print('changed')\n"
+    assert again.archives == first.archives and changed.archives != first.archives
+    assert first.requirements == () and first.environment is None
+    assert (changed.archives / "hello" / "__main__.py").read_text() == "print('changed')\n"
 
 
 def test_capacity_hands_out_gpus_and_replica_slots():
@@ -126,13 +127,26 @@ def test_capacity_hands_out_gpus_and_replica_slots():
     assert capacity.allocate(two) == {"workerpool0-0": ("0", "1")}
 
 
-def test_no_gpus_means_accelerator_jobs_never_fit_unless_ignored():
+def test_accelerator_jobs_without_gpus_run_on_cpu_with_a_warning_or_never_fit_when_strict():
     pool = container("gcr.io/p/vtp:1")
     pool["machine_spec"] = {
         **MACHINE,
-        "accelerator_type": "NVIDIA_TESLA_T4",
-        "accelerator_count": 1,
+        "accelerator_type": "NVIDIA_TESLA_A100",
+        "accelerator_count": 2,
     }
-    plan = plan_job(spec(pool))
-    assert "--ignore-accelerators" in Capacity(()).never_fits(Needs.of(plan))
-    assert Capacity(()).never_fits(Needs.of(plan, ignore_accelerators=True)) == ""
+    workers = {**pool, "replica_count": 3}
+    plan = plan_job(spec(pool, workers))
+    laptop = Capacity(())
+    assert laptop.lacks_gpus(Needs.of(plan)) and not Capacity(tuple("01234567")).lacks_gpus(
+        Needs.of(plan)
+    )
+    assert "--strict-accelerators" in laptop.never_fits(Needs.of(plan))  # the strict refusal
+    on_cpu = Needs.of(plan, on_cpu=True)
+    assert laptop.never_fits(on_cpu) == ""
+    assert set(laptop.allocate(on_cpu).values()) == {()}  # CUDA_VISIBLE_DEVICES empty
+    assert cpu_warning(spec(pool, workers), 0) == (
+        "WARNING: workerPoolSpecs[0] asks for 2 x NVIDIA_TESLA_A100 (1 replica); "
+        "workerPoolSpecs[1] asks for 2 x NVIDIA_TESLA_A100 each (3 replicas), but this machine "
+        "has no GPU: the job runs on CPU (CUDA_VISIBLE_DEVICES is empty; "
+        "`vtp local serve --strict-accelerators` refuses such jobs instead)."
+    )

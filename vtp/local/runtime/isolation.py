@@ -59,6 +59,12 @@ class Layer:
         """Where `pip install --user` puts packages (PYTHONUSERBASE)."""
         return self.root / "user"
 
+    @property
+    def site_packages(self) -> Path:
+        """Its own site-packages: what `pip install` writes into, read first."""
+        base = {"base": str(self.root), "platbase": str(self.root)}
+        return Path(sysconfig.get_path("purelib", "venv", base))
+
 
 def create(root: Path, service_sites: Sequence[str] | None = None) -> Layer:
     """A fresh environment at `root` (whatever was there is removed) over `service_sites`, the
@@ -67,9 +73,10 @@ def create(root: Path, service_sites: Sequence[str] | None = None) -> Layer:
     venv.EnvBuilder(system_site_packages=True, symlinks=True).create(root)
     layer = Layer(root)
     sites = service_site_packages() if service_sites is None else list(service_sites)
-    own = Path(sysconfig.get_path("purelib", "venv", {"base": str(root), "platbase": str(root)}))
     # `addsitedir` (not a bare path line) so that the service's own .pth files are read too.
-    own.joinpath(PTH_NAME).write_text(f"import site; list(map(site.addsitedir, {sites!r}))\n")
+    layer.site_packages.joinpath(PTH_NAME).write_text(
+        f"import site; list(map(site.addsitedir, {sites!r}))\n"
+    )
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     for name in ("pip", f"pip{sys.version_info.major}", f"pip{version}"):
         script = layer.bin / name

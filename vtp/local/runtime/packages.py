@@ -1,17 +1,41 @@
-"""Install a pythonPackageSpec's packages into an isolated directory, cached by content hash.
+"""Install a pythonPackageSpec's packages with what they require, as Vertex's prebuilt images do.
 
-On Vertex the executor image pip-installs the package URIs before running the module. Here the
-archives are read through the local Cloud Storage root and installed with `pip install --target`
-into `<state>/packages/<sha256>`, once per distinct set of archives. Dependencies are not
-installed (`--no-deps`, nothing downloaded): the service's environment stands in for the
-executor image, so it must already hold them (it does for this project's trainer).
+On Vertex the executor image pip-installs the package URIs, each with its dependencies (the
+`requirements` of `CustomJob.from_local_script`, `CustomTrainingJob` and gcloud's autopackaging
+are the package's own), before it runs the module. Here that is two cached steps, each folder
+built once and marked ready (a folder without its mark, left by a service stopped mid-install,
+is built again):
 
-pip runs as any process of the service does (`process.start`: under the shim, in a group of
-its own) with the environment the caller gives (a replica's container environment, never the
+- The archives themselves go into `<cache>/archives/<sha256 of their bytes>` (`pip install
+  --no-deps --target`, from the local files alone).
+- What they require (`Requires-Dist`, less what the archives hold themselves and what the
+  service's environment already satisfies) goes into `<cache>/requirements/<key>`, keyed by the
+  requirements, the service's site folders and the pins below: a layer over the service's
+  site-packages (`isolation.create`) into which pip, run on the layer's own interpreter,
+  installs them. pip resolves against everything the layer sees and writes only into it (it
+  leaves packages outside its environment alone): the service's environment never changes. The
+  next job with the same requirements, even with other code, starts without pip.
+
+Replicas read the archives' folder, then the requirements' (which reads the service's), before
+the service's own (`Prepared.sites`, `replicas.py`).
+
+pip reaches the package index this machine is configured for: its own config files (under HOME,
+which a replica keeps), the `PIP_*` and proxy variables of the service's environment
+(`index_settings`; nothing else of it), and its own download cache. Sources build against the
+setuptools the service has (`--no-build-isolation`), which the SDK's and gcloud's packages need.
+torch and what ships with it (`PINNED`) stay at the versions the service has: a requirement that
+asks for another torch fails the install, pip naming the conflict, rather than pull a multi-GB
+build. pip's output goes to the log the caller names (the pool's first replica's); a failure
+raises InstallError with its last lines.
+
+pip runs as any process of the service does (`process.start`: under the shim, in a group of its
+own) with the environment the caller gives (a replica's container environment, never the
 service's own), and `interrupted` is asked while it runs: a cancelled job kills it at once.
 """
 
+import contextlib
 import hashlib
+import importlib.metadata
 import os
 import shutil
 import signal
@@ -19,17 +43,38 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from vtp.local.runtime import isolation
 from vtp.local.runtime.process import signal_group, start
 from vtp.storage import is_gcs_uri, path_under
 
 _POLL = 0.05
 """Seconds between looks at `interrupted` while pip runs or another job installs the same set."""
 
-_locks: dict[str, threading.Lock] = {}
+PINNED = frozenset({"torch", "torchvision", "torchaudio", "triton"})
+PINNED_PREFIX = "nvidia-"
+"""Distributions kept at the service's versions (torch's CUDA builds weigh gigabytes)."""
+
+READY = ".vtp-ready"
+"""The mark a cached folder gets once pip has succeeded in it."""
+
+TAIL_LINES = 15
+"""How many of pip's last lines a failure's message carries."""
+
+_PIP = ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar=off"]
+_PROXIES = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"})
+
+_locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+Interrupted = Callable[[], bool]
 
 
 class InstallError(Exception):
@@ -38,6 +83,26 @@ class InstallError(Exception):
 
 class InstallInterrupted(Exception):
     """`interrupted` said so while installing: pip was killed, nothing was cached."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The installed packages of a pool and what they require."""
+
+    archives: Path
+    """The folder holding the archives' packages."""
+    requirements: tuple[str, ...]
+    """What they require that the service's environment does not already satisfy."""
+    environment: Path | None
+    """The layer holding `requirements`; None when there are none."""
+    cached: bool
+    """`environment` was ready before this call: pip did not reach the index."""
+
+    @property
+    def sites(self) -> list[str]:
+        """What a replica reads before its own environment's parent, in order."""
+        after = [str(isolation.Layer(self.environment).site_packages)] if self.environment else []
+        return [str(self.archives), *(after or isolation.service_site_packages())]
 
 
 def archive_path(uri: str, gcs_root: Path) -> Path:
@@ -53,13 +118,53 @@ def missing_archives(uris: Sequence[str], gcs_root: Path) -> list[str]:
     return [uri for uri in uris if not archive_path(uri, gcs_root).is_file()]
 
 
-def content_hash(paths: Sequence[Path]) -> str:
-    """SHA-256 over the archives' names and bytes, in order: the cache key."""
+def content_hash(paths: Sequence[Path], *extra: str) -> str:
+    """SHA-256 over the archives' names and bytes, in order, then `extra`: a cache key."""
     digest = hashlib.sha256()
     for path in paths:
         digest.update(path.name.encode() + b"\0")
         digest.update(path.read_bytes())
+    for text in extra:
+        digest.update(b"\0" + text.encode())
     return digest.hexdigest()
+
+
+def service_pins() -> list[str]:
+    """`name==version` of each `PINNED` distribution this interpreter has, the first found."""
+    pins: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = canonicalize_name(dist.metadata["Name"] or "")
+        if name in PINNED or name.startswith(PINNED_PREFIX):
+            pins.setdefault(name, dist.version)
+    return sorted(f"{name}=={version}" for name, version in pins.items())
+
+
+def index_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """What of `environ` tells pip where the package index is and how to reach it: `PIP_*`
+    (but where to install) and the proxy variables."""
+    where = ("PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER", "PIP_SRC")
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k.startswith("PIP_") and k not in where) or k.upper() in _PROXIES
+    }
+
+
+def requirements_of(folder: Path) -> list[str]:
+    """What the distributions in `folder` require (extras left out) that neither they nor this
+    interpreter's environment already satisfy; all of it when any is unmet, else nothing."""
+    dists = list(importlib.metadata.distributions(path=[str(folder)]))
+    own = {canonicalize_name(d.metadata["Name"] or "") for d in dists}
+    wanted: set[str] = set()
+    for text in (line for dist in dists for line in dist.requires or ()):
+        requirement = Requirement(text)
+        if canonicalize_name(requirement.name) in own:
+            continue
+        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        requirement.marker = None  # evaluated: replicas run on this interpreter
+        wanted.add(str(requirement))
+    return sorted(wanted) if not all(map(_satisfied, wanted)) else []
 
 
 def install(
@@ -67,60 +172,129 @@ def install(
     gcs_root: Path,
     cache_dir: Path,
     env: Mapping[str, str] | None = None,
-    interrupted: Callable[[], bool] = lambda: False,
-) -> Path:
-    """The directory holding the installed packages (installed now unless cached); pip runs
-    with `env` (PATH and HOME of this one when None). InstallInterrupted once `interrupted()`."""
+    interrupted: Interrupted = lambda: False,
+    log: Path | None = None,
+) -> Prepared:
+    """The packages of `uris` and what they require, installed now unless cached; pip runs with
+    `env` (PATH and HOME of this one when None) and appends its output to `log`.
+    InstallInterrupted once `interrupted()`; InstallError when pip fails."""
     missing = missing_archives(uris, gcs_root)
     if missing:
         raise InstallError(f"package archive not found: {', '.join(missing)}")
     archives = [archive_path(uri, gcs_root) for uri in uris]
-    key = content_hash(archives)
-    target = cache_dir / key
-    lock = _lock_for(key)
+    if env is None:
+        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
+    pip = _Pip(env, interrupted, log)
+    folder = cache_dir / "archives" / content_hash(archives)
+    _once(folder, interrupted, lambda: pip.install_archives(archives, folder))
+    try:
+        requirements = requirements_of(folder)
+    except InvalidRequirement as exc:
+        raise InstallError(f"a package's requirements cannot be read: {exc}") from None
+    if not requirements:
+        return Prepared(folder, (), None, True)
+    sites, pins = isolation.service_site_packages(), service_pins()
+    root = cache_dir / "requirements" / content_hash([], *requirements, *sites, *pins)
+    built = _once(root, interrupted, lambda: pip.install_requirements(requirements, root, pins))
+    return Prepared(folder, tuple(requirements), root, not built)
+
+
+@dataclass(frozen=True)
+class _Pip:
+    """pip as a job's install runs it."""
+
+    env: Mapping[str, str]
+    interrupted: Interrupted
+    log: Path | None
+
+    def install_archives(self, archives: list[Path], target: Path) -> None:
+        """The archives alone into `target`, from their files."""
+        command = [sys.executable, *_PIP, "--no-deps", "--no-build-isolation", "--no-index"]
+        self.run([*command, "--target", str(target), *map(str, archives)], target)
+
+    def install_requirements(self, requirements: list[str], root: Path, pins: list[str]) -> None:
+        """`requirements` into a layer at `root` over the service's site-packages, `pins` held."""
+        layer = isolation.create(root)
+        constraints = root / "pins.txt"
+        constraints.write_text("".join(f"{pin}\n" for pin in pins))
+        command = [str(layer.python), *_PIP, "--constraint", str(constraints), *requirements]
+        # The user's own site (~/.local) stays out of what pip sees, as it does for replicas.
+        self.run(command, root, {"PYTHONUSERBASE": str(layer.user_base)})
+
+    def run(self, command: list[str], cwd: Path, extra: Mapping[str, str] | None = None) -> None:
+        """Run pip; InstallInterrupted or InstallError (with its last lines) when it stops."""
+        with _output(self.log) as output:
+            offset = output.tell()
+            process = start(command, {**self.env, **(extra or {})}, cwd, output)
+            code = _wait(process, self.interrupted)
+            output.seek(offset)
+            text = output.read().decode(errors="replace")
+        if code is None:
+            raise InstallInterrupted()
+        if code != 0:
+            tail = "\n".join(text.strip().splitlines()[-TAIL_LINES:])
+            raise InstallError(f"pip install failed with status {code}:\n{tail}")
+
+
+def _once(folder: Path, interrupted: Interrupted, build: Callable[[], None]) -> bool:
+    """Run `build` unless `folder` is ready (one build per folder at a time); whether it ran.
+    A build that raises leaves nothing behind."""
+    lock = _lock_for(folder)
     while not lock.acquire(timeout=_POLL):
         if interrupted():
             raise InstallInterrupted()
     try:
-        if not target.is_dir():
-            _pip_install(archives, target, env, interrupted)
+        if (folder / READY).is_file():
+            return False
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        try:
+            build()
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        (folder / READY).write_text("")
+        return True
     finally:
         lock.release()
-    return target
 
 
-def _pip_install(
-    archives: list[Path],
-    target: Path,
-    env: Mapping[str, str] | None,
-    interrupted: Callable[[], bool],
-) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=target.parent))
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    command += ["--no-deps", "--no-build-isolation", "--no-index", "--target", str(staging)]
-    if env is None:
-        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
-    with tempfile.TemporaryFile() as output:
-        process = start(command + [str(a) for a in archives], env, staging.parent, output)
-        while True:
-            try:
-                code = process.wait(timeout=_POLL)
-                break
-            except subprocess.TimeoutExpired:
-                if interrupted():
-                    signal_group(process.pid, signal.SIGKILL)  # pip and all it started
-                    process.wait()
-                    shutil.rmtree(staging, ignore_errors=True)
-                    raise InstallInterrupted() from None
-        output.seek(0)
-        text = output.read().decode(errors="replace")
-    if code != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise InstallError(f"pip install failed with status {code}:\n{text.strip()[-2000:]}")
-    staging.rename(target)  # atomic: a crash never leaves a half-installed cache entry
+def _satisfied(text: str) -> bool:
+    """Whether this interpreter's environment already has what `text` asks (no extras, no URL)."""
+    requirement = Requirement(text)
+    if requirement.extras or requirement.url:
+        return False
+    try:
+        found = importlib.metadata.version(requirement.name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return requirement.specifier.contains(found, prereleases=True)
 
 
-def _lock_for(key: str) -> threading.Lock:
+@contextlib.contextmanager
+def _output(log: Path | None) -> Iterator[IO[bytes]]:
+    """`log` opened to append and read back, or a temporary file."""
+    if log is None:
+        with tempfile.TemporaryFile() as scratch:
+            yield scratch
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a+b") as appended:
+        yield appended
+
+
+def _wait(process: subprocess.Popen, interrupted: Interrupted) -> int | None:
+    """pip's exit status, or None when `interrupted` (pip and all it started killed)."""
+    while True:
+        try:
+            return process.wait(timeout=_POLL)
+        except subprocess.TimeoutExpired:
+            if interrupted():
+                signal_group(process.pid, signal.SIGKILL)
+                process.wait()
+                return None
+
+
+def _lock_for(folder: Path) -> threading.Lock:
     with _locks_guard:
-        return _locks.setdefault(key, threading.Lock())
+        return _locks.setdefault(folder, threading.Lock())

@@ -20,14 +20,17 @@ from typing import Protocol
 
 from vtp.local.runtime import containers, gcs_mount, isolation
 from vtp.local.runtime.launch import JobPlan, PoolPlan
-from vtp.local.runtime.logs import index_lines
-from vtp.local.runtime.process import kill_leftovers, signal_group, spawn
+from vtp.local.runtime.logs import Pump, index_lines
+from vtp.local.runtime.process import kill_leftovers, signal_group, start
 from vtp.local.runtime.records import ProcessRecord
 from vtp.local.runtime.rules import exit_status
 
 _log = logging.getLogger(__name__)
 CANNOT_START = 127
 """The status a replica whose command cannot be executed gets (as a shell reports it)."""
+PUMP_DRAIN_SECONDS = 5.0
+"""How long a reaped replica's output may still take to reach its log (its tree is dead by
+then, so its pipe is at end-of-file at once unless something escaped the tree)."""
 
 
 class ProcessBook(Protocol):
@@ -50,12 +53,15 @@ class Replica:
     """Stopped by a preemption (non-permanent failure) rather than by its own doing."""
     kill_at: float = 0.0
     """Monotonic time at which a preempted replica still running gets SIGKILL."""
-    python_path: str = ""
-    """Installed packages of a pythonPackageSpec pool, put first on PYTHONPATH."""
+    sites: tuple[str, ...] = ()
+    """What its environment reads after its own site-packages: its pool's packages and their
+    requirements, then the service's (`packages.Prepared.sites`); empty: the service's alone."""
     layer: isolation.Layer | None = None
     """The Python environment of its current process (`isolation.py`)."""
     container: str = ""
     """The name of its current container, when its pool runs in an image (`containers.py`)."""
+    pump: Pump | None = None
+    """What copies its current process's output to its log (`logs.py`)."""
 
     def running(self) -> subprocess.Popen:
         """The process of a replica that has one: a live one (`ReplicaSet.live`)."""
@@ -75,8 +81,11 @@ class ReplicaSet:
         wake: threading.Event,
         storage_root: Path,
         engine: tuple[str, ...] = (),
+        on_line: Callable[[str], None] = lambda stamp: None,
     ) -> None:
         self.job_id = job_id
+        self._on_line = on_line
+        """Called with their timestamp whenever new lines of a replica's log are stamped."""
         self._storage_root = storage_root
         self._engine = engine
         self.replicas = {n: Replica(n, p, i) for p in plan.pools for i, n in enumerate(p.replicas)}
@@ -107,21 +116,38 @@ class ReplicaSet:
                 replica.container = f"vtp-{self.job_id}-{replica.name}-{replica.token[:8]}"
                 argv, environment = self._in_image(replica, env(replica))
             else:
-                isolation.create(layer.root)
+                isolation.create(layer.root, replica.sites or None)
                 replica.layer = layer
                 argv = isolation.command(replica.pool.argv, layer)
                 argv = gcs_mount.wrap(argv, self._storage_root)
                 environment = isolation.environment(env(replica), layer)
-            proc = spawn(argv, environment, work, self.log_path(replica.name))
+            proc, replica.pump = self._spawn(argv, environment, work, self.log_path(replica.name))
         except OSError as exc:
             self._clean(replica)
             self.note(replica, f"cannot start {replica.name}: {exc}")
             return False
         replica.proc = proc
         self._book.add_process(ProcessRecord(self.job_id, replica.name, proc.pid, replica.token))
+        self.note(replica, f"process {proc.pid} started; waiting for its first line")
         # Wake the supervisor the moment the process ends, rather than at its next poll.
         threading.Thread(target=self._wake_on_exit, args=(proc,), daemon=True).start()
         return True
+
+    def _spawn(
+        self, argv: list[str], env: Mapping[str, str], work: Path, log_path: Path
+    ) -> tuple[subprocess.Popen, Pump]:
+        """Start `argv` with its output on a pipe that a Pump copies to `log_path`."""
+        read, write = os.pipe()
+        try:
+            proc = start(argv, env, work, write)
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)  # the process holds it now; end-of-file once it and its tree exit
+        pump = Pump(read, log_path, self._on_line)
+        pump.start()
+        return proc, pump
 
     def preempt(self, replica: Replica, grace: float) -> None:
         """SIGTERM now, SIGKILL at `grace` seconds (see `escalate`), as a maintenance event."""
@@ -158,7 +184,10 @@ class ReplicaSet:
         """Forget an ended replica's process, killing anything it left behind."""
         proc = replica.running()
         kill_leftovers(proc.pid, replica.token)
-        index_lines(self.log_path(replica.name), final=True)
+        if replica.pump is not None:
+            replica.pump.join(PUMP_DRAIN_SECONDS)  # the last of its output, before the final index
+            replica.pump = None
+        self._index(replica, final=True)
         code = proc.returncode
         self._book.remove_process(
             self.job_id, replica.name, None if code is None else exit_status(code)
@@ -189,17 +218,24 @@ class ReplicaSet:
         return argv, containers.client_environment(inside, os.environ)
 
     def index_logs(self) -> None:
-        """Timestamp the new complete log lines of running replicas (for `entries:list`)."""
+        """Timestamp the new complete log lines of running replicas (for `entries:list`); the
+        pumps do as lines come, this catches what a process wrote to its log file itself."""
         for replica in self.live():
-            index_lines(self.log_path(replica.name))
+            self._index(replica)
 
     def note(self, replica: Replica, text: str) -> None:
-        """A line from the service in the replica's log (and the service's own log)."""
+        """A line from the service in the replica's log (and the service's own log), stamped
+        at once so that a follower of the job sees it now."""
         path = self.log_path(replica.name)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as log:
             log.write(f"[vtp local] {text}\n")
         _log.info("job %s: %s", self.job_id, text)
+        self._index(replica)
+
+    def _index(self, replica: Replica, final: bool = False) -> None:
+        if stamp := index_lines(self.log_path(replica.name), final):
+            self._on_line(stamp)
 
     def _wake_on_exit(self, proc: subprocess.Popen) -> None:
         proc.wait()

@@ -31,7 +31,7 @@ from vtp.local.runtime.cluster import (
     replica_environment,
 )
 from vtp.local.runtime.launch import JobPlan
-from vtp.local.runtime.packages import InstallError, InstallInterrupted, install
+from vtp.local.runtime.packages import InstallError, InstallInterrupted, index_settings, install
 from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
@@ -59,6 +59,9 @@ class JobBook(ProcessBook, Protocol):
     def set_state(self, job_id: str, state: int) -> None: ...
     def save_history(self, job_id: str, history: rules.History) -> None: ...
     def finish(self, job_id: str, outcome: Outcome) -> None: ...
+    def logged(self, job_id: str, stamp: str) -> None:
+        """New lines in the job's replica logs, the newest stamped `stamp` (wakes followers)."""
+        ...
 
     @property
     def service_id(self) -> str:
@@ -107,7 +110,7 @@ class JobRun(threading.Thread):
         job_dir = config.state_dir / "jobs" / self.job_id
         self._set = ReplicaSet(
             self.job_id, plan, job_dir, book, self._wake, config.storage_root,
-            config.container_engine,
+            config.container_engine, lambda stamp: book.logged(self.job_id, stamp),
         )  # fmt: skip
         self._cluster = self._new_cluster()
         self._commands: queue.Queue[_Preempt] = queue.Queue()
@@ -137,6 +140,10 @@ class JobRun(threading.Thread):
             command.reply.result(timeout=timeout)
         except TimeoutError:
             raise errors.failed_precondition("the job did not take the preemption.") from None
+
+    def warn(self, text: str) -> None:
+        """A line from the service in the job's log (its first replica's), before it starts."""
+        self._set.note(next(iter(self._set.replicas.values())), text)
 
     # -- the thread ---------------------------------------------------------------------------
 
@@ -253,7 +260,6 @@ class JobRun(threading.Thread):
         service.update(clients)
         paths = [
             clients.get("PYTHONPATH"),  # the start-up hook
-            replica.python_path,
             str(self._config.project_dir),
             base.get("PYTHONPATH"),
         ]
@@ -276,10 +282,11 @@ class JobRun(threading.Thread):
         return container_environment(os.environ, interpreter_bin, self._config.pass_env)
 
     def _install_environment(self) -> dict[str, str]:
-        """pip's environment: a replica's container, the storage root, and the service's id
-        (so the watchdog finds it too)."""
+        """pip's environment: a replica's container, how this machine reaches its package
+        index, the storage root, and the service's id (so the watchdog finds it too)."""
         return layered_environment(
             self._container(),
+            index_settings(os.environ),
             {
                 GCS_ROOT_ENV: str(self._config.storage_root),
                 "PYTHONUNBUFFERED": "1",
@@ -300,18 +307,25 @@ class JobRun(threading.Thread):
         for pool in self._plan.pools:
             if not pool.package_uris:
                 continue
+            first = self._set.replicas[pool.replicas[0]]
+            self._set.note(first, f"installing {' '.join(pool.package_uris)} with pip")
             try:
-                path = install(
-                    pool.package_uris, self._config.storage_root, cache, env, self._stopping
-                )
+                prepared = install(
+                    pool.package_uris, self._config.storage_root, cache, env, self._stopping,
+                    self._set.log_path(first.name),
+                )  # fmt: skip
             except InstallInterrupted:
                 return None  # `_run` sees the cancel or the shutdown
             except InstallError as exc:
                 field = f"workerPoolSpecs[{pool.index}].pythonPackageSpec.packageUris"
                 message = f"The replica {pool.replicas[0]} could not install {field}: {exc}"
                 return Outcome(State.JOB_STATE_FAILED, errors.INVALID_ARGUMENT, message)
+            if prepared.environment:
+                how = "reused, already installed in" if prepared.cached else "installed in"
+                wanted = ", ".join(prepared.requirements)
+                self._set.note(first, f"requirements {wanted}: {how} {prepared.environment}")
             for name in pool.replicas:
-                self._set.replicas[name].python_path = str(path)
+                self._set.replicas[name].sites = tuple(prepared.sites)
         return None
 
     def _injected_failure(self) -> Outcome:
