@@ -40,6 +40,10 @@ def describe(exc: BaseException, where: str = "Google Cloud") -> str | None:
     import requests
     from google.api_core import exceptions as api_exceptions
 
+    from vtp.private_files import UnsafePath
+
+    if isinstance(exc, UnsafePath):  # a folder of the user's that another user could replace
+        return str(exc)
     local = where.startswith("http://")
     if isinstance(exc, google.auth.exceptions.DefaultCredentialsError):
         return f"no Google credentials; {CREDENTIALS_HINT}"

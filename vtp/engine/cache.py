@@ -9,17 +9,23 @@ artifact, so what follows a task that ran again runs again, as on Vertex). It le
 where outputs go, so a second run of the same pipeline hits. An entry is a JSON file
 `<cache dir>/<key>.json` holding the outputs; an entry whose output files have gone (a
 deleted run) is a miss. Entries outlive runs and services.
+
+An entry decides what later runs take as outputs, so the folder must be the user's alone
+(`vtp.private_files.private_dir`: a folder another user owns or could replace is refused, a
+looser one narrowed to 0700), entries are written as new files in it and renamed into place, and
+an entry that is not a regular file of the user's is never read.
 """
 
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
+
+from vtp import private_files
 
 CACHE_DIR_ENV = "VTP_PIPELINE_CACHE_DIR"
 """Overrides where entries live (default: the state dir's `pipelines/.cache`)."""
@@ -54,14 +60,15 @@ class Cache:
     """The entries under one folder."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
+        """UnsafePath when `folder` is not, or cannot be made, the user's alone."""
+        self.folder = private_files.private_dir(folder)
 
     def get(self, cache_key: str) -> dict[str, Any] | None:
         """The entry for `cache_key` whose output artifacts all still exist, else None."""
         path = self.folder / f"{cache_key}.json"
         try:
-            entry = json.loads(path.read_text())
-        except (OSError, ValueError):
+            entry = json.loads(private_files.read_private(path, limit=1 << 26))
+        except (OSError, ValueError, private_files.UnsafePath):
             return None
         for items in entry.get("artifacts", {}).values():
             for artifact in items:
@@ -72,7 +79,4 @@ class Cache:
 
     def put(self, cache_key: str, entry: dict[str, Any]) -> None:
         """Store `entry` (written whole or not at all)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=self.folder, delete=False) as out:
-            json.dump(entry, out)
-        os.replace(out.name, self.folder / f"{cache_key}.json")
+        private_files.write_private(self.folder / f"{cache_key}.json", json.dumps(entry))

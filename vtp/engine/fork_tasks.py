@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from vtp import private_files
 from vtp.engine.task_commands import Plan, plan
 from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
 
@@ -61,6 +62,9 @@ class TaskServer:
             if self._process is not None:
                 return
             self._folder = tempfile.TemporaryDirectory(prefix="vtp-tasks-")
+            # The socket takes any task the user may run: its folder must be theirs alone, in a
+            # temporary folder no other user can swap it out of ($TMPDIR checked too).
+            private_files.check_private_dir(Path(self._folder.name))
             self.socket_path = str(Path(self._folder.name) / "fork.sock")
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
                 listener.bind(self.socket_path)

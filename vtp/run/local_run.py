@@ -15,7 +15,6 @@ running. The run exits 130.
 
 import html
 import logging
-import os
 import sys
 import time
 import webbrowser
@@ -26,6 +25,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
+from vtp import private_files
 from vtp.run import follow, job, summary, target
 
 _log = logging.getLogger(__name__)
@@ -37,14 +37,12 @@ def open_in_browser(page: str, folder: Path) -> Path:
     user's (mode 0600, in `folder`) that sends the browser on to it, so the token is never on a
     browser's command line, which `ps` shows every local user. The file's path."""
     launcher = folder / "open-console.html"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-    with os.fdopen(os.open(launcher, flags, 0o600), "w") as out:
-        os.fchmod(out.fileno(), 0o600)  # a file left by an older run keeps its mode otherwise
-        target = html.escape(page, quote=True)
-        out.write(
-            f'<!doctype html><meta http-equiv="refresh" content="0;url={target}">'
-            f'<a href="{target}">Open the console</a>\n'
-        )
+    target = html.escape(page, quote=True)
+    private_files.write_private(  # a new file in a folder checked to be the user's alone
+        launcher,
+        f'<!doctype html><meta http-equiv="refresh" content="0;url={target}">'
+        f'<a href="{target}">Open the console</a>\n',
+    )
     webbrowser.open(launcher.as_uri())
     return launcher
 

@@ -15,6 +15,7 @@ and read back only while all of those are unchanged. An entry is one JSON file i
 a missing, damaged or stale one is simply compiled again.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -24,6 +25,8 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from vtp import private_files
 
 CACHE_ENV = "XDG_CACHE_HOME"
 DISTRIBUTIONS = ("kfp", "google-cloud-pipeline-components", "vertex-torch-pipelines")
@@ -99,20 +102,14 @@ def _digest(path: str) -> str | None:
 
 def _read(entry: Path) -> dict[str, Any] | None:
     try:
-        kept = json.loads(entry.read_text())
-    except (OSError, ValueError):
+        kept = json.loads(private_files.read_private(entry, limit=1 << 26))
+    except (OSError, ValueError, private_files.UnsafePath):
         return None
     ok = isinstance(kept, dict) and all(k in kept for k in ("versions", "files", "spec"))
     return kept if ok and isinstance(kept["files"], dict) else None
 
 
 def _write(entry: Path, kept: dict[str, Any]) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(kept, out)
-        os.replace(temporary, entry)
-    except OSError:
-        pass  # a cache that cannot be written only costs the next run its compile
+    # A cache that cannot be written (or safely) costs the next run its compile, nothing more.
+    with contextlib.suppress(OSError, private_files.UnsafePath):
+        private_files.write_private(entry, json.dumps(kept))

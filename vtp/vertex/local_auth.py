@@ -2,7 +2,9 @@
 
 A running service keeps a random bearer token in `<state-dir>/token` (mode 0600, new at every
 start) and refuses API requests without it. So that no client needs a flag for it, the service
-also publishes a runtime file per port, readable by its user only:
+also publishes a runtime file per port, readable by its user only (both written and read
+through `vtp.private_files`: a folder another user could plant or replace is refused, and a file
+that is not the user's own is never read):
 
     $VTP_RUNTIME_DIR (else $XDG_RUNTIME_DIR/vtp, else ~/.local/share/vtp/runtime)
         service-<port>.json   {"url", "pid", "state_dir", "token_file", "storage_root",
@@ -21,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+from vtp import private_files
 
 if TYPE_CHECKING:
     import requests
@@ -45,7 +49,7 @@ def runtime_dir(environ: Mapping[str, str] = os.environ) -> Path:
 def new_token(state_dir: Path) -> str:
     """A fresh random token, written to `<state_dir>/token` readable by this user only."""
     token = secrets.token_urlsafe(32)
-    _write_private(state_dir / TOKEN_FILE, token + "\n")
+    private_files.write_private(state_dir / TOKEN_FILE, token + "\n")
     return token
 
 
@@ -69,7 +73,7 @@ def publish(
         "api_endpoint": api_endpoint,
         "roots_file": str(roots_file.resolve()) if roots_file else "",
     }
-    _write_private(path, json.dumps(info, indent=1) + "\n")
+    private_files.write_private(path, json.dumps(info, indent=1) + "\n")
     return path
 
 
@@ -82,9 +86,9 @@ def published(url: str, environ: Mapping[str, str] = os.environ) -> dict[str, st
     """What the running service at `url` published about itself; None when none is."""
     try:
         path = runtime_dir(environ) / f"service-{urlsplit(url).port}.json"
-        info = json.loads(path.read_text())
+        info = json.loads(private_files.read_private(path))
         return info if _alive(int(info["pid"])) else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, private_files.UnsafePath):
         return None
 
 
@@ -96,8 +100,8 @@ def find_token(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
     if not info:
         return None
     try:
-        return Path(info["token_file"]).read_text().strip() or None
-    except (OSError, KeyError, TypeError):
+        return private_files.read_private(Path(info["token_file"])).decode().strip() or None
+    except (OSError, ValueError, KeyError, TypeError, private_files.UnsafePath):
         return None
 
 
@@ -186,12 +190,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _write_private(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(text)
-    os.replace(temporary, path)

@@ -8,6 +8,13 @@ The state is the user's alone, as `~/.ssh` is: replicas hold the token, so their
 Taking the directory sets the process's umask to 0o077, so every file and folder the service
 (and every process it starts) creates from then on is 0600/0700, whatever the shell's umask;
 what an earlier service left with wider modes is narrowed once the lock is held (`private`).
+
+Before any of that, the directory, the runtime directory where the service publishes itself and
+the pipeline cache (`$VTP_PIPELINE_CACHE_DIR`, when set) must be the user's alone
+(`vtp.private_files`): a directory another user owns or could replace (a folder above it
+writable by others without the sticky bit) is refused in one line, naming it, before the service
+writes anything, since whoever owns it would own the token written there. An entry in the state
+directory owned by another user (one planted while the directory was open) is refused too.
 """
 
 import contextlib
@@ -17,6 +24,8 @@ import stat
 from pathlib import Path
 from typing import IO
 
+from vtp import private_files
+from vtp.engine.cache import CACHE_DIR_ENV
 from vtp.vertex import local_auth
 
 
@@ -29,10 +38,27 @@ class StateDir:
 
     def __init__(self, path: Path) -> None:
         os.umask(0o077)
-        path.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock: IO[bytes] | None = open(path / "service.lock", "wb")  # noqa: SIM115 (held)
         try:
+            private_files.private_dir(path)
+            private_files.private_dir(local_auth.runtime_dir())
+            if os.environ.get(CACHE_DIR_ENV):
+                private_files.private_dir(Path(os.environ[CACHE_DIR_ENV]))
+        except private_files.UnsafePath as exc:
+            raise private_files.UnsafePath(f"refusing to start: {exc}") from None
+        self.path = path
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            descriptor = os.open(path / "service.lock", flags, 0o600)
+        except OSError as exc:
+            raise private_files.UnsafePath(
+                f"refusing to start: {path / 'service.lock'}: {exc.strerror}"
+            ) from None
+        self._lock: IO[bytes] | None = os.fdopen(descriptor, "wb")
+        try:
+            if os.fstat(descriptor).st_uid != os.geteuid():
+                raise private_files.UnsafePath(
+                    f"refusing to start: {path / 'service.lock'} belongs to another user"
+                )
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._lock.close()
@@ -40,7 +66,14 @@ class StateDir:
             raise StateDirInUse(
                 f"another local Vertex service uses the state directory {path}"
             ) from None
-        private(path)
+        except BaseException:
+            self.release()
+            raise
+        try:
+            private(path)
+        except BaseException:
+            self.release()
+            raise
         self.token = local_auth.new_token(path)
         """The bearer token every API request must carry (also in `<state-dir>/token`)."""
 
@@ -53,15 +86,23 @@ class StateDir:
 
 def private(root: Path) -> None:
     """Take group and other permissions off `root` and everything under it (links aside):
-    folders 0700, files 0600, or 0700 where the owner may execute them."""
+    folders 0700, files 0600, or 0700 where the owner may execute them. UnsafePath for an
+    entry another user (not root) owns: it was planted while the directory was open."""
+    me = os.geteuid()
     for folder, dirs, files in os.walk(root):
         for name in [folder, *(os.path.join(folder, d) for d in dirs)] + [
             os.path.join(folder, f) for f in files
         ]:
             try:
-                mode = os.lstat(name).st_mode
+                info = os.lstat(name)
+                mode = info.st_mode
             except OSError:
                 continue
+            if info.st_uid not in (me, 0):
+                raise private_files.UnsafePath(
+                    f"refusing to start: {name} in the state directory belongs to another user "
+                    f"(uid {info.st_uid}); remove it, or choose a new --state-dir"
+                )
             if stat.S_ISLNK(mode) or not mode & 0o077:
                 continue
             wanted = 0o700 if stat.S_ISDIR(mode) or mode & stat.S_IXUSR else 0o600

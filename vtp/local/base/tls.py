@@ -43,6 +43,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from vtp import private_files
+
 CA_VALID_DAYS = 3650
 SERVER_VALID_DAYS = 30
 LOOPBACK_DNS = ("localhost",)
@@ -238,9 +240,4 @@ def _same(path: Path, other: Path | None) -> bool:
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(data)
-    os.replace(temporary, path)
+    private_files.write_private(path, data, mode)  # a new file, in a folder of the user's alone
