@@ -41,7 +41,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("vtp.launchers",),
     ("trainer",),
     ("vtp.vertex",),
-    ("vtp.images", "vtp.storage", "vtp.http_limits", "vtp.containers", "vtp"),
+    (
+        "vtp.images",
+        "vtp.storage",
+        "vtp.http_limits",
+        "vtp.containers",
+        "vtp.private_files",
+        "vtp",
+    ),
 ]
 """Top first. A module's layer is the one with the longest prefix of its name."""
 
