@@ -54,8 +54,11 @@ REUSABLE = frozenset(
 )
 LOCAL_MAX_POLL_SECONDS = 2.0
 """Polls of the local service cost nothing; backing off further would only add latency."""
-WATCH_SECONDS = 1
-"""How long one local long poll waits for a change: replica logs are copied this often."""
+WATCH_SECONDS = 10
+"""How long one local long poll waits at most: it answers at once when the job's state changes
+or one of its replicas logs a line (`logsAfter`), so this bounds only a quiet job's polls."""
+NO_LINE_YET = "1970-01-01T00:00:00Z"
+"""`logsAfter` before any replica line was copied: every line is news."""
 TASK_LABEL = "vtp-task"
 """Label on every job a task starts: a hash of the pipeline run and task names."""
 
@@ -298,12 +301,18 @@ def run_job(
     with CancelOnSigterm().installed() as guard:
         client, name = submit_or_attach(kind, target, job, key, gcp_resources)
         guard.attach(name, lambda: cancel_and_confirm(client, kind, name))
-        watch = local_watch(kind, target, name)
-        return wait(client, kind, name, polling, replica_logs(kind, target, name), watch)
+        copied = [NO_LINE_YET]
+        copy = replica_logs(kind, target, name, copied)
+        watch = local_watch(kind, target, name, lambda: copied[0])
+        return wait(client, kind, name, polling, copy, watch)
 
 
-def local_watch(kind: JobKind, target: Target, name: str) -> Callable[[Any], Any] | None:
-    """Locally, the service's `:wait` long poll for a CustomJob's next state (None elsewhere)."""
+def local_watch(
+    kind: JobKind, target: Target, name: str, logs_after: Callable[[], str] | None = None
+) -> Callable[[Any], Any] | None:
+    """Locally, the service's `:wait` long poll for a CustomJob's next state (None elsewhere);
+    with `logs_after` (the timestamp of the last replica line copied), it also answers as soon
+    as a replica logs a newer line."""
     if not (target.local and kind is CUSTOM_JOB):
         return None
     from vtp.vertex.local_auth import local_session
@@ -313,6 +322,8 @@ def local_watch(kind: JobKind, target: Target, name: str) -> Callable[[Any], Any
 
     def watch(job: Any) -> Any:
         params = {"state": job.state.name, "timeout": f"{WATCH_SECONDS}s"}
+        if logs_after is not None:
+            params["logsAfter"] = logs_after()
         answer = session.get(url, params=params, timeout=WATCH_SECONDS + 30)
         answer.raise_for_status()
         return aiplatform_v1.CustomJob.from_json(answer.text, ignore_unknown_fields=True)
@@ -320,8 +331,11 @@ def local_watch(kind: JobKind, target: Target, name: str) -> Callable[[Any], Any
     return watch
 
 
-def replica_logs(kind: JobKind, target: Target, name: str) -> Callable[[], None]:
-    """Locally, copy a CustomJob's new replica log lines into this task's log on each poll.
+def replica_logs(
+    kind: JobKind, target: Target, name: str, copied: list[str] | None = None
+) -> Callable[[], None]:
+    """Locally, copy a CustomJob's new replica log lines into this task's log on each poll;
+    `copied[0]` is set to the timestamp of the last line copied.
 
     On Vertex the lines are in Cloud Logging already, linked from the job; reading them back
     would need the Logging API and its permission, so the task logs states only.
@@ -346,6 +360,8 @@ def replica_logs(kind: JobKind, target: Target, name: str) -> Callable[[], None]
         for entry in entries:
             for line in format_entry(entry):  # SEVERITY, TIMESTAMP, REPLICA, MESSAGE
                 _log.info("%s | %s", *line.split("\t", 3)[2:4])
+        if entries and copied is not None:
+            copied[0] = entries[-1].get("timestamp") or copied[0]
 
     return copy
 

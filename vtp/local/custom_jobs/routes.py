@@ -13,8 +13,10 @@ Local extensions (not part of Vertex):
            -> {"name", "jobState", "entries": [{"replica", "offset", "nextOffset", "text"}]}
     GET    .../customJobs/{id}:replicas
            -> {"name", "jobState", "replicas": [{"replica", "state", "starts", "exitStatus"}]}
-    GET    .../customJobs/{id}:wait?state=JOB_STATE_RUNNING&timeout=10s
-           -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s)
+    GET    .../customJobs/{id}:wait?state=JOB_STATE_RUNNING&timeout=10s[&logsAfter=TIMESTAMP]
+           -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s);
+           with `logsAfter` (RFC 3339), also once a replica logged a line stamped later, so
+           a follower of the job copies each line of its logs as it comes
     POST   /v1/projects/{p}/locations/{l}/customJobs:injectFault  {"fault": "FAIL"|"PREEMPT"}
            -> {}; the next job created there fails, or is preempted once, as it starts
            (`vtp.testing`'s fail_next_job and preempt_next_job: a team's retry logic, tested)
@@ -30,6 +32,7 @@ are unique). Responses write enums as names, or as integers when the request ask
 """
 
 import json
+from datetime import datetime
 
 from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
@@ -104,7 +107,15 @@ def _wait(service: CustomJobs, request: Request) -> str:
     timeout = _seconds("wait", "timeout", request.arg("timeout", "10s"))
     if not 0 <= timeout <= MAX_WAIT_SECONDS:
         raise errors.invalid_argument(f'wait: "timeout" must be 0s to {MAX_WAIT_SECONDS}s.')
-    job = service.watch_custom_job(JOBS.name(request), states[seen], timeout)
+    after = request.arg("logsAfter") or None
+    if after is not None:
+        try:
+            datetime.fromisoformat(after.replace("Z", "+00:00"))
+        except ValueError:
+            raise errors.invalid_argument(
+                f'wait: "logsAfter" must be an RFC 3339 timestamp, got {after!r}.'
+            ) from None
+    job = service.watch_custom_job(JOBS.name(request), states[seen], timeout, after)
     return rest_json(job, request.enum_ints)
 
 

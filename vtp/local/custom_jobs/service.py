@@ -65,6 +65,8 @@ class CustomJobs:
         self._runs: dict[str, JobRun] = {}
         self._queue: list[str] = []
         self._changed = threading.Condition(threading.RLock())
+        self._last_line: dict[str, str] = {}
+        """The timestamp of each running job's newest replica log line (`logged`)."""
         self._faults: dict[str, list[str]] = {}
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
 
@@ -261,12 +263,19 @@ class CustomJobs:
                 self._changed.wait(left)
         return job
 
-    def watch_custom_job(self, name: str, seen: int, timeout: float) -> aiplatform_v1.CustomJob:
+    def watch_custom_job(
+        self, name: str, seen: int, timeout: float, logs_after: str | None = None
+    ) -> aiplatform_v1.CustomJob:
         """The job as soon as its state is no longer `seen`, or as it is after `timeout` seconds:
-        the local `:wait` long poll, so a waiting task hears of a change without polling."""
+        the local `:wait` long poll, so a waiting task hears of a change without polling. With
+        `logs_after` (a log entry's timestamp, "" for none), also as soon as one of its replicas
+        has logged a line stamped later, so a follower copies each line as it comes."""
         deadline = time.monotonic() + timeout
+        job_id = self._record(name).id
         with self._changed:
             while (job := self.get_custom_job(name)).state == seen:
+                if logs_after is not None and self._last_line.get(job_id, "") > logs_after:
+                    break
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
@@ -281,6 +290,12 @@ class CustomJobs:
             record = self._stored(job_id)
             if record.job.state != State.JOB_STATE_CANCELLING:
                 self._update(record, state)
+
+    def logged(self, job_id: str, stamp: str) -> None:
+        """New replica log lines of a running job, the newest stamped `stamp`: wake followers."""
+        with self._changed:
+            self._last_line[job_id] = max(stamp, self._last_line.get(job_id, ""))
+            self._changed.notify_all()
 
     def save_history(self, job_id: str, history: rules.History) -> None:
         """Persist a job's retry and restart counters."""
@@ -312,6 +327,7 @@ class CustomJobs:
         """A JobRun ended: free its resources and record the outcome."""
         with self._changed:
             run = self._runs.pop(job_id)
+            self._last_line.pop(job_id, None)
             self.capacity.release(run.gpus)
             record = self._stored(job_id)
             if outcome.state is None:  # the service is stopping: run it again next time

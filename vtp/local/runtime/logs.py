@@ -3,12 +3,19 @@
 On Vertex each replica's output lands in Cloud Logging (resource type `ml_job`, labels `job_id`
 and `task_name`), which is where `gcloud ai custom-jobs stream-logs` and `vtp custom-jobs
 stream-logs` read it. Here each replica appends to `<replica>.log`; the supervisor gives every
-complete line a timestamp when it first sees it (each tick) and records it in `<replica>.lines`,
-so the entries have stable timestamps and insert IDs that a client can page and resume on.
+complete line a timestamp when it first sees it and records it in `<replica>.lines`, so the
+entries have stable timestamps and insert IDs that a client can page and resume on.
+
+A replica's output reaches its file through a `Pump`: a thread that reads the process's pipe and
+appends what comes, stamping each complete line the moment it arrives and saying so (`on_line`),
+so a reader waiting on the job (`customJobs/{id}:wait`) hears of the line at once rather than at
+the supervisor's next tick.
 """
 
 import json
+import os
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,26 +37,49 @@ def _lock_for(path: Path) -> threading.Lock:
         return _path_locks.setdefault(path, threading.Lock())
 
 
-def index_lines(log_path: Path, final: bool = False) -> None:
-    """Timestamp the lines of `log_path` not seen before (`final`: a last unterminated one too)."""
+def index_lines(log_path: Path, final: bool = False) -> str:
+    """Timestamp the lines of `log_path` not seen before (`final`: a last unterminated one too);
+    the timestamp they got, "" when there were none."""
     index_path = log_path.with_suffix(".lines")
     with _lock_for(log_path):
         start = _indexed_end(index_path)
         if not log_path.is_file() or log_path.stat().st_size <= start:
-            return
+            return ""
         with open(log_path, "rb") as log:
             log.seek(start)
             data = log.read()
         if not final:
             data = data[: data.rfind(b"\n") + 1]
         if not data:
-            return
+            return ""
         stamp, records, offset = _timestamp(), [], start
         for line in data.splitlines(keepends=True):
             records.append(json.dumps([offset, len(line), stamp]) + "\n")
             offset += len(line)
         with open(index_path, "a", encoding="utf-8") as index:
             index.writelines(records)
+        return stamp
+
+
+class Pump(threading.Thread):
+    """Copies a process's output from the read end of its pipe (`fd`, owned from now on) to
+    `log_path` as it comes; each chunk that ends a line is stamped at once (`index_lines`) and
+    `on_line(stamp)` is called. It ends at end-of-file: when the process and everything that
+    inherited its output have exited."""
+
+    def __init__(self, fd: int, log_path: Path, on_line: Callable[[str], None]) -> None:
+        super().__init__(name=f"log-{log_path.stem}", daemon=True)
+        self._fd, self._path, self._on_line = fd, log_path, on_line
+
+    def run(self) -> None:
+        try:
+            with open(self._path, "ab", buffering=0) as log:
+                while chunk := os.read(self._fd, 1 << 16):
+                    log.write(chunk)
+                    if b"\n" in chunk and (stamp := index_lines(self._path)):
+                        self._on_line(stamp)
+        finally:
+            os.close(self._fd)
 
 
 def entries(log_path: Path, job_name: str, replica: str) -> list[dict]:

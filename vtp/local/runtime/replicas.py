@@ -128,7 +128,6 @@ class ReplicaSet:
             return False
         replica.proc = proc
         self._book.add_process(ProcessRecord(self.job_id, replica.name, proc.pid, replica.token))
-        self.note(replica, f"process {proc.pid} started; waiting for its first line")
         # Wake the supervisor the moment the process ends, rather than at its next poll.
         threading.Thread(target=self._wake_on_exit, args=(proc,), daemon=True).start()
         return True
