@@ -47,18 +47,19 @@ WIDTH, LAYERS, BATCH = 2048, 7, 64
 PAIRS = (("trainer", "bare"), ("async_save", "bare"), ("trainer", "async_save"))
 
 
-def build() -> tuple[nn.Module, torch.optim.Optimizer]:
+def build(device: str = "cpu") -> tuple[nn.Module, torch.optim.Optimizer]:
     torch.manual_seed(0)
     layers: list[nn.Module] = []
     for _ in range(LAYERS - 1):
         layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
-    model = nn.Sequential(*layers, nn.Linear(WIDTH, 10))
+    model = nn.Sequential(*layers, nn.Linear(WIDTH, 10)).to(device)
     return model, torch.optim.AdamW(model.parameters(), lr=1e-4)
 
 
 def step(model: nn.Module, optimizer: torch.optim.Optimizer, before_update: Callable) -> None:
-    inputs = torch.randn(BATCH, WIDTH)
-    targets = torch.randint(0, 10, (BATCH,))
+    device = next(model.parameters()).device
+    inputs = torch.randn(BATCH, WIDTH, device=device)
+    targets = torch.randint(0, 10, (BATCH,), device=device)
     F.cross_entropy(model(inputs), targets).backward()
     before_update()
     optimizer.step()
@@ -73,9 +74,10 @@ class Bench:
     """One model, optimizer and checkpointer for every variant and round, as one training run
     has: fresh ones per run would make each run's memory layout (and its speed) differ."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, device: str = "cpu") -> None:
         self.folder = folder
-        self.model, self.optimizer = build()
+        self.device = torch.device(device)
+        self.model, self.optimizer = build(device)
         step(self.model, self.optimizer, lambda: None)  # the optimizer state exists from here
         self.checkpointer = Checkpointer(folder / "trainer", keep=2, enabled=True)
         self.steps = 0
@@ -85,6 +87,7 @@ class Bench:
         model, optimizer, checkpointer = self.model, self.optimizer, self.checkpointer
         deferred = changed_by_step(model, optimizer)
         pending, steps = None, 0
+        self.synchronize()
         started = time.perf_counter()
         while time.perf_counter() - started < seconds:
             step(model, optimizer, checkpointer.before_update)
@@ -99,11 +102,57 @@ class Bench:
                     pending.result()
                 path = self.folder / "dcp" / f"step_{self.steps}"
                 pending = dcp.async_save(state_of(model, optimizer), checkpoint_id=str(path))
+        self.synchronize()  # a GPU's queued steps count
         elapsed = time.perf_counter() - started
         checkpointer.wait()
         if pending is not None:
             pending.result()
         return steps / elapsed
+
+    def synchronize(self) -> None:
+        """Wait for the work queued on the GPU (nothing on the CPU)."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+
+def compare(
+    scratch: Path, seconds: float, every: float, rounds: int, device: str = "cpu"
+) -> dict[str, float | int]:
+    """Run the rounds on `device` in folder `scratch`; the figures (see the module docstring)."""
+    best = {"bare": 0.0, "trainer": 0.0, "async_save": 0.0}
+    every_steps = 0
+    # async_save's collectives need a process group: one of one, through a file (no port).
+    rendezvous = f"file://{scratch}/rendezvous"
+    dist.init_process_group("gloo", init_method=rendezvous, rank=0, world_size=1)
+    bench = Bench(scratch, device)
+    params = sum(p.numel() for p in bench.model.parameters())
+    order, ratios = list(best), {pair: [] for pair in PAIRS}
+    for round_ in range(rounds):
+        # Each round starts with another variant, so no variant always runs first or last.
+        rates = {}
+        for variant in order[round_ % 3 :] + order[: round_ % 3]:
+            if variant != "bare" and not every_steps:
+                every_steps = max(1, round(bench.run("bare", 3.0, 1) * every))
+            rates[variant] = bench.run(variant, seconds, every_steps)
+            best[variant] = max(best[variant], rates[variant])
+        for mine, theirs in PAIRS:
+            ratios[(mine, theirs)].append(rates[mine] / rates[theirs])
+    bench.checkpointer.close()
+    assert list_checkpoints(scratch / "trainer"), "the trainer wrote no checkpoint"
+    dist.destroy_process_group()
+    return {
+        "params_m": round(params / 1e6, 1),
+        "checkpoint_mb": round(params * 3 * 4 / 2**20),
+        "every_steps": every_steps,
+        "every_s": every,
+        **{f"{variant}_steps_per_s": round(rate, 2) for variant, rate in best.items()},
+        **{
+            f"{mine}_over_{theirs}": round(statistics.median(ratios[(mine, theirs)]), 3)
+            for mine, theirs in PAIRS
+        },
+        "rounds": rounds,
+        "seconds_per_run": seconds,
+    }
 
 
 def main() -> None:
@@ -114,42 +163,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
-    best = {"bare": 0.0, "trainer": 0.0, "async_save": 0.0}
-    every_steps = 0
     with tempfile.TemporaryDirectory() as scratch:
-        # async_save's collectives need a process group: one of one, through a file (no port).
-        rendezvous = f"file://{scratch}/rendezvous"
-        dist.init_process_group("gloo", init_method=rendezvous, rank=0, world_size=1)
-        bench = Bench(Path(scratch))
-        params = sum(p.numel() for p in bench.model.parameters())
-        order, ratios = list(best), {pair: [] for pair in PAIRS}
-        for round_ in range(options.rounds):
-            # Each round starts with another variant, so no variant always runs first or last.
-            rates = {}
-            for variant in order[round_ % 3 :] + order[: round_ % 3]:
-                if variant != "bare" and not every_steps:
-                    every_steps = max(1, round(bench.run("bare", 3.0, 1) * options.every))
-                rates[variant] = bench.run(variant, options.seconds, every_steps)
-                best[variant] = max(best[variant], rates[variant])
-            for mine, theirs in PAIRS:
-                ratios[(mine, theirs)].append(rates[mine] / rates[theirs])
-        bench.checkpointer.close()
-        assert list_checkpoints(Path(scratch) / "trainer"), "the trainer wrote no checkpoint"
-        dist.destroy_process_group()
-    figures = {
-        "params_m": round(params / 1e6, 1),
-        "checkpoint_mb": round(params * 3 * 4 / 2**20),
-        "every_steps": every_steps,
-        "every_s": options.every,
-        "threads": torch.get_num_threads(),
-        **{f"{variant}_steps_per_s": round(rate, 2) for variant, rate in best.items()},
-        **{
-            f"{mine}_over_{theirs}": round(statistics.median(ratios[(mine, theirs)]), 3)
-            for mine, theirs in PAIRS
-        },
-        "rounds": options.rounds,
-        "seconds_per_run": options.seconds,
-    }
+        figures = compare(Path(scratch), options.seconds, options.every, options.rounds)
+    figures = {**figures, "threads": torch.get_num_threads()}
     print(json.dumps(figures))
 
 
