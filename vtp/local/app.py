@@ -7,7 +7,8 @@
 2. binds the front ends (`FrontEnds`: HTTP, gRPC, TLS) over one empty `Router`, so the ports,
    and with them the service's addresses, are known;
 3. builds the root (`Service`) and every resource service in dependency order, each given what
-   it needs in its constructor: custom jobs; tuning (its trials are custom jobs); models; ML
+   it needs in its constructor: persistent resources; custom jobs (some run on those);
+   tuning (its trials are custom jobs); models; ML
    Metadata; TensorBoard; training pipelines (a custom job, then a model); endpoints (deploy
    models); pipeline jobs
    (cancel the custom and tuning jobs their tasks started, undeploy the models they deployed;
@@ -42,6 +43,8 @@ from vtp.local.metadata import routes as metadata_routes
 from vtp.local.metadata.service import Metadata
 from vtp.local.models import routes as model_routes
 from vtp.local.models.service import ModelRegistry
+from vtp.local.persistent_resources import routes as persistent_resource_routes
+from vtp.local.persistent_resources.service import PersistentResources
 from vtp.local.pipeline_jobs import routes as pipeline_job_routes
 from vtp.local.pipeline_jobs.service import PipelineJobs
 from vtp.local.projects import routes as project_routes
@@ -66,6 +69,7 @@ _log = logging.getLogger(__name__)
 class Resources:
     """Every resource service, in the order they are built and started."""
 
+    persistent_resources: PersistentResources
     custom_jobs: CustomJobs
     tuning: Tuner
     models: ModelRegistry
@@ -82,6 +86,7 @@ class Resources:
     def parts(self) -> list[Part]:
         """The services in start order."""
         return [
+            self.persistent_resources,
             self.custom_jobs,
             self.tuning,
             self.models,
@@ -99,7 +104,8 @@ class Resources:
 
 def build_resources(root: Service) -> Resources:
     """Every resource service over `root`, each given the services it uses."""
-    custom_jobs = CustomJobs(root)
+    persistent_resources = PersistentResources(root)
+    custom_jobs = CustomJobs(root, persistent_resources)
     tuning = Tuner(root, custom_jobs)
     models = ModelRegistry(root)
     metadata = Metadata(root)
@@ -112,6 +118,7 @@ def build_resources(root: Service) -> Resources:
     vizier = Vizier(root)
     batch_prediction = BatchPredictionJobs(root, models)
     return Resources(
+        persistent_resources,
         custom_jobs,
         tuning,
         models,
@@ -131,6 +138,7 @@ def add_routes(router: Router, root: Service, resources: Resources) -> None:
     """Every route the service answers: each resource's, operations, health."""
     operation_routes(router, OPERATIONS_PARENT, root.operations.get)
     router.add("GET", "/healthz", lambda _request: json.dumps({"status": "ok"}))
+    persistent_resource_routes.add_routes(router, resources.persistent_resources)
     custom_job_routes.add_routes(router, resources.custom_jobs)
     tuning_routes.add_routes(router, resources.tuning)
     model_routes.add_routes(router, resources.models)

@@ -32,9 +32,10 @@ from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, page, require_ended, set_times
 from vtp.local.base.sqlite import Database
 from vtp.local.custom_jobs.store import SCHEMA, JobRecord, Store
+from vtp.local.persistent_resources.service import PersistentResources
 from vtp.local.runtime import containers, gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
-from vtp.local.runtime.capacity import Capacity, Needs
+from vtp.local.runtime.capacity import Capacity, Needs, cpu_warning
 from vtp.local.runtime.launch import JobPlan, plan_job
 from vtp.local.runtime.packages import missing_archives
 from vtp.local.runtime.process import kill_leftovers
@@ -56,8 +57,10 @@ _log = logging.getLogger(__name__)
 class CustomJobs:
     """CustomJobs on this machine, with Vertex's states and failure rules."""
 
-    def __init__(self, root: Service) -> None:
+    def __init__(self, root: Service, persistent_resources: PersistentResources) -> None:
         self.root = root
+        self.persistent_resources = persistent_resources
+        """Where jobs that name a persistent resource run (`jobSpec.persistentResourceId`)."""
         self.config = root.config
         self._db = Database(root.config.state_dir / "state.db", SCHEMA)
         self.store = Store(self._db)
@@ -119,6 +122,8 @@ class CustomJobs:
         if not job.display_name:
             raise errors.invalid_argument("customJob.displayName is required.")
         self.check_runnable(job.job_spec)
+        if job.job_spec.persistent_resource_id:
+            self.persistent_resources.asked(parent, job.job_spec)
         now = datetime.now(UTC)
         resource = aiplatform_v1.CustomJob(
             name=f"{parent}/customJobs/{new_id()}",
@@ -330,6 +335,7 @@ class CustomJobs:
             self._last_line.pop(job_id, None)
             self.capacity.release(run.gpus)
             record = self._stored(job_id)
+            self.persistent_resources.release(record.job.name)
             if outcome.state is None:  # the service is stopping: run it again next time
                 self._update(record, State.JOB_STATE_QUEUED)
             else:
@@ -345,19 +351,46 @@ class CustomJobs:
 
     def _start_queued(self) -> None:
         # Strict FIFO: a job that does not fit yet holds back the ones behind it, as a quota would.
-        while self._queue and not self.root.closing.is_set():
-            record = self._stored(self._queue[0])
-            plan = self._plan(record.job.job_spec)
-            gpus = self.capacity.allocate(Needs.of(plan, self.config.ignore_accelerators))
-            if gpus is None:
+        # A job on a persistent resource waits for that resource's replicas, holding back no one.
+        for job_id in list(self._queue):
+            if self.root.closing.is_set():
                 return
-            self._queue.pop(0)
+            record = self._stored(job_id)
+            held = self._claim_resource(record)
+            if held is None:
+                continue
+            plan = self._plan(record.job.job_spec)
+            on_cpu = self._on_cpu(plan)
+            gpus = self.capacity.allocate(Needs.of(plan, on_cpu))
+            if gpus is None:
+                if held:
+                    self.persistent_resources.release(record.job.name)
+                return
+            self._queue.remove(job_id)
             if not record.runtime.started_at:
                 record.runtime.started_at = time.time()
                 self.store.update_job(record)
             run = JobRun(record.job, record.runtime, plan, gpus, self.config, self)
+            if on_cpu:
+                run.warn(cpu_warning(record.job.job_spec, self.capacity.gpu_count))
             self._runs[record.id] = run
             run.start()
+
+    def _claim_resource(self, record: JobRecord) -> bool | None:
+        """Hold the replicas of the persistent resource the queued job names: True when held,
+        False when it names none, None when it must wait (the resource is busy) or cannot run
+        (the resource is gone or unusable: the job fails, saying why)."""
+        spec = record.job.job_spec
+        if not spec.persistent_resource_id:
+            return False
+        parent = record.job.name.rsplit("/customJobs/", 1)[0]
+        try:
+            if self.persistent_resources.claim(parent, spec, record.job.name):
+                return True
+        except errors.ApiError as exc:
+            self._queue.remove(record.id)
+            self._finish_record(record, Outcome(State.JOB_STATE_FAILED, exc.code, exc.message))
+        return None
 
     def _recover(self) -> None:
         """Kill replicas a crashed service left running; settle every job it left unfinished."""
@@ -417,6 +450,9 @@ class CustomJobs:
                 raise errors.invalid_argument(
                     f"customJob.jobSpec.baseOutputDirectory.outputUriPrefix: {exc}."
                 ) from None
+            self.root.bucket_for_writing(
+                base, "customJob.jobSpec.baseOutputDirectory.outputUriPrefix"
+            )
         for pool in plan.pools:
             field = f"customJob.jobSpec.workerPoolSpecs[{pool.index}].pythonPackageSpec.packageUris"
             try:
@@ -433,7 +469,7 @@ class CustomJobs:
                 f"customJob.jobSpec names /gcs/ paths, which replicas cannot have here: "
                 f"{gcs_mount.problem()}."
             )
-        reason = self.capacity.never_fits(Needs.of(plan, self.config.ignore_accelerators))
+        reason = self.capacity.never_fits(Needs.of(plan, self._on_cpu(plan)))
         if reason:
             raise errors.failed_precondition(f"customJob.jobSpec.workerPoolSpecs: {reason}.")
         for pool in plan.pools:
@@ -442,6 +478,11 @@ class CustomJobs:
             if problem:
                 field = f"customJob.jobSpec.workerPoolSpecs[{pool.index}].containerSpec.imageUri"
                 raise errors.failed_precondition(f"{field}: {problem}.")
+
+    def _on_cpu(self, plan: JobPlan) -> bool:
+        """Whether the job runs on CPU: it asks for more GPUs than the machine has, and the
+        service is not strict about accelerators (`capacity.py`)."""
+        return not self.config.strict_accelerators and self.capacity.lacks_gpus(Needs.of(plan))
 
     def _plan(self, spec: aiplatform_v1.CustomJobSpec) -> JobPlan:
         return plan_job(spec, self.config.project_images, bool(self.config.container_engine))
