@@ -8,6 +8,10 @@ artifacts are untrusted, so the trainer reads the same files through these inste
 
 - `SafeReader` unpickles `.metadata` building only DCP's own metadata classes, torch sizes,
   dtypes and layouts, and paths; anything else in it is refused (`UnpicklingError`);
+- every file `.metadata` names (`_StorageInfo.relative_path`) must be a regular file inside the
+  checkpoint folder: a path that is absolute, has a `..` part, or resolves (through links)
+  outside the folder is refused, and so is an offset or length outside the file it names, so
+  a checkpoint cannot read any other torch-serialized file the user can read into the model;
 - the planners read byte entries with `torch.load(weights_only=True)`, as `.pt` checkpoints are.
 
 `load_in_place` fills a state dict shaped like the running model's (resuming, resharded or not);
@@ -20,7 +24,9 @@ import contextlib
 import io
 import os
 import pickle
+import stat
 from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 import torch
@@ -32,7 +38,7 @@ from torch.distributed.checkpoint.default_planner import (
     DefaultLoadPlanner,
     _EmptyStateDictLoadPlanner,
 )
-from torch.distributed.checkpoint.filesystem import FileSystemReader
+from torch.distributed.checkpoint.filesystem import FileSystemReader, _StorageInfo
 from torch.distributed.checkpoint.planner import ReadItem
 from torch.distributed.checkpoint.state_dict_loader import _load_state_dict
 
@@ -81,10 +87,55 @@ class SafeReader(FileSystemReader):
         """The checkpoint's Metadata, read without running code (see the module docstring)."""
         with self.fs.create_stream(self._get_metadata_path(kwargs.get("rank")), "rb") as file:
             metadata = read_metadata(file)
+        check_storage(metadata, Path(self.path))
         storage_meta = getattr(metadata, "storage_meta", None) or dcp_metadata.StorageMeta()
         storage_meta.load_id = self.load_id
         metadata.storage_meta = storage_meta
         return metadata
+
+
+def check_storage(metadata: dcp_metadata.Metadata, folder: Path) -> None:
+    """Refuse (`UnpicklingError`, naming the entry) any file `metadata` names outside `folder`,
+    or any slice outside the file it names (see the module docstring)."""
+    storage = metadata.storage_data
+    if not isinstance(storage, dict):
+        raise pickle.UnpicklingError("a checkpoint's metadata has no storage table")
+    root = Path(os.path.realpath(folder))
+    sizes: dict[str, int] = {}
+    for index, info in storage.items():
+        if not isinstance(info, _StorageInfo):
+            raise pickle.UnpicklingError(f"storage entry {index}: not a file slice")
+        name = info.relative_path
+        where = f"storage entry {getattr(index, 'fqn', index)!s} ({name!r})"
+        if name not in sizes:
+            sizes[name] = _file_size(name, root, where)
+        offset, length = info.offset, info.length
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (offset, length)):
+            raise pickle.UnpicklingError(f"{where}: offset and length must be integers")
+        if offset < 0 or length < 0 or offset + length > sizes[name]:
+            raise pickle.UnpicklingError(
+                f"{where}: bytes {offset}..{offset + length} are outside the file "
+                f"({sizes[name]} bytes)"
+            )
+
+
+def _file_size(name: object, root: Path, where: str) -> int:
+    """The size of the regular file `name` (relative, no `..`) inside `root`."""
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name:
+        raise pickle.UnpicklingError(f"{where}: not a file name")
+    parts = PurePosixPath(name)
+    if parts.is_absolute() or ".." in parts.parts:
+        raise pickle.UnpicklingError(f"{where}: a path outside the checkpoint folder")
+    real = Path(os.path.realpath(root / parts))
+    if not real.is_relative_to(root) or real == root:
+        raise pickle.UnpicklingError(f"{where}: resolves outside the checkpoint folder")
+    try:
+        info = os.stat(real)
+    except OSError as exc:
+        raise pickle.UnpicklingError(f"{where}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise pickle.UnpicklingError(f"{where}: not a regular file")
+    return info.st_size
 
 
 class SafeLoadPlanner(DefaultLoadPlanner):
