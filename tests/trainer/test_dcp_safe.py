@@ -112,7 +112,7 @@ def test_metadata_naming_a_file_outside_the_checkpoint_is_refused(tmp_path, how)
 
     target = {"model": nn.Linear(3, 2).state_dict(), "step": 0}
     before = target["model"]["weight"].clone()
-    outside_words = r"outside the checkpoint folder|metadata is None"
+    outside_words = r"outside the checkpoint folder"
     with pytest.raises(UnreadableCheckpoint, match=outside_words):
         load_in_place(target, directory)
     with pytest.raises(UnreadableCheckpoint, match=outside_words):
@@ -126,7 +126,7 @@ def test_metadata_naming_a_file_outside_the_checkpoint_is_refused(tmp_path, how)
 def test_metadata_slicing_outside_its_file_is_refused(tmp_path, offset, length):
     directory, _ = _saved(tmp_path)
     _rewrite(directory, lambda info: dataclasses.replace(info, offset=offset, length=length))
-    with pytest.raises(UnreadableCheckpoint, match=r"outside the file|integers|metadata is None"):
+    with pytest.raises(UnreadableCheckpoint, match=r"outside the file|integers"):
         load_whole(directory)
 
 
@@ -134,7 +134,10 @@ def test_metadata_slicing_outside_its_file_is_refused(tmp_path, offset, length):
 def test_metadata_naming_no_file_of_the_checkpoint_is_refused(tmp_path, name):
     directory, _ = _saved(tmp_path)
     _rewrite(directory, lambda info: dataclasses.replace(info, relative_path=name))
-    with pytest.raises(UnreadableCheckpoint, match=r"storage entry|metadata is None"):
+    with pytest.raises(
+        UnreadableCheckpoint,
+        match=r"storage entry .*(not a file name|No such file|outside the checkpoint)",
+    ):
         load_whole(directory)
 
 
@@ -142,5 +145,5 @@ def test_metadata_naming_a_fifo_is_refused_without_waiting(tmp_path):
     directory, _ = _saved(tmp_path)
     os.mkfifo(directory / "pipe.distcp")
     _rewrite(directory, lambda info: dataclasses.replace(info, relative_path="pipe.distcp"))
-    with pytest.raises(UnreadableCheckpoint, match=r"not a regular file|metadata is None"):
+    with pytest.raises(UnreadableCheckpoint, match=r"not a regular file"):
         load_whole(directory)
