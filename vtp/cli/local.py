@@ -89,9 +89,18 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="GPUs to hand out: 'auto' (nvidia-smi), 'none', or indices such as 0,1",
     )
     add(
-        "--ignore-accelerators",
+        "--strict-accelerators",
         action="store_true",
-        help="run jobs that ask for accelerators on CPU instead of refusing them",
+        help="refuse jobs that ask for more GPUs than the machine has (default: they run on "
+        "CPU, with a warning in the job's log)",
+    )
+    # The default since accelerator pools run on CPU without it; kept so old commands still run.
+    add("--ignore-accelerators", action="store_true", help=argparse.SUPPRESS)
+    add(
+        "--strict-buckets",
+        action="store_true",
+        help="a write to a bucket never created is Cloud Storage's 404 (default: the bucket is "
+        "created on first use, with one line in this log)",
     )
     add_repeatable(
         parser, "--project-image", "PREFIX",
@@ -138,7 +147,8 @@ def _serve(args: argparse.Namespace) -> int:
         grace_period=_non_negative(args.grace_period, "--grace-period"),
         max_replicas=_non_negative(args.max_replicas, "--max-replicas"),
         gpus=_gpus(args.gpus, detect_gpus),
-        ignore_accelerators=args.ignore_accelerators,
+        strict_accelerators=_strict_accelerators(args),
+        strict_buckets=args.strict_buckets,
         project_images=tuple(args.project_image),
         pass_env=tuple(_variable_name(name) for name in args.pass_env),
     )
@@ -167,6 +177,15 @@ def _serve(args: argparse.Namespace) -> int:
         )
         stop.wait()
     return 0
+
+
+def _strict_accelerators(args: argparse.Namespace) -> bool:
+    if args.ignore_accelerators and args.strict_accelerators:
+        raise UsageError(
+            "--ignore-accelerators contradicts --strict-accelerators (and is the default now: "
+            "drop it)"
+        )
+    return bool(args.strict_accelerators)
 
 
 def _variable_name(name: str) -> str:

@@ -432,11 +432,16 @@ class HttpServer(ThreadingHTTPServer):
     """The console's one-time codes (`vtp.local.console.signin`), set with `guard`."""
 
     def __init__(
-        self, port: int, router: Router, storage_root: Path, limits: Limits | None = None
+        self,
+        port: int,
+        router: Router,
+        storage_root: Path,
+        limits: Limits | None = None,
+        strict_buckets: bool = False,
     ) -> None:
         self.router, self.storage_root = router, storage_root
         self.limits = limits or Limits()
-        self.storage = StorageApi(storage_root)
+        self.storage = StorageApi(storage_root, strict_buckets)
         remove_stale(self.storage.buckets)
         super().__init__(("127.0.0.1", port), _Handler)
 
@@ -473,7 +478,9 @@ class FrontEnds:
 
     def __init__(self, config: ServiceConfig, token: str, router: Router) -> None:
         limits = Limits.from_env()
-        self.http = HttpServer(config.port, router, config.storage_root, limits)
+        self.http = HttpServer(
+            config.port, router, config.storage_root, limits, config.strict_buckets
+        )
         http_port = self.http.server_address[1]
         self.tls = server_identity(config.state_dir)
         self.grpc, grpc_port = grpc_server(

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from vtp.local.base import errors
+from vtp.local.base.buckets import ensure_bucket_of
 from vtp.local.base.config import ServiceConfig
 from vtp.local.base.operations import SCHEMA as OPERATIONS_SCHEMA
 from vtp.local.base.operations import Operations
@@ -78,6 +80,17 @@ class Service:
         """Set when the service begins to close: resources create nothing more."""
         self._state_dir = state_dir
         self._watchdog: Watchdog | None = None
+
+    def bucket_for_writing(self, uri: str, field: str) -> None:
+        """Make the bucket of `gs://` `uri`, which request field `field` names as a place to
+        write, on first use (`vtp.local.base.buckets`: one log line; NOT_FOUND naming `field`
+        under --strict-buckets; INVALID_ARGUMENT naming it for a URI that is not one)."""
+        try:
+            ensure_bucket_of(self.config.storage_root, uri, self.config.strict_buckets, field)
+        except ValueError as exc:
+            raise errors.invalid_argument(f"{field}: {exc}.") from None
+        except errors.ApiError as exc:
+            raise errors.ApiError(exc.code, f"{field}: {exc.message}", exc.http_status) from None
 
     def start(self) -> None:
         """Start the watchdog: from now on, what the service starts dies with it."""

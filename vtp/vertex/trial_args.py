@@ -26,8 +26,11 @@ def trial_args(parameters: Mapping[str, Any]) -> list[str]:
     return [f"--{key}={flag_value(value)}" for key, value in parameters.items()]
 
 
-def append_args(spec: aiplatform_v1.CustomJobSpec, args: Sequence[str]) -> None:
-    """Append `args` to every pool's container or Python package args (skipped pools have none)."""
+def append_args(spec: aiplatform_v1.CustomJobSpec, args: Sequence[Any]) -> None:
+    """Append `args` to every pool's container or Python package args (skipped pools have none).
+    A number among them (from a pipeline's list, where every number is a double) is written as
+    `flag_value` writes it: `2.0` as `2`."""
+    args = [flag_value(arg) for arg in args]
     for pool in spec.worker_pool_specs:
         if "container_spec" in pool:
             pool.container_spec.args.extend(args)

@@ -64,14 +64,6 @@ def test_invalid_jobs_are_refused_naming_the_field(http, job, named):
     assert (status, code) == (400, "INVALID_ARGUMENT") and named in message
 
 
-def test_accelerators_on_a_machine_without_gpus_are_refused_with_the_way_out(http, tmp_path):
-    pool = scripted_pool(tmp_path)
-    pool["machineSpec"].update(acceleratorType="NVIDIA_TESLA_T4", acceleratorCount=2)
-    status, code, message = error(http("POST", JOBS, data=body(custom_job(pool))))
-    assert (status, code) == (400, "FAILED_PRECONDITION")
-    assert "2 accelerator(s)" in message and "--ignore-accelerators" in message
-
-
 def test_unknown_job_and_route_are_not_found(http):
     assert error(http("GET", JOBS + "/123"))[:2] == (404, "NOT_FOUND")
     assert error(http("GET", "/v1/nothing/here"))[:2] == (404, "NOT_FOUND")

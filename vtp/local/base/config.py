@@ -63,8 +63,15 @@ class ServiceConfig:
     gpus: tuple[str, ...] = ()
     """GPU indices replicas may be given through CUDA_VISIBLE_DEVICES."""
 
-    ignore_accelerators: bool = False
-    """Run jobs that ask for accelerators without any (CPU only) instead of rejecting them."""
+    strict_accelerators: bool = False
+    """Refuse a job that asks for more GPUs than `gpus` holds (`--strict-accelerators`). By
+    default such a job runs on CPU, with one warning line in its log naming the pools and what
+    they asked for."""
+
+    strict_buckets: bool = False
+    """Keep Cloud Storage's 404 for a write to a bucket that was never made
+    (`--strict-buckets`). By default a bucket a request names for writing is made on first use,
+    with one line in the service's log (`vtp.local.base.buckets`)."""
 
     project_images: tuple[str, ...] = field(default_factory=tuple)
     """Extra image prefixes that count as this project's image, besides PROJECT_IMAGE_NAMES."""
@@ -109,6 +116,12 @@ class ServiceConfig:
             object.__setattr__(self, "tls_port", tls_port)
         if not 0 <= tls_port < 65536:
             raise ValueError(f"tls_port must be in 0..65535, got {tls_port}")
+
+    @property
+    def ignore_accelerators(self) -> bool:
+        """Whether accelerator pools the machine's GPUs cannot hold run on CPU (the default;
+        the old `--ignore-accelerators` flag's meaning): not `strict_accelerators`."""
+        return not self.strict_accelerators
 
     @property
     def storage_root(self) -> Path:

@@ -90,6 +90,10 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
         job_id = new_id()
         model = self._model(job)
         self._plan(model, job_id)  # refuse now what could not be served
+        self.root.bucket_for_writing(
+            job.output_config.gcs_destination.output_uri_prefix,
+            "batchPredictionJob.outputConfig.gcsDestination.outputUriPrefix",
+        )
         job.name = f"{parent}/batchPredictionJobs/{job_id}"
         if job.model:
             job.model_version_id = model.version_id

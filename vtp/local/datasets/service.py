@@ -207,6 +207,7 @@ class Datasets(CollectionService[Dataset, Record]):
             raise errors.invalid_argument(
                 f"exportConfig.gcsDestination.outputUriPrefix: {exc}."
             ) from None
+        self.root.bucket_for_writing(prefix, "exportConfig.gcsDestination.outputUriPrefix")
         record = self._record(name)
         dataset = record.resource
         items = self._items(dataset.name)
@@ -255,6 +256,9 @@ class Datasets(CollectionService[Dataset, Record]):
             raise errors.invalid_argument(
                 f"inputDataConfig.gcsDestination.outputUriPrefix: {exc}."
             ) from None
+        self.root.bucket_for_writing(
+            _destination(config), "inputDataConfig.gcsDestination.outputUriPrefix"
+        )
         _source_uris(dataset)
         try:
             tables.check_split(config)

@@ -163,6 +163,7 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             vertex_tasks.check_runnable(spec, self.config.container_engine)
         except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
             raise errors.failed_precondition(str(exc)) from None
+        self.root.bucket_for_writing(root, "pipelineJob.runtimeConfig.gcsOutputDirectory")
         values = json_format.MessageToDict(job._pb.runtime_config).get("parameterValues", {})
         return spec, root, specs.run_arguments(spec, values)
 

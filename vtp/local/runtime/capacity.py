@@ -2,6 +2,11 @@
 on replica processes. A job whose resources are not free waits in JOB_STATE_QUEUED (as with
 quota on Vertex); a job that could never fit is refused at creation.
 
+A job whose pools ask for more accelerators than the machine has GPUs runs on CPU instead (its
+replicas get an empty CUDA_VISIBLE_DEVICES, so the trainer and torchrun-style launches pick CPU
+and gloo), with one warning line in its log (`cpu_warning`); a service started with
+`--strict-accelerators` refuses it at creation, as before.
+
 The cap is `--max-replicas` when given; otherwise it comes from the machine (`default_cap`:
 two replicas per core, at most one per GiB of memory, at least two). Under that default a job
 larger than the cap is not refused (its size is capped per job already, `launch.py`): it runs
@@ -14,6 +19,8 @@ import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from google.cloud import aiplatform_v1
 
 from vtp.local.runtime.launch import JobPlan
 
@@ -55,10 +62,33 @@ class Needs:
     gpus: Mapping[str, int]
 
     @classmethod
-    def of(cls, plan: JobPlan, ignore_accelerators: bool = False) -> "Needs":
-        """The needs of every replica in `plan` (no GPUs when accelerators are ignored)."""
-        count = {p.index: 0 if ignore_accelerators else p.accelerator_count for p in plan.pools}
+    def of(cls, plan: JobPlan, on_cpu: bool = False) -> "Needs":
+        """The needs of every replica in `plan` (no GPUs when the job runs `on_cpu`)."""
+        count = {p.index: 0 if on_cpu else p.accelerator_count for p in plan.pools}
         return cls({name: count[p.index] for p in plan.pools for name in p.replicas})
+
+
+def cpu_warning(spec: aiplatform_v1.CustomJobSpec, machine_gpus: int) -> str:
+    """The line a job that runs on CPU instead of its accelerators gets in its log: each pool
+    that asked for some, and what it asked for."""
+    asked = []
+    for index, pool in enumerate(spec.worker_pool_specs):
+        machine = pool.machine_spec
+        if not (machine.accelerator_type and machine.accelerator_count):
+            continue
+        kind = aiplatform_v1.AcceleratorType(machine.accelerator_type).name
+        replicas = pool.replica_count or 1
+        each = " each" if replicas > 1 else ""
+        asked.append(
+            f"workerPoolSpecs[{index}] asks for {machine.accelerator_count} x {kind}{each} "
+            f"({replicas} replica{'s' if replicas > 1 else ''})"
+        )
+    has = f"{machine_gpus} GPU(s) for them all" if machine_gpus else "no GPU"
+    return (
+        f"WARNING: {'; '.join(asked)}, but this machine has {has}: the job runs on CPU "
+        "(CUDA_VISIBLE_DEVICES is empty; `vtp local serve --strict-accelerators` refuses such "
+        "jobs instead)."
+    )
 
 
 class Capacity:
@@ -74,14 +104,23 @@ class Capacity:
         self._running = 0
         self._lock = threading.Lock()
 
+    @property
+    def gpu_count(self) -> int:
+        """The GPUs this machine hands out."""
+        return len(self._gpus)
+
+    def lacks_gpus(self, needs: Needs) -> bool:
+        """Whether `needs` asks for more GPUs than this machine has (it can never run on them)."""
+        return sum(needs.gpus.values()) > len(self._gpus)
+
     def never_fits(self, needs: Needs) -> str:
         """Why `needs` can never be met on this machine, or empty when it can."""
         gpus = sum(needs.gpus.values())
         if gpus > len(self._gpus):
             return (
                 f"the job asks for {gpus} accelerator(s) in all but this machine has "
-                f"{len(self._gpus)} GPU(s); start the service with --ignore-accelerators to run "
-                "it on CPU"
+                f"{len(self._gpus)} GPU(s), and the service was started with "
+                "--strict-accelerators (without it, such a job runs on CPU)"
             )
         if self._max_replicas and len(needs.gpus) > self._max_replicas:
             return (

@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import mimetypes
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -42,6 +41,7 @@ import google_crc32c
 
 from vtp import storage
 from vtp.local.base import errors
+from vtp.local.base.buckets import BUCKET_NAME, ensure_bucket, missing_bucket
 from vtp.storage import path_under
 
 UPLOADS_DIR = ".vtp-uploads"
@@ -56,7 +56,6 @@ class Readable(Protocol):
 MAX_NAME_BYTES = 1024
 """Cloud Storage's limit on an object name, in bytes of UTF-8."""
 
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
 _CHUNK = 1 << 20
 _EMPTY = ("1B2M2Y8AsgTpgAmY7PhCfg==", "AAAAAA==")
 """md5 and crc32c of no bytes, base64."""
@@ -88,8 +87,11 @@ class ObjectInfo:
 class Buckets:
     """The storage root seen as Cloud Storage."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, strict: bool = False) -> None:
+        """`strict`: a write to a bucket that does not exist is Cloud Storage's 404 instead of
+        making it (`vtp.local.base.buckets`, `--strict-buckets`)."""
         self.root = root
+        self.strict = strict
         self._hashes: dict[tuple[str, int, int], tuple[str, str]] = {}
         self._lock = threading.Lock()
 
@@ -97,7 +99,7 @@ class Buckets:
 
     def bucket_dir(self, bucket: str) -> Path:
         """The directory of `bucket`; INVALID_ARGUMENT for a name Cloud Storage refuses."""
-        if not _BUCKET.fullmatch(bucket) or ".." in bucket:
+        if not BUCKET_NAME.fullmatch(bucket) or ".." in bucket:
             raise errors.invalid_argument(
                 f"Invalid bucket name {bucket!r}: 3-222 characters of a-z, 0-9, '-', '_' and "
                 "'.', starting and ending with a letter or digit."
@@ -111,14 +113,19 @@ class Buckets:
         """The directory of an existing bucket; NOT_FOUND otherwise."""
         folder = self.bucket_dir(bucket)
         if not folder.is_dir():
-            raise errors.not_found(f"The specified bucket does not exist: {bucket}")
+            raise missing_bucket(bucket)
         return folder
+
+    def bucket_to_write(self, bucket: str, why: str) -> Path:
+        """The directory of `bucket`, which a write names: made on first use, unless strict
+        (then NOT_FOUND, as Cloud Storage answers)."""
+        return ensure_bucket(self.bucket_dir(bucket), bucket, self.strict, why)
 
     def bucket_names(self) -> list[str]:
         """Every bucket, sorted."""
         if not self.root.is_dir():
             return []
-        found = (p for p in self.root.iterdir() if _BUCKET.fullmatch(p.name) and p.is_dir())
+        found = (p for p in self.root.iterdir() if BUCKET_NAME.fullmatch(p.name) and p.is_dir())
         return sorted(p.name for p in found if storage.is_inside(self.root, p))
 
     def create_bucket(self, bucket: str) -> Path:
@@ -203,9 +210,10 @@ class Buckets:
             )
 
     def write(self, bucket: str, name: str, source: Readable) -> ObjectInfo:
-        """Store `source` (read to its end) as the object, atomically; its new metadata."""
-        self.existing_bucket(bucket)
+        """Store `source` (read to its end) as the object, atomically; its new metadata. The
+        bucket is made on first use (`bucket_to_write`)."""
         path = self.object_path(bucket, name)
+        self.bucket_to_write(bucket, f"object {name} written")
         if name.endswith("/"):  # a folder placeholder, as consoles create: a directory here
             if source.read(1):
                 raise errors.invalid_argument(
@@ -245,11 +253,17 @@ class Buckets:
         self, bucket: str, prefix: str = "", delimiter: str = "", start_after: str = ""
     ) -> Iterator[tuple[str, bool]]:
         """(name, is_prefix) in name order after `start_after`: objects, and with a delimiter
-        the distinct prefixes that end at it (as the JSON API's `items` and `prefixes`)."""
-        folder = self.existing_bucket(bucket)
+        the distinct prefixes that end at it (as the JSON API's `items` and `prefixes`).
+
+        A bucket never made lists as empty unless strict: an upload client asks first what is
+        there (`gcloud storage cp` lists the destination), and the upload then makes it."""
+        folder = self.bucket_dir(bucket)
         check_list_argument("prefix", prefix, directory=True)
         check_list_argument("delimiter", delimiter)
         check_list_argument("pageToken", start_after)
+        if not folder.is_dir() and not self.strict:
+            return
+        folder = self.existing_bucket(bucket)
         last_prefix = ""
         for name in sorted(self._files(folder, prefix)):
             if not name.startswith(prefix):

@@ -123,8 +123,9 @@ _SEG = "[^/]+"
 class StorageApi:
     """The JSON API over one storage root."""
 
-    def __init__(self, root: Path) -> None:
-        self.buckets = Buckets(root)
+    def __init__(self, root: Path, strict_buckets: bool = False) -> None:
+        """`strict_buckets`: writes to a bucket never made are 404 (`Buckets`)."""
+        self.buckets = Buckets(root, strict_buckets)
         self.sessions = Sessions(self.buckets)
         b = f"(?P<bucket>{_SEG})"
         o = f"(?P<object>{_SEG})"

@@ -134,8 +134,8 @@ class Sessions:
 
     def start(self, bucket: str, name: str, query: dict[str, list[str]]) -> str:
         """A new session for object `name` in `bucket`; its ID."""
-        self.buckets.existing_bucket(bucket)
         self.buckets.object_path(bucket, name)  # refuse bad names now, not at the last chunk
+        self.buckets.bucket_to_write(bucket, f"upload of object {name} started")
         self.buckets.check_generation(bucket, name, query)
         session = secrets.token_urlsafe(24)
         record_file, part = self.session_files(session)
