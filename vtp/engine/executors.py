@@ -74,7 +74,9 @@ def run_container(
     for name in [n for n, v in values.items() if v.WhichOneof("kind") in (None, "null_value")]:
         del values[name]  # an optional input left unset: the function's own default applies
     container = executor.container
-    as_dict = executor_input_utils.executor_input_to_dict(executor_input, component)
+    as_dict = _integers_kept(
+        executor_input_utils.executor_input_to_dict(executor_input, component), arguments
+    )
 
     def resolved(parts: list[str]) -> list[str]:
         return vertex_tasks.resolve_command(
@@ -111,6 +113,24 @@ def run_container(
         return Node("FAILED", error=f"cannot read its outputs: {exc}")
     outputs = _with_declared_artifacts(outputs, executor_input, component)
     return Node("SUCCEEDED", _typed_as_declared(outputs, component))
+
+
+def _integers_kept(executor_input: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The executor input with each parameter whose argument is an `int` an int again.
+
+    kfp.local builds the executor input through protobuf, where every number is a double, and
+    types back only the parameters the component declares. The pipeline channels kfp adds for
+    a value put inside a constant (`parameters={"epochs": epochs}`, `f"--epochs={epochs}"`)
+    are not declared, so `epochs` would be written `2.0` there, which an `int` flag refuses;
+    Vertex writes `2`.
+    """
+    inputs = executor_input.get("inputs", {})
+    values = dict(inputs.get("parameterValues", {}))
+    for name, value in values.items():
+        given = arguments.get(name)
+        if isinstance(given, int) and not isinstance(given, bool) and isinstance(value, float):
+            values[name] = given
+    return {**executor_input, "inputs": {**inputs, "parameterValues": values}}
 
 
 _PYTHON3 = re.compile(r"(?<![\w./-])python3(?![\w.-])")
