@@ -16,7 +16,7 @@ import yaml
 from google.cloud import aiplatform_v1
 
 from vtp.vertex.jobspec import JobFlags, build_custom_job
-from vtp.vertex.trial_args import append_args, trial_args
+from vtp.vertex.trial_args import append_args, numbers_as_text, trial_args
 
 DEFAULT_TASK = "trainer.tasks.digits"
 """The trainer's task when no `--task=` is given (trainer.config.Config.task)."""
@@ -45,7 +45,7 @@ def build_job(
         if job_spec:
             config = os.path.join(scratch, "job_spec.yaml")
             with open(config, "w") as stream:
-                yaml.safe_dump(dict(job_spec), stream)
+                yaml.safe_dump(numbers_as_text(job_spec), stream)
         job = build_custom_job(
             JobFlags(
                 display_name=display_name,

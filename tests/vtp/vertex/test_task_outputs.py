@@ -60,3 +60,25 @@ def test_trial_args_go_to_every_pool_that_runs_something() -> None:
     assert list(pools[0].container_spec.args) == ["--a=1", "--lr=0.5", "--batch=64"]
     assert "container_spec" not in pools[1] and "python_package_spec" not in pools[1]
     assert list(pools[2].python_package_spec.args) == ["--lr=0.5", "--batch=64"]
+
+
+def test_numbers_in_a_pipelines_args_and_job_spec_reach_argv_as_integers() -> None:
+    """A pipeline's lists and dicts carry every number as a double (protobuf Struct): the
+    custom_job launcher writes 16.0 as 16 wherever it becomes a replica's argv or env."""
+    from vtp.launchers.custom_job import build_job
+
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "replicaCount": 1.0,
+        "containerSpec": {
+            "imageUri": "python:3.11",
+            "command": ["python3", "train.py"],
+            "args": ["--batch_size", 16.0, "--lr", 0.5],
+            "env": [{"name": "EPOCHS", "value": 2.0}],
+        },
+    }
+    job = build_job("d", [], {"workerPoolSpecs": [pool]}, ["--steps", 100.0], {"epochs": 2.0})
+    container = job.job_spec.worker_pool_specs[0].container_spec
+    given = ["--batch_size", "16", "--lr", "0.5"]
+    assert list(container.args) == [*given, "--steps", "100", "--epochs=2"]
+    assert [(e.name, e.value) for e in container.env] == [("EPOCHS", "2")]
