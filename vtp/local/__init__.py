@@ -24,9 +24,11 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
   (`runtime/packages.py`).
 - Capacity (`runtime/capacity.py`): GPUs from nvidia-smi (or `--gpus`) go to replicas through
   CUDA_VISIBLE_DEVICES, and `--max-replicas` caps the processes; a job that does not fit now
-  waits in JOB_STATE_QUEUED. A job that could never fit (accelerators on a machine without GPUs)
-  is refused at creation with FAILED_PRECONDITION, naming `--ignore-accelerators`, which runs
-  such jobs on CPU.
+  waits in JOB_STATE_QUEUED. A job that asks for more accelerators than the machine has GPUs
+  runs on CPU (empty CUDA_VISIBLE_DEVICES), with one warning line in its log naming the pools and
+  what they asked for; `--strict-accelerators` refuses it at creation with FAILED_PRECONDITION.
+- Buckets (`base/buckets.py`): a bucket a request names for writing is created on first use,
+  through the storage API and every resource alike; `--strict-buckets` keeps the 404.
 - Failure rules (`runtime/rules.py`, a pure function; docs/vertex.md); the supervisor
   (`runtime/supervisor.py`, `runtime/replicas.py`) carries them out. `vtp local preempt` (route
   `:preempt`) injects the non-permanent failure: SIGTERM, the grace period, SIGKILL.
