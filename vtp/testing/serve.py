@@ -1,8 +1,8 @@
 """The service a test session starts: `python -m vtp.testing.serve STATE_DIR PROJECT_DIR`.
 
-A local Vertex service tuned for tests: free ports, quick polling and short grace periods, GPU
-pools on CPU without a word (tests ask for the machines they run on Vertex), nothing resumed from
-an earlier session. Its first line on stdout is a JSON object with its addresses
+A local Vertex service tuned for tests: free ports, quick polling and short grace periods, no
+GPUs handed out whatever the machine has (GPU pools run on CPU, the service's default), nothing
+resumed from an earlier session. Its first line on stdout is a JSON object with its addresses
 (`ServiceInfo`). It stops on SIGTERM or SIGINT, and when its standard input reaches end of file:
 the test session holds the other end of that pipe, so however the session ends (a failing test,
 Ctrl-C, even SIGKILL), the service stops too, and its replicas with it.

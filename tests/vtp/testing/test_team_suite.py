@@ -1,0 +1,164 @@
+"""A team's own test suite (team_suite/: its pipeline, its trainer, its tests) run as the team
+runs it: copied out of the repository and run with `python -m pytest`, with nothing but this
+project installed; no service is started by hand. Then Ctrl-C (and SIGKILL) in the middle of
+that run, with a replica running: nothing of the service is left behind."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+SUITE = Path(__file__).parent / "team_suite"
+HANG_TEST = """
+from google.cloud import aiplatform
+
+import team_jobs
+
+
+def test_a_long_job(local_vertex):
+    job = aiplatform.CustomJob(
+        display_name="long",
+        worker_pool_specs=[{
+            "machine_spec": {"machine_type": "n1-standard-4"},
+            "replica_count": 1,
+            "container_spec": {
+                "image_uri": team_jobs.IMAGE,
+                "command": ["python", "-c", "import time; print('replica up', flush=True); "
+                            "time.sleep(600)"],
+            },
+        }],
+    )
+    job.submit()
+    local_vertex.wait_for_log(job, "replica up")
+    print("READY", flush=True)
+    job.wait()
+"""
+
+
+def team_folder(tmp_path: Path) -> Path:
+    """The team's folder, outside the repository."""
+    return Path(
+        shutil.copytree(SUITE, tmp_path / "team", ignore=shutil.ignore_patterns("__pycache__"))
+    )
+
+
+def pytest_command(folder: Path, *args: str) -> list[str]:
+    """`python -m pytest` as the team runs it, with a temporary directory of this test's."""
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            f"--basetemp={folder.parent / 'basetemp'}", *args]  # fmt: skip
+
+
+def team_env() -> dict[str, str]:
+    """The environment of a team's shell: none of this pytest run's own variables."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_teams_suite_passes_with_only_pytest(tmp_path: Path, workers: list[str]) -> None:
+    folder = team_folder(tmp_path)
+    result = subprocess.run(
+        pytest_command(folder, *workers),
+        cwd=folder, env=team_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert "4 passed" in result.stdout, result.stdout[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+def test_stopping_the_run_leaves_no_process(tmp_path: Path, signum: int) -> None:
+    folder = team_folder(tmp_path)
+    (folder / "tests" / "test_hang.py").write_text(HANG_TEST)
+    run = subprocess.Popen(
+        pytest_command(folder, "-s", "tests/test_hang.py"),
+        cwd=folder, env=team_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        output = read_until(run, "READY", timeout=300)
+        tree = descendants(run.pid)
+        commands = [command(pid) for pid in tree]
+        assert any("vtp.testing.serve" in c for c in commands), commands
+        assert any("replica up" in c for c in commands), commands
+        run.send_signal(signum)
+        run.wait(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        run.wait()
+    left = wait_until_gone(tree, timeout=60)
+    assert not left, f"left running: {[command(pid) for pid in left]}\n{output}"
+    if signum == signal.SIGINT:
+        assert run.returncode == 2  # pytest's "interrupted"
+
+
+def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> str:
+    """What `process` printed up to the line `marker`; AssertionError if it never came."""
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if line.strip() == marker:
+                seen.set()
+                return
+
+    threading.Thread(target=read, daemon=True).start()
+    assert seen.wait(timeout), "".join(lines)
+    return "".join(lines)
+
+
+def descendants(root: int) -> dict[int, str]:
+    """Every live process below `root`, pid -> start time (a reused pid has another)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = process_stat(int(entry.name))
+            if stat:
+                parents[int(entry.name)] = int(stat[1])
+    found: dict[int, str] = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found[pid] = process_stat(pid)[19] if process_stat(pid) else ""
+                frontier.append(pid)
+    return found
+
+
+def process_stat(pid: int) -> list[str]:
+    """/proc/PID/stat after the command: [state, ppid, ...], or [] once the process is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    return text.rsplit(")", 1)[1].split()
+
+
+def command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def wait_until_gone(tree: dict[int, str], timeout: float) -> list[int]:
+    """The processes of `tree` still alive (not zombies) once all are gone or `timeout` passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = []
+        for pid, started in tree.items():
+            stat = process_stat(pid)
+            if stat and stat[19] == started and stat[0] != "Z":
+                left.append(pid)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
