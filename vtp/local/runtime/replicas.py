@@ -206,13 +206,19 @@ class ReplicaSet:
     def _in_image(
         self, replica: Replica, host_env: Mapping[str, str]
     ) -> tuple[list[str], dict[str, str]]:
-        """The engine's command line and its client's environment for `replica`'s container."""
-        inside = containers.container_environment(host_env)
+        """The engine's command line and its client's environment for `replica`'s container
+        (with the GPUs the service gave it, when the engine can give them: `containers.py`)."""
+        devices = containers.gpu_devices(host_env)
+        problem = devices and containers.gpu_problem(self._engine, os.environ)
+        if problem:
+            gpus = ",".join(devices)
+            self.note(replica, f"{replica.name} runs without its GPUs {gpus}: {problem}")
+            devices = []
+        inside = containers.container_environment(host_env, gpus=bool(devices))
         pool = replica.pool
-        argv = containers.run_argv(
+        argv = containers.replica_argv(
             self._engine, replica.container, pool.image, pool.command,
-            pool.argv[len(pool.command):], sorted(inside),
-            containers.storage_volumes(self._storage_root),
+            pool.argv[len(pool.command):], sorted(inside), self._storage_root, devices,
         )  # fmt: skip
         return argv, containers.client_environment(inside, os.environ)
 
