@@ -6,9 +6,12 @@ container components of pipelines (`vtp.engine.task_containers`) and custom serv
 The engine is named by `VTP_CONTAINER_ENGINE` (`podman`, `docker`, with flags: `podman --runtime
 runc`); unset, nothing runs in a container and every task, replica and server is a host process
 (docs/containers.md). Variables reach a container by name only (`--env NAME`), so their values
-stay out of argv and `ps`.
+stay out of argv and `ps`; the service's token is never one of them (`client_environment`).
 """
 
+import base64
+import hashlib
+import hmac
 import re
 import shlex
 import subprocess
@@ -21,6 +24,13 @@ ENGINE_PREFIXES = ("CONTAINERS_", "CONTAINER_", "DOCKER_", "XDG_", "REGISTRY_AUT
 """The variables the engine's client reads (its configuration, socket, storage)."""
 
 PULL_TIMEOUT_SECONDS = 600.0
+
+TOKEN_VARIABLE = "VTP_LOCAL_TOKEN"
+"""The local service's bearer token in a process's environment (`vtp.vertex.local_auth`)."""
+WORKLOAD_PREFIX = "vtp-workload."
+"""How a workload credential begins (no token does: `token_urlsafe` makes no dot)."""
+HOST_CREDENTIAL_FILES = frozenset({"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"})
+"""Variables naming the service's token file on the host: a container never gets them."""
 
 
 def engine_from(environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -63,11 +73,29 @@ def run_argv(
 
 def client_environment(container: Mapping[str, str], service: Mapping[str, str]) -> dict[str, str]:
     """The engine client's environment: the container's variables (which `--env NAME` takes from
-    it), then the service's PATH, HOME and engine settings, which the client needs itself."""
+    it), then the service's PATH, HOME and engine settings, which the client needs itself.
+
+    The service's token never goes in: a container gets `workload_token` of it instead (the API,
+    as a Vertex replica's service account has Vertex's, without the console's sign-in), and no
+    path of the service's token file (`HOST_CREDENTIAL_FILES`)."""
     own = {
         k: v for k, v in service.items() if k in ("PATH", "HOME") or k.startswith(ENGINE_PREFIXES)
     }
-    return {**container, **own}
+    inside = {k: v for k, v in container.items() if k not in HOST_CREDENTIAL_FILES}
+    token = inside.get(TOKEN_VARIABLE, "")
+    if token and not token.startswith(WORKLOAD_PREFIX):
+        inside[TOKEN_VARIABLE] = workload_token(token)
+    return {**inside, **own}
+
+
+def workload_token(token: str) -> str:
+    """The credential a container the service runs gets instead of its `token`: the local
+    service takes it for the API as it takes the token (`vtp.vertex.local_auth.accepts`), but it
+    is not the token: no console sign-in code can be made from it (codes are keyed by the
+    token), and knowing it tells nothing of the token (an HMAC of it). New at every start, as
+    the token is."""
+    mac = hmac.new(token.encode(), b"vtp-workload-credential\0", hashlib.sha256).digest()
+    return WORKLOAD_PREFIX + base64.urlsafe_b64encode(mac).decode().rstrip("=")
 
 
 def container_name(*parts: str) -> str:

@@ -23,7 +23,6 @@ service's bearer token as `authorization` metadata, as the SDK's credentials sen
 """
 
 import functools
-import hmac
 import importlib
 import json
 import logging
@@ -41,6 +40,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from vtp.local.base.routing import Router
+from vtp.vertex import local_auth
 
 _log = logging.getLogger(__name__)
 
@@ -196,8 +196,8 @@ class _Handler(grpc.GenericRpcHandler):
     def _authenticate(self, context: grpc.ServicerContext) -> None:
         metadata = dict(context.invocation_metadata() or ())
         scheme, _, presented = str(metadata.get("authorization", "")).partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            presented.strip().encode(), self._token
+        if scheme.lower() != "bearer" or not local_auth.accepts(
+            self._token.decode(), presented.strip()
         ):
             context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,

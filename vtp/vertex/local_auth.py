@@ -16,6 +16,7 @@ reads the same file with `--access-token-file=<state-dir>/token`; the aiplatform
 `google.oauth2.credentials.Credentials(token)`.
 """
 
+import hmac
 import json
 import os
 import secrets
@@ -24,13 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from vtp import private_files
+from vtp import containers, private_files
 
 if TYPE_CHECKING:
     import requests
     from google.auth.credentials import Credentials as AuthCredentials
 
-TOKEN_ENV = "VTP_LOCAL_TOKEN"
+TOKEN_ENV = containers.TOKEN_VARIABLE
 """Environment variable carrying the token to processes a service starts."""
 
 RUNTIME_DIR_ENV = "VTP_RUNTIME_DIR"
@@ -51,6 +52,14 @@ def new_token(state_dir: Path) -> str:
     token = secrets.token_urlsafe(32)
     private_files.write_private(state_dir / TOKEN_FILE, token + "\n")
     return token
+
+
+def accepts(token: str, presented: str) -> bool:
+    """Whether `presented` is the service's `token` or the workload credential made from it,
+    which containers get instead (`vtp.containers.workload_token`), in constant time."""
+    workload = presented.startswith(containers.WORKLOAD_PREFIX)
+    wanted = containers.workload_token(token) if workload else token
+    return hmac.compare_digest(presented.encode(), wanted.encode())
 
 
 def publish(

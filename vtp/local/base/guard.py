@@ -5,8 +5,10 @@ The service runs commands from job specs by design, so only the user who started
 
 - Every request but `GET /healthz` and the console's static files carries
   `Authorization: Bearer <token>`, the token the service wrote to `<state-dir>/token` (mode 0600)
-  at start (`vtp.vertex.local_auth`). Nothing else is a credential: no cookie, no query
-  parameter. A browser sends a header only when a page's own script adds it, so no navigation,
+  at start (`vtp.vertex.local_auth`), or the workload credential derived from it that
+  containers get instead (`vtp.containers.workload_token`: the same API, but no console
+  sign-in can be made from it). Nothing else is a credential: no cookie, no query parameter. A
+  browser sends a header only when a page's own script adds it, so no navigation,
   form, frame or other site's page ever carries it, and cookies (which ignore ports) do not
   exist to be sent to another local port or replayed.
 - The console's static files (`/console/`, its `.html`, `.js` and `.css`: code, no data) are
@@ -23,13 +25,13 @@ The service runs commands from job specs by design, so only the user who started
   MAX_BODY_BYTES, and chunked bodies are refused, so no reader waits on a length it cannot trust.
 """
 
-import hmac
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from vtp import http_limits
 from vtp.http_limits import LOOPBACK_NAMES, MAX_BODY_BYTES, Headers
 from vtp.local.base import errors
+from vtp.vertex import local_auth
 
 MAX_MEDIA_BYTES = 64 << 30
 """Largest Cloud Storage upload request (streamed to a file, never held in memory)."""
@@ -95,9 +97,7 @@ class Guard:
 
     def _check_token(self, authorization: str) -> None:
         scheme, _, presented = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            presented.strip().encode(), self.token.encode()
-        ):
+        if scheme.lower() != "bearer" or not local_auth.accepts(self.token, presented.strip()):
             raise errors.ApiError(
                 errors.UNAUTHENTICATED,
                 "Request is missing the local service's bearer token. vtp commands find it "
