@@ -1,7 +1,7 @@
 """One process per accelerator: a pool's `acceleratorCount` (from CLUSTER_SPEC's job) decides
 how many trainer processes each replica runs, with torchrun's ranks; through the local service
-that runs accelerator pools on CPU (--ignore-accelerators), a 2-replica pool of 2 accelerators
-each is a 4-process FSDP job."""
+that runs accelerator pools on CPU (its default on a GPU-less machine), a 2-replica pool of 2
+accelerators each is a 4-process FSDP job."""
 
 import json
 
@@ -50,8 +50,8 @@ def test_accelerators_come_from_the_pool_of_this_replica():
 
 @pytest.fixture(scope="module")
 def cpu_service(tmp_path_factory):
-    """A local service that runs accelerator pools on CPU."""
-    service = LocalService(tmp_path_factory.mktemp("service"), *FAST_FLAGS, "--ignore-accelerators")
+    """A local service that runs accelerator pools on CPU (the default, --gpus none)."""
+    service = LocalService(tmp_path_factory.mktemp("service"), *FAST_FLAGS)
     yield service.start()
     service.stop()
 
