@@ -12,7 +12,8 @@ Exit statuses of `python -m trainer`, as Vertex sees them for the replica:
 
     0       training finished and the final model was written
     1       an error in training: an exception, a lost peer, a collective that timed out
-    2       bad flags, task or cluster environment; nothing was trained
+    2       bad flags, task or cluster environment (more processes than the node's GPUs);
+            nothing was trained
     143     stopped by SIGTERM (preemption) after saving a checkpoint; run again to resume
     128+N   a process of this node was killed by signal N (137: SIGKILL, e.g. out of memory)
 
