@@ -1,7 +1,7 @@
 """The shared PyTorch DDP trainer: `python -m trainer` runs in every Vertex AI worker replica.
 
     python -m trainer --learning_rate=0.01 --batch_size=128   # flags: Config fields, parameterIds
-    python -m trainer --nproc_per_node=2                      # DDP: 2 GPUs (NCCL), else 2 CPU processes
+    python -m trainer --nproc_per_node=2                      # DDP: 2 GPUs (NCCL), or 2 CPUs
     CUDA_VISIBLE_DEVICES= python -m trainer                   # on the CPU on any machine
 
 What it reads from the environment (all optional; see docs/vertex.md):
