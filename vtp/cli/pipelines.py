@@ -4,6 +4,7 @@ vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]'] [--
     [--experiment NAME]
 vtp run my_pipeline.py[:function] | package.module:function | my_pipeline.yaml
 vtp run my_components.py:component --param a=1
+vtp run --from-job JOB.json [--param name=value]   # a described PipelineJob, run again here
 vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
 
 `vtp run` compiles what it is given to a PipelineSpec, creates a pipeline job on the local
@@ -32,8 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "pipeline",
         metavar="PIPELINE",
+        nargs="?",
         help="train, tune, export, FILE.py[:function], package.module:function or FILE.yaml; "
         "the function may be a @dsl.component, run alone",
+    )
+    run.add_argument(
+        "--from-job",
+        type=Path,
+        metavar="JOB.json",
+        help="instead of PIPELINE: a PipelineJob as `PipelineJob.to_dict()` or the REST "
+        "resource describes it (a Vertex run, or a local one); its pipeline runs here with its "
+        "parameter values, --param overriding them; its gs:// inputs must exist locally",
     )
     add_param_flag(run)
     run.add_argument(
@@ -103,12 +113,18 @@ def _run(args: argparse.Namespace) -> int:
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize
 
-    try:
-        source = sources.load(args.pipeline)
-        spec = source.spec()
-    except sources.SourceError as exc:
-        raise UsageError(str(exc)) from None
-    arguments = run_params(spec, source.name, args.param, source.local_params)
+    if args.from_job:
+        spec, arguments = _described(args)
+        args.pipeline = str(args.from_job)
+    else:
+        if not args.pipeline:
+            raise UsageError("PIPELINE: name the pipeline to run, or give --from-job JOB.json")
+        try:
+            source = sources.load(args.pipeline)
+            spec = source.spec()
+        except sources.SourceError as exc:
+            raise UsageError(str(exc)) from None
+        arguments = run_params(spec, source.name, args.param, source.local_params)
     if args.experiment:
         try:
             job.check_experiment(args.experiment)
@@ -138,6 +154,30 @@ def _run(args: argparse.Namespace) -> int:
         write(sys.stderr, f"vtp: interrupted: {_what_stopped(result)}\n")
         return 130
     return 0 if result.succeeded else 1
+
+
+def _described(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The spec and arguments of the PipelineJob `--from-job` describes, --param over its
+    values; UsageError naming its inputs that local Cloud Storage lacks, before anything runs."""
+    from vtp.run import from_job, target
+
+    if args.pipeline:
+        raise UsageError(
+            "PIPELINE and --from-job: give one (the description holds the pipeline to run)"
+        )
+    try:
+        described = from_job.load(args.from_job)
+    except from_job.JobFileError as exc:
+        raise UsageError(f"--from-job: {exc}") from None
+    arguments = run_params(described.spec, described.name, args.param, described.values)
+    root = target.storage_root(args.state_dir)
+    missing = from_job.missing_inputs(described, arguments, root)
+    if missing:
+        raise UsageError(
+            f"--from-job: inputs missing from local Cloud Storage ({root}): "
+            f"{', '.join(missing)}; copy them there (gcloud storage cp) or replace them (--param)"
+        )
+    return described.spec, arguments
 
 
 def _what_stopped(result: Any) -> str:

@@ -84,6 +84,14 @@ def service_for(state_dir: Path) -> Iterator[Target]:
             owner.unlink(missing_ok=True)
 
 
+def storage_root(state_dir: Path) -> Path:
+    """Where `gs://` lives for a run in `state_dir`: the storage root of the `vtp local serve`
+    that holds it, else `<state_dir>/gcs`, the run's own service's."""
+    state_dir = state_dir.resolve()
+    serving = _served(state_dir)
+    return serving.storage_root if serving is not None else state_dir / "gcs"
+
+
 def _holder(state_dir: Path) -> Target:
     """The `vtp local serve` holding `state_dir`, once it has published its address."""
     deadline = time.monotonic() + PUBLISH_WAIT_SECONDS
