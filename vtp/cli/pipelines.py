@@ -112,10 +112,12 @@ def _run(args: argparse.Namespace) -> int:
     from vtp.run.follow import write
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize
+    from vtp.vertex import compiled
 
     if args.from_job:
         spec, arguments = _described(args)
         args.pipeline = str(args.from_job)
+        source = sources.Source(args.pipeline, lambda: None)  # a description has no platform spec
     else:
         if not args.pipeline:
             raise UsageError("PIPELINE: name the pipeline to run, or give --from-job JOB.json")
@@ -133,6 +135,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         vertex_tasks.check_runnable(spec)
     except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
+        raise UsageError(f"PIPELINE {args.pipeline!r}: {exc}") from None
+    try:  # the workspace its platform spec asks for, in the state directory
+        compiled.check_workspace(source.platform(), args.state_dir)
+    except ValueError as exc:
         raise UsageError(f"PIPELINE {args.pipeline!r}: {exc}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     try:

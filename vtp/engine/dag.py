@@ -74,7 +74,8 @@ class Seen:
 
 
 class Engine:
-    """Runs one pipeline spec under `pipeline_root` as run `run_id`."""
+    """Runs one pipeline spec under `pipeline_root` as run `run_id`; its tasks share the
+    folder `workspace` (KFP's workspace, `dsl.WORKSPACE_PATH_PLACEHOLDER`)."""
 
     def __init__(
         self,
@@ -84,8 +85,10 @@ class Engine:
         job_name: str,
         journal: Journal,
         cache: Cache | None,
+        workspace: str = "",
     ) -> None:
         self.spec, self.pipeline_root, self.run_id = spec, pipeline_root, run_id
+        self.workspace = workspace
         self.job_name, self.journal, self.cache = job_name, journal, cache
         self.cancelled = threading.Event()
         self.failures: list[str] = []
@@ -273,8 +276,9 @@ class Engine:
                 return Node("SUCCEEDED", _from_entry(component, entry))
         task_root = "/".join([self.pipeline_root.rstrip("/"), self.run_id, *path])
         names = executors.Names(
-            self.run_id, self.run_id, path[-1], _local(task_root), self.pipeline_root
-        )
+            self.run_id, self.run_id, path[-1], _local(task_root), self.pipeline_root,
+            self.workspace,
+        )  # fmt: skip
         node = self._with_retries(task, component, spec, inputs, names, path)
         if node.state == "FAILED" and self.cancelled.is_set():  # it ended on the cancel's signal
             return Node("CANCELLED", error="cancelled while it ran")

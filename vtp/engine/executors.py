@@ -54,6 +54,8 @@ class Names:
     task_name: str
     task_root: str
     pipeline_root: str
+    workspace: str = ""
+    """The run's workspace folder (KFP's `dsl.WORKSPACE_PATH_PLACEHOLDER`), "" for none."""
 
 
 def run_container(
@@ -78,9 +80,13 @@ def run_container(
         executor_input_utils.executor_input_to_dict(executor_input, component), arguments
     )
 
+    engine = containers.engine_from(os.environ)
+    in_image = task_containers.runs_in_image([*container.command, *container.args], engine)
+
     def resolved(parts: list[str]) -> list[str]:
         return vertex_tasks.resolve_command(
             parts,
+            workspace=task_containers.WORKSPACE_MOUNT if in_image else names.workspace,
             executor_input_dict=as_dict,
             pipeline_resource_name=names.pipeline_name,
             task_resource_name=names.task_name,
@@ -90,12 +96,12 @@ def run_container(
 
     spec_env = {e.name: e.value for e in container.env}
     os.makedirs(names.task_root, exist_ok=True)
-    engine = containers.engine_from(os.environ)
     process: AbstractContextManager[fork_tasks.ForkedTask | fork_tasks.FreshTask]
-    if task_containers.runs_in_image([*container.command, *container.args], engine):
+    if in_image:
         process = task_containers.task_process(
             engine, container.image, resolved(list(container.command)),
             resolved(list(container.args)), spec_env, names.task_root, names.task_name,
+            names.workspace,
         )  # fmt: skip
     else:
         command = resolved(this_python(list(container.command)) + list(container.args))

@@ -26,6 +26,8 @@ from vtp.engine.fork_tasks import FreshTask
 from vtp.engine.vertex_tasks import EXECUTOR_MODULE, is_gcpc_launcher
 
 GCS_MOUNT = storage.FUSE_ROOT
+WORKSPACE_MOUNT = "/kfp-workspace"
+"""Where the run's workspace is inside a task's container, as on KFP (`dsl_constants`)."""
 
 
 def runs_in_image(command: Sequence[str], engine: Sequence[str]) -> bool:
@@ -54,6 +56,7 @@ def task_process(
     spec_env: Mapping[str, str],
     task_root: str,
     task_name: str,
+    workspace: str = "",
 ) -> Iterator[FreshTask]:
     """Run a container component's resolved `command` and `args` in `image` as a process whose
     lines and status `executors` reads like any task's; the container is gone afterwards."""
@@ -62,6 +65,8 @@ def task_process(
     local = Path(task_root).resolve()
     if not local.is_relative_to(root):  # a plain-folder pipeline root: the same path inside
         volumes.append((str(local), str(local)))
+    if workspace:  # the run's workspace, at KFP's mount path
+        volumes.append((str(Path(workspace).resolve()), WORKSPACE_MOUNT))
     name = containers.container_name("task", task_name, secrets.token_hex(4))
     inside = {**spec_env, storage.GCS_ROOT_ENV: GCS_MOUNT}
     argv = containers.run_argv(

@@ -148,16 +148,28 @@ def _with_escapes(values: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
-def resolve_command(full_command: list[str], **kwargs: Any) -> list[str]:
-    """kfp.local's `replace_placeholders` (same arguments) with Vertex's placeholders too."""
+def resolve_command(full_command: list[str], workspace: str = "", **kwargs: Any) -> list[str]:
+    """kfp.local's `replace_placeholders` (same arguments) with Vertex's placeholders too, and
+    KFP's workspace (`{{$.workspace_path}}`, or its mount path `/kfp-workspace` written out) as
+    `workspace`, the run's shared folder."""
     from kfp.local import placeholder_utils
 
-    return _replace_placeholders(placeholder_utils.replace_placeholders, full_command, **kwargs)
+    return _replace_placeholders(
+        placeholder_utils.replace_placeholders, full_command, workspace, **kwargs
+    )
 
 
-def _replace_placeholders(original: Any, full_command: list[str], **kwargs: Any) -> list[str]:
+WORKSPACE_PLACEHOLDERS = ("{{$.workspace_path}}", "/kfp-workspace")
+"""KFP's workspace placeholder (`dsl.WORKSPACE_PATH_PLACEHOLDER`) and its mount path."""
+
+
+def _replace_placeholders(
+    original: Any, full_command: list[str], workspace: str = "", **kwargs: Any
+) -> list[str]:
     executor_input = _integral_numbers(kwargs["executor_input_dict"])
     values = _with_escapes(vertex_values(kwargs["unique_pipeline_id"]))
+    if workspace:
+        values.update(dict.fromkeys(WORKSPACE_PLACEHOLDERS, workspace))
     kwargs["executor_input_dict"] = _substitute(executor_input, values)
     # kfp.local refuses `{{$.json_escape[N]}}`: hide it from kfp.local, put the value in after.
     hidden = {

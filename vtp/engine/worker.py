@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from vtp.engine.dag import Engine
 
 REQUEST, RESULT, STARTED = "request.json", "result.json", "started"
+WORKSPACE = "workspace"
+"""The run's workspace, `RUN_DIR/workspace`: the folder KFP gives a run's tasks to share
+(`dsl.WORKSPACE_PATH_PLACEHOLDER`; mounted at /kfp-workspace in a task's container)."""
 _engine: "Engine | None" = None
 
 
@@ -52,6 +55,8 @@ def run(run_dir: Path) -> dict[str, Any]:
     project = os.environ.get(vertex_tasks.PROJECT_ENV) or "local"
     location = os.environ.get(vertex_tasks.LOCATION_ENV) or "us-central1"
     job_name = f"projects/{project}/locations/{location}/pipelineJobs/{run_dir.name}"
+    workspace = run_dir / WORKSPACE
+    workspace.mkdir(exist_ok=True)
     _engine = Engine(
         spec,
         asked["pipelineRoot"],
@@ -59,6 +64,7 @@ def run(run_dir: Path) -> dict[str, Any]:
         job_name,
         Journal(run_dir),
         Cache(Path(cache_dir)) if caching else None,
+        str(workspace.resolve()),
     )
     (run_dir / STARTED).touch()
     with fork_tasks.serving():

@@ -65,6 +65,14 @@ class Source:
 
         return json_format.MessageToDict(self.pipeline.pipeline_spec)
 
+    def platform(self) -> dict[str, Any]:
+        """The pipeline's platform spec as a dict (what kfp writes as a compiled file's second
+        document: a workspace, Kubernetes settings), empty when it has none."""
+        from google.protobuf import json_format
+
+        found = getattr(self.pipeline, "platform_spec", None)
+        return json_format.MessageToDict(found) if found is not None else {}
+
 
 def load(ref: str) -> Source:
     """The pipeline `ref` names (see the module docstring); SourceError otherwise."""

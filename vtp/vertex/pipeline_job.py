@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from vtp.vertex import compiled
 from vtp.vertex.endpoint import api_endpoint
 
 LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
@@ -57,13 +56,20 @@ def template_path(pipeline: str) -> Path:
 
 def load_template(path: Path) -> dict[str, Any]:
     """The compiled pipeline spec; SubmitError when the file is not one."""
+    return load_documents(path)[0]
+
+
+def load_documents(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The compiled pipeline spec and its platform spec (empty when the file has none: kfp
+    writes one only for a pipeline with a workspace or Kubernetes settings); SubmitError when
+    the file is not a compiled pipeline."""
     try:
-        spec = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise SubmitError(f"PIPELINE: {path} is not YAML or JSON: {exc}") from None
-    if not isinstance(spec, dict) or "root" not in spec or "pipelineInfo" not in spec:
+        spec, platform = compiled.documents(path.read_text(), str(path))
+    except ValueError as exc:
+        raise SubmitError(f"PIPELINE: {exc}") from None
+    if "root" not in spec or "pipelineInfo" not in spec:
         raise SubmitError(f"PIPELINE: {path} is not a compiled pipeline (no root/pipelineInfo)")
-    return spec
+    return spec, platform
 
 
 def parameters(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -187,14 +193,41 @@ class Checked:
     template: Path
     display_name: str
     values: dict[str, Any]
+    spec: dict[str, Any] = field(default_factory=dict)
+    """The pipeline document of `template` (the SDK is given it alone)."""
 
 
 def check(sub: Submission, template: Path) -> Checked:
     """Check every flag of `sub` against Vertex's rules and compiled pipeline `template`."""
-    spec = load_template(template)
+    spec, platform = load_documents(template)
     check_target(sub)
+    check_workspace(sub, platform)
     values = parameter_values(sub, parameters(spec))
-    return Checked(sub, template, sub.display_name or spec["pipelineInfo"]["name"], values)
+    name = sub.display_name or spec["pipelineInfo"]["name"]
+    return Checked(sub, template, name, values, spec)
+
+
+def check_workspace(sub: Submission, platform: dict[str, Any]) -> None:
+    """SubmitError when the pipeline's workspace (its platform spec's) cannot be had: Vertex
+    AI Pipelines gives runs none, and a local service's disk must have room for it."""
+    from vtp.vertex import local_auth
+    from vtp.vertex.endpoint import local_endpoint
+
+    try:
+        if compiled.workspace_size(platform) is None:
+            return
+        if not sub.local:
+            raise SubmitError(
+                f"PIPELINE: {sub.pipeline} uses a KFP workspace (dsl.PipelineConfig's "
+                "workspace, in its platform spec), which Vertex AI Pipelines does not give a "
+                "run; run it locally (`vtp run`, or `vtp submit --local`)"
+            )
+        served = local_auth.published(local_endpoint()) or {}
+        compiled.check_workspace(platform, Path(served.get("state_dir") or Path.cwd()))
+    except ValueError as exc:
+        if isinstance(exc, SubmitError):
+            raise
+        raise SubmitError(f"PIPELINE: {exc}") from None
 
 
 def pipeline_job(checked: Checked, credentials: Any = None) -> Any:
@@ -204,7 +237,7 @@ def pipeline_job(checked: Checked, credentials: Any = None) -> Any:
     sub = checked.sub
     job = aiplatform.PipelineJob(
         display_name=checked.display_name,
-        template_path=str(checked.template),
+        template_path=str(compiled.pipeline_only(checked.template, checked.spec)),
         pipeline_root=sub.pipeline_root,
         parameter_values=checked.values,
         enable_caching=sub.enable_caching,
