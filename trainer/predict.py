@@ -4,10 +4,13 @@ What `python -m trainer.serve` answers with (see trainer.serve for the HTTP side
 
     body         {"instances": [instance, ...], "parameters": {}}   (the model takes no parameters)
     instance     one input without its batch dimension: export.json `inputs[0].shape[1:]`
-    prediction   {"label": "7", "index": 7, "probabilities": [p0, p1, ...]}
+    prediction   {"label": "7", "index": 7, "probabilities": [p0, p1, ...]}   (a classifier)
+                 151.2                                                     (a regression)
 
-Per instance, `index` is the most probable class, `label` its name (export.json `labels`) and
-`probabilities` the softmax of the logits, in label order. The instances of one request go
+Per instance of a classifier, `index` is the most probable class, `label` its name (export.json
+`labels`) and `probabilities` the softmax of the logits, in label order. A task that says what
+its outputs mean (its own `predictions`, trainer.tasks; the diabetes task's is the predicted
+progression in the target's own units) answers with that instead. The instances of one request go
 through one forward pass of the model (rebuilt by its task, weights from model.pt loaded with
 `weights_only=True`; model.pt2 is never unpickled here), under `torch.inference_mode`.
 
@@ -30,6 +33,7 @@ from typing import Any
 import torch
 
 from trainer.export import CONFIG_FILE, FORMAT, METADATA_FILE, MODEL_FILE, load_model
+from trainer.tasks import Predictions, load_task, task_predictions
 from vtp import storage
 
 _TOKEN_URL = (
@@ -49,8 +53,15 @@ class BadRequest(ValueError):
 class Predictor:
     """The exported program and its export.json: request bodies in, predictions out."""
 
-    def __init__(self, program: torch.nn.Module, metadata: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        program: torch.nn.Module,
+        metadata: Mapping[str, Any],
+        answers: Predictions | None = None,
+    ) -> None:
         self.program = program
+        self.answers = answers
+        """The task's own `predictions`; None: a classifier's answer."""
         (spec,) = metadata["inputs"]
         self.input = f"{spec['name']!r} of shape {json.dumps(spec['shape'])}, {spec['dtype']}"
         self.instance_shape: list[int | None] = spec["shape"][1:]
@@ -73,16 +84,20 @@ class Predictor:
         if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
             raise ModelError(f"{directory / METADATA_FILE}: format is not {FORMAT!r}")
         try:
-            model, _ = load_model(directory, allowed)
+            model, config = load_model(directory, allowed)
         except Exception as exc:  # missing files, a refused pickle, weights of another shape
             raise ModelError(f"cannot load the model in {directory}: {exc}") from exc
-        return cls(model.eval(), metadata)
+        # Imported already by load_model, once `allowed` had seen its name.
+        return cls(model.eval(), metadata, task_predictions(load_task(config.task)))
 
-    def predict(self, body: Any) -> list[dict[str, Any]]:
+    def predict(self, body: Any) -> list[Any]:
         """One prediction per instance of a request body (parsed JSON); BadRequest if malformed."""
         batch = self.batch(instances(body))
         with torch.inference_mode():
-            probabilities = torch.softmax(self.program(batch).float(), dim=1)
+            outputs = self.program(batch).float()
+        if self.answers is not None:
+            return list(self.answers(outputs))
+        probabilities = torch.softmax(outputs, dim=1)
         indices = probabilities.argmax(dim=1).tolist()
         return [
             {"label": self.label(index), "index": index, "probabilities": row}

@@ -23,6 +23,9 @@ For the digits task (64 pixels in, 10 classes out):
     200  {"predictions": [{"label": "7", "index": 7, "probabilities": [10 floats]}, ...]}
     400  {"error": "instances[2] has shape [63]; each instance must have shape [64] ..."}
 
+A task with its own `predictions` (trainer.tasks) answers with them: the diabetes regression's
+are numbers, `{"predictions": [151.2, 87.9]}`.
+
 The directory is export_model's (trainer.export); trainer.predict documents the predictions and
 how the directory is found. Nothing in it chooses code: config.json's `task` must be one of the
 trainer's own tasks or a module listed in VTP_SERVING_MODULES (trainer.tasks.serving_tasks), or

@@ -16,7 +16,7 @@ A task is a module named by `--task` (default `trainer.tasks.digits`) with three
         `target` is a class index. The trainer shards them across processes (DistributedSampler,
         reshuffled every epoch) and batches them; the loss is cross-entropy.
 
-A task may also bring its own flags, loss and metrics (each optional; docs/tasks.md):
+A task may also bring its own flags, loss, metrics and predictions (each optional; docs/tasks.md):
 
     @dataclass(frozen=True)
     class Flags:
@@ -34,6 +34,11 @@ A task may also bring its own flags, loss and metrics (each optional; docs/tasks
         default accuracy and a confusion matrix. Declared with their goals in
         `GOALS = {"rmse": "MINIMIZE"}`; `loss` is always reported, MINIMIZE. Any of them can be
         the tuning metric (`--hypertune_metric`, default the first in GOALS).
+
+    def predictions(outputs: Tensor) -> list[Any]
+        What serving answers for a batch of the model's outputs, one JSON value per instance;
+        default a classifier's `{"label", "index", "probabilities"}` (trainer.predict). A
+        regression answers its number.
 
 That is all: no base class to inherit. For resumed runs to be bit-identical to uninterrupted
 ones, any randomness inside `__getitem__` (augmentation) should derive from the index.
@@ -63,6 +68,7 @@ CLASSIFICATION_GOALS: Mapping[str, str] = {"accuracy": "MAXIMIZE", "loss": "MINI
 """What a task without its own `metrics` reports: accuracy (and a confusion matrix) and loss."""
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 Metrics = Callable[[torch.Tensor, torch.Tensor], Mapping[str, float]]
+Predictions = Callable[[torch.Tensor], list[Any]]
 SERVING_MODULES_ENV = "VTP_SERVING_MODULES"
 """Comma-separated task modules that serving may import besides the built-in tasks."""
 
@@ -152,6 +158,12 @@ def loss_function(task: object) -> Loss:
 def metrics_function(task: object) -> Metrics | None:
     """The task's own `metrics`, or None for the built-in classification metrics."""
     own = getattr(task, "metrics", None)
+    return own if callable(own) else None
+
+
+def task_predictions(task: object) -> Predictions | None:
+    """The task's own `predictions` (what serving answers), or None for a classifier's."""
+    own = getattr(task, "predictions", None)
     return own if callable(own) else None
 
 

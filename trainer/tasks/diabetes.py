@@ -1,8 +1,9 @@
 """Example regression task: scikit-learn's diabetes data (442 patients, 10 features), no download.
 
 The task to copy for a model of your own that is not a classifier: it declares its own flag
-(`--num_layers`, also a tuning parameterId), its own loss (mean squared error) and its own
-metrics (`rmse` and `r2`, with their goals), beside the three functions every task has.
+(`--num_layers`, also a tuning parameterId), its own loss (mean squared error), its own
+metrics (`rmse` and `r2`, with their goals) and what serving answers (`predictions`: the
+predicted progression, a number), beside the three functions every task has.
 
     python -m trainer --task=trainer.tasks.diabetes --num_layers=3 --hypertune_metric=rmse
 
@@ -92,6 +93,12 @@ def metrics(outputs: torch.Tensor, targets: torch.Tensor) -> Mapping[str, float]
         "rmse": math.sqrt(squared / len(targets)) * target_scale()[1],
         "r2": 1.0 - squared / spread if spread else 0.0,
     }
+
+
+def predictions(outputs: torch.Tensor) -> list[float]:
+    """What serving answers: each patient's predicted progression, in the target's own units."""
+    mean, deviation = target_scale()
+    return (outputs[:, 0] * deviation + mean).tolist()
 
 
 @cache
