@@ -3,6 +3,7 @@
     vtp submit train|FILE.py[:function]|FILE.yaml --project P --region us-central1 \\
         --pipeline-root gs://B/root --param output_root=gs://B/train [--service-account SA] \\
         [--dry-run | --local] [--wait]
+    vtp submit --local --from-job JOB.json [--param NAME=VALUE] [--wait]
 
 The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yaml, ...)` builds;
 `--dry-run` prints it (REST JSON) and sends nothing. The pipeline's `project` and `location`
@@ -15,6 +16,8 @@ runs `vtp run`'s jobs; there `--project`, `--region` and `--pipeline-root` have 
 `--wait` prints the run's log as `vtp run` does. `--[no-]enable-caching` sets every task's
 `cachingOptions.enableCache` through the SDK (`vtp run --[no-]cache` applies the same function).
 Unlike `PipelineJob.submit`, nothing creates the `--pipeline-root` bucket: it must exist.
+`--from-job` submits, to the local service, the pipeline a PipelineJob description holds, with
+its parameter values under `--param` (`vtp.run.from_job`, as `vtp run --from-job`).
 """
 
 import argparse
@@ -44,8 +47,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "pipeline",
         metavar="PIPELINE",
+        nargs="?",
         help="train, tune, export, FILE.py[:function], package.module:function (compiled as "
         "`vtp run` compiles them), or a compiled .yaml/.json file",
+    )
+    parser.add_argument(
+        "--from-job",
+        type=Path,
+        metavar="JOB.json",
+        help="with --local, instead of PIPELINE: the pipeline and parameter values of a "
+        "described PipelineJob (`PipelineJob.to_dict()`, the REST resource), --param over them",
     )
     add_pipeline_job_flags(parser)
     parser.add_argument(
@@ -96,7 +107,7 @@ def submission(args: argparse.Namespace) -> Any:
         raise UsageError(str(exc)) from None
     return Submission(
         pipeline=args.pipeline,
-        local_params=_catalog_params(args.pipeline),
+        local_params=getattr(args, "described_values", None) or _catalog_params(args.pipeline),
         project=target.project(args),
         region=target.region(args),
         pipeline_root=args.pipeline_root or LOCAL_PIPELINE_ROOT,
@@ -248,6 +259,10 @@ def _submit(args: argparse.Namespace) -> int:
 
     from vtp.vertex.pipeline_job import request_body
 
+    if getattr(args, "from_job", None):
+        _use_description(args)
+    elif not args.pipeline:
+        raise UsageError("PIPELINE: name the pipeline to submit, or --local --from-job JOB.json")
     job = build_job(args)
     if args.dry_run:
         print(json.dumps(request_body(job._gca_resource), indent=2))
@@ -262,6 +277,44 @@ def _submit(args: argparse.Namespace) -> int:
     print(f"PipelineJob [{created.name}] is submitted successfully.", file=sys.stderr)
     print(created.name, flush=True)
     return _follow(args, client, created.name) if args.wait else 0
+
+
+def _use_description(args: argparse.Namespace) -> None:
+    """Make `args` submit what `--from-job` describes: its spec as the template, its values as
+    the defaults of --param; UsageError naming inputs the local storage root lacks."""
+    import tempfile
+
+    from vtp.run import from_job
+    from vtp.vertex.endpoint import local_endpoint
+    from vtp.vertex.local_auth import published
+    from vtp.vertex.pipeline_job import SubmitError, parameters, parse_param_flags, typed_values
+
+    if not args.local:
+        raise UsageError("--from-job runs a described job on the local service: add --local")
+    if args.pipeline:
+        raise UsageError("PIPELINE and --from-job: give one (the description holds the pipeline)")
+    try:
+        described = from_job.load(args.from_job)
+    except from_job.JobFileError as exc:
+        raise UsageError(f"--from-job: {exc}") from None
+    declared = parameters(described.spec)
+    try:
+        given = typed_values(described.name, parse_param_flags(args.param), declared)
+    except SubmitError as exc:
+        raise UsageError(str(exc)) from None
+    info = published(local_endpoint())
+    if info and info.get("storage_root"):
+        root = Path(info["storage_root"])
+        missing = from_job.missing_inputs(described, {**described.values, **given}, root)
+        if missing:
+            raise UsageError(
+                f"--from-job: inputs missing from local Cloud Storage ({root}): "
+                f"{', '.join(missing)}; copy them there (gcloud storage cp) or replace them "
+                "(--param)"
+            )
+    template = Path(tempfile.mkdtemp(prefix="vtp-submit-")) / "pipeline.json"
+    template.write_text(json.dumps(described.spec))
+    args.pipeline, args.described_values = str(template), described.values
 
 
 def _follow(args: argparse.Namespace, client: Any, name: str) -> int:

@@ -1,6 +1,7 @@
 """`vtp run --from-job`: a pipeline run, as the local service describes it, runs again in
 another state directory with the same parameters (one overridden); inputs it lacks are named
-in one line before anything runs. The described run is made by the team's own code through the
+in one line before anything runs. `vtp submit --local --from-job` submits it again to the
+service it came from. The described run is made by the team's own code through the
 aiplatform SDK, against the `local_vertex` service (vtp.testing)."""
 
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 import requests
 from google.cloud import aiplatform, storage
 
-PIPELINE = '''
+PIPELINE = """
 from kfp import compiler, dsl
 
 
@@ -30,7 +31,7 @@ def replayed(count: int, data: str, output_root: str):
 
 if __name__ == "__main__":
     compiler.Compiler().compile(replayed, "replayed.yaml")
-'''
+"""
 DATA = "gs://team-data/train.csv"
 
 
@@ -71,3 +72,15 @@ def test_a_described_local_run_replays_with_an_override(local_vertex, tmp_path: 
     replayed = vtp_run(tmp_path, "--from-job", "job.json", "--param", "count=5")
     assert replayed.returncode == 0, replayed.stdout[-3000:] + replayed.stderr[-3000:]
     assert f"made 5 from {DATA}" in replayed.stdout, replayed.stdout[-3000:]
+
+    submitted = subprocess.run(
+        [sys.executable, "-m", "vtp", "submit", "--local", "--from-job", "job.json",
+         "--param", "count=4", "--wait"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    first, again = local_vertex.pipeline_runs()
+    assert dict(again.runtime_config.parameter_values) == {
+        **dict(first.runtime_config.parameter_values),
+        "count": 4,
+    }
