@@ -115,3 +115,12 @@ def test_gcloud_shows_the_services_error_for_an_unknown_config_field(gcloud, tmp
                     check=False)  # fmt: skip
     assert result.returncode != 0
     assert "INVALID_ARGUMENT" in result.stderr and "enableWebAccessX" in result.stderr
+
+
+def test_gcloud_shows_how_to_run_a_foreign_image_that_has_no_command(gcloud):
+    result = gcloud("ai", "custom-jobs", "create", "--display-name=foreign",
+                    "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=python:3.11",
+                    check=False)  # fmt: skip
+    assert result.returncode != 0
+    assert "'python:3.11' is not this project's image and no command is given" in result.stderr
+    assert "VTP_CONTAINER_ENGINE=podman" in result.stderr

@@ -29,7 +29,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
 from vtp.local.base import errors
-from vtp.local.base.config import PROJECT_IMAGE_NAMES
+from vtp.local.base.config import CONTAINER_ENGINE_ENV, PROJECT_IMAGE_NAMES
 from vtp.local.runtime.cluster import replica_name
 from vtp.vertex import pool_rules
 from vtp.vertex.protodict import SpecError
@@ -188,8 +188,9 @@ def container_command(
     if not chosen:
         raise errors.failed_precondition(
             f"{where}: image {image_uri!r} is not this project's image and no command is given; "
-            "the local service runs containers as host processes, so it needs "
-            "containerSpec.command (or add the image with --project-image / VTP_PROJECT_IMAGE "
-            "if it is built from this project)."
+            "without a container engine the local service runs containers as host processes, "
+            f"so it needs containerSpec.command. Set {CONTAINER_ENGINE_ENV}=podman (or docker) "
+            "where the service starts to run the image itself, or add the image with "
+            "--project-image / VTP_PROJECT_IMAGE if it is built from this project."
         )
     return host_command(chosen + list(args))
