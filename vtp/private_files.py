@@ -119,18 +119,19 @@ def _check_chain(absolute: Path, exempt_last: bool, links: int, asked: Path) -> 
     for index in range(1, len(parts) + 1):
         current = Path(*parts[:index])
         last = index == len(parts)
+        named = str(current) if current == Path(os.path.abspath(asked)) else f"{asked}: {current}"
         try:
             info = os.lstat(current)
         except FileNotFoundError:
             return  # the rest does not exist yet: we create it, in a folder checked above
         if info.st_uid not in (me, 0):
             raise UnsafePath(
-                f"{asked}: {current} belongs to another user (uid {info.st_uid}), who could "
+                f"{named} belongs to another user (uid {info.st_uid}), who could "
                 "read or replace what is written there; choose a folder of your own"
             )
         if stat.S_ISLNK(info.st_mode):
             if links >= _MAX_LINKS:
-                raise UnsafePath(f"{asked}: too many symbolic links")
+                raise UnsafePath(f"{named}: too many symbolic links")
             target = Path(os.path.abspath(current.parent / os.readlink(current)))
             _check_chain(target, exempt_last and last, links + 1, asked)
             continue
@@ -142,6 +143,6 @@ def _check_chain(absolute: Path, exempt_last: bool, links: int, asked: Path) -> 
             and not (last and exempt_last)
         ):
             raise UnsafePath(
-                f"{asked}: {current} is writable by other users without the sticky bit, so "
+                f"{named} is writable by other users without the sticky bit, so "
                 "they could replace what is in it; choose a folder only you can write"
             )
