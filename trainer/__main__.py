@@ -2,6 +2,10 @@
 
 Flags are the fields of trainer.config.Config (`--help` lists them); exit statuses are listed in
 trainer.launch.
+
+Flags are read before PyTorch is imported (`--help` and a bad flag answer at once); as a command,
+the trainer then says what it is doing, since importing PyTorch and meeting the job's other
+processes take seconds in which a replica would otherwise be silent.
 """
 
 import os
@@ -9,13 +13,20 @@ import sys
 from collections.abc import Sequence
 
 from trainer.config import parse_args
-from trainer.launch import EXIT_USAGE, launch, plan
 
 
-def main(argv: Sequence[str] | None = None, gpus: int | None = None) -> int:
+def main(argv: Sequence[str] | None = None, gpus: int | None = None, announce: bool = False) -> int:
     """Parse flags, check the cluster, GPUs and task, and run this node's processes. `gpus`:
-    the GPUs this node sees, default the visible ones (a caller may say how many)."""
+    the GPUs this node sees, default the visible ones (a caller may say how many); `announce`:
+    print a first line before the imports."""
     config = parse_args(argv)
+    if announce:
+        peers = os.environ.get("CLUSTER_SPEC") or os.environ.get("MASTER_ADDR")
+        then = "meeting the job's other nodes" if peers else "training"
+        print(f"trainer: starting {config.task}: importing PyTorch and the task, then {then}",
+              flush=True)  # fmt: skip
+    from trainer.launch import EXIT_USAGE, launch, plan
+
     try:
         nodes, nproc = plan(config, os.environ, gpus)
     except ValueError as exc:
@@ -25,4 +36,4 @@ def main(argv: Sequence[str] | None = None, gpus: int | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(announce=True))

@@ -235,6 +235,8 @@ def init(placement: Placement, timeout_s: int) -> Runtime:
                       verbose=runtime.is_main)  # fmt: skip
     if runtime.world_size > 1:
         nodes, timeout = placement.nodes, datetime.timedelta(seconds=timeout_s)
+        log.info("waiting for %d processes at %s:%d", runtime.world_size, nodes.master_addr,
+                 nodes.master_port)  # fmt: skip
         # The TCP store retries until `timeout`, so peers may start in any order; the same timeout
         # bounds every collective, so a hung peer fails the job instead of stalling it forever.
         runtime.store = dist.TCPStore(

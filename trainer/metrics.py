@@ -12,7 +12,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from trainer import export
 from trainer.config import Config
 
 log = logging.getLogger("trainer")
@@ -69,6 +68,8 @@ class Reporter:
         """Write the trained model, its config and its final evaluation to `model_dir`."""
         if not self.enabled:
             return
+        from trainer import export  # torch.export: imported by the main process, at the end only
+
         export.write_model_dir(model_dir, model_state, config, result)
         log.info("wrote model to %s", model_dir)
 

@@ -6,6 +6,7 @@ continues bit for bit where the saved one was, and the global batch splits acros
 without changing the mathematics (gradients are averaged by DDP).
 """
 
+import contextlib
 import itertools
 import logging
 import math
@@ -20,7 +21,6 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from trainer import fsdp
 from trainer.checkpoint import (
     Checkpointer,
     Loaded,
@@ -109,7 +109,7 @@ class Training:
 
     def evaluate(self) -> dict[str, Any]:
         """Evaluate `net` on the evaluation set now, and report it."""
-        with fsdp.gathered(self.net):  # processes may run different numbers of batches
+        with _gathered(self.config, self.net):  # processes may run different numbers of batches
             result = self._evaluate()
         self.reporter.evaluation(self.step, result)
         return result
@@ -161,6 +161,8 @@ def build(config: Config, runtime: Runtime) -> Training:
     seed_everything(config.seed)
     net = task.build_model(config).to(runtime.device)
     if config.strategy == "fsdp":
+        from trainer import fsdp
+
         fsdp.shard(net, config, runtime)  # before the optimizer: it holds the shards
     train_set, eval_set = task.build_datasets(config)
     examples = dataset_size(train_set)
@@ -179,6 +181,8 @@ def build(config: Config, runtime: Runtime) -> Training:
     # Only the main process writes; the others run the same code with silent writers.
     checkpointer = Checkpointer(dirs.checkpoints, config.keep_checkpoints, runtime.is_main)
     if config.strategy == "fsdp":  # sharded checkpoints, written by every process
+        from trainer import fsdp
+
         checkpointer = fsdp.ShardedCheckpointer(
             dirs.checkpoints, config.keep_checkpoints, runtime, net, optimizer
         )
@@ -281,7 +285,8 @@ def finish(t: Training, ending: Ending) -> Result:
     t.checkpointer.close()
     if not ending.preempted:
         final = {**(metrics or {}), "step": t.step}
-        t.reporter.final_model(t.model_dir, fsdp.full_model_state(t.net), t.config, final)
+        state = _full_model_state(t.config, t.net)
+        t.reporter.final_model(t.model_dir, state, t.config, final)
     t.reporter.close()
     t.runtime.barrier()  # nobody exits before the main process has written everything
     ending.stop.close()  # only now: a SIGTERM after the loop must not cut the writes short
@@ -294,6 +299,26 @@ def finish(t: Training, ending: Ending) -> Result:
         else 0.0,
         metrics=None if ending.preempted else metrics,
     )
+
+
+def _gathered(config: Config, net: nn.Module) -> contextlib.AbstractContextManager[None]:
+    """`fsdp.gathered(net)` under --strategy=fsdp, else nothing to gather. trainer.fsdp is
+    imported only for that strategy: FSDP and torch.distributed.checkpoint take seconds to
+    import, in every replica before its first step."""
+    if config.strategy != "fsdp":
+        return contextlib.nullcontext()
+    from trainer import fsdp
+
+    return fsdp.gathered(net)
+
+
+def _full_model_state(config: Config, net: nn.Module) -> dict[str, Any]:
+    """The whole model's state dict: `fsdp.full_model_state` under --strategy=fsdp."""
+    if config.strategy != "fsdp":
+        return net.state_dict()
+    from trainer import fsdp
+
+    return fsdp.full_model_state(net)
 
 
 def restore(
@@ -312,7 +337,11 @@ def restore(
     sharding); the rest is applied alike.
     """
     sharded = config.strategy == "fsdp"
-    load = fsdp.load_sharded if sharded else _load_replicated
+    load = _load_replicated
+    if sharded:
+        from trainer import fsdp
+
+        load = fsdp.load_sharded
     loaded = load(runtime, checkpointer.directory, net, optimizer)
     if loaded is None:
         log.info("no valid checkpoint in %s: starting fresh", checkpointer.directory)
