@@ -207,7 +207,7 @@ def _preempt(args: argparse.Namespace) -> int:
         raise UsageError(
             f"JOB must be a job ID or projects/P/locations/L/customJobs/ID, got {args.job!r}"
         )
-    endpoint = local_clients.service_url(args.endpoint)
+    endpoint = local_clients.service_url(args.endpoint, args.state_dir)
     body: dict[str, object] = {"replica": args.replica}
     if grace is not None:
         body["gracePeriod"] = f"{grace:g}s"

@@ -5,7 +5,8 @@
     vtp local console [--open]             # a browser: a new one-time sign-in address
 
 All find the service by its URL (`--endpoint`, else $VTP_LOCAL_ENDPOINT, else the default
-port) and its runtime file (`vtp.vertex.local_auth`). env and exec also give gcloud a project
+port), or by the state directory it holds (`--state-dir`, as `vtp local serve` and `vtp run`
+take it), and its runtime file (`vtp.vertex.local_auth`). env and exec also give gcloud a project
 (`CLOUDSDK_CORE_PROJECT`, see `gcloud_settings`), so the follow-up commands gcloud prints itself
 (`gcloud ai custom-jobs stream-logs ...`) run as printed. Not a command group: `local.py` adds them.
 """
@@ -14,6 +15,7 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from vtp.cli import UsageError
 from vtp.cli.target import LOCAL_PROJECT, PROJECT_ENVS
@@ -24,12 +26,17 @@ from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV as ENDPOINT_ENV
 def client_command(
     commands: argparse._SubParsersAction, name: str, help: str, description: str = ""
 ) -> argparse.ArgumentParser:
-    """Add `local NAME`, a command that talks to a running service: it takes `--endpoint`."""
+    """Add `local NAME`, a command that talks to a running service: it takes `--endpoint` or
+    `--state-dir`."""
     parser = commands.add_parser(
         name, help=help, description=description or None, allow_abbrev=False
     )
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--endpoint", help=f"service URL (default ${ENDPOINT_ENV} or {DEFAULT_LOCAL_ENDPOINT})"
+    )
+    where.add_argument(
+        "--state-dir", help="the state directory of the `vtp local serve` to talk to, instead"
     )
     return parser
 
@@ -56,7 +63,7 @@ def _exec(args: argparse.Namespace) -> int:
         raise UsageError(
             "CMD: give the command to run after --, e.g. vtp local exec -- python x.py"
         )
-    url = service_url(args.endpoint)
+    url = service_url(args.endpoint, args.state_dir)
     info = published(url)
     if info is None:
         raise UsageError(f"no running local service published for {url}; start `vtp local serve`")
@@ -84,10 +91,21 @@ def gcloud_settings(environ: Mapping[str, str]) -> dict[str, str]:
     return {"CLOUDSDK_CORE_PROJECT": project}
 
 
-def service_url(endpoint: str | None) -> str:
-    """--endpoint, else $VTP_LOCAL_ENDPOINT, else the default port; UsageError if malformed."""
+def service_url(endpoint: str | None, state_dir: str | None = None) -> str:
+    """The URL of the `vtp local serve` holding `state_dir` when given, else --endpoint, else
+    $VTP_LOCAL_ENDPOINT, else the default port; UsageError naming the flag at fault."""
     from vtp.vertex.endpoint import local_endpoint
 
+    if state_dir is not None:
+        from vtp.run.target import served
+
+        holder = served(Path(state_dir))
+        if holder is None:
+            raise UsageError(
+                f"--state-dir {state_dir}: no running `vtp local serve` holds it; start one "
+                f"with `vtp local serve --state-dir {state_dir}`"
+            )
+        return holder.url
     try:
         return local_endpoint({ENDPOINT_ENV: endpoint} if endpoint else os.environ)
     except ValueError as exc:
@@ -111,7 +129,7 @@ def _env(args: argparse.Namespace) -> int:
 
     from vtp.vertex.local_auth import shell_settings
 
-    url = service_url(args.endpoint)
+    url = service_url(args.endpoint, args.state_dir)
     settings = {**shell_settings(url), **gcloud_settings(os.environ)}
     if "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in settings:
         print(f"vtp: no running local service published for {url}; the token file is "
@@ -137,14 +155,12 @@ def add_console(commands: argparse._SubParsersAction) -> None:
 
 
 def _console(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from vtp.local.console import console_url
     from vtp.vertex.local_auth import find_token, published
 
     if args.page and not args.page.startswith("/"):
         raise UsageError(f"--page must start with /, e.g. /runs/ID, got {args.page!r}")
-    url = service_url(args.endpoint)
+    url = service_url(args.endpoint, args.state_dir)
     info, token = published(url), find_token(url)
     if info is None or not token:
         raise UsageError(f"no running local service published for {url}; start `vtp local serve`")

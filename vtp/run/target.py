@@ -92,6 +92,11 @@ def storage_root(state_dir: Path) -> Path:
     return serving.storage_root if serving is not None else state_dir / "gcs"
 
 
+def served(state_dir: Path) -> Target | None:
+    """The running `vtp local serve` that holds `state_dir`, if one does."""
+    return _served(state_dir.resolve())
+
+
 def _holder(state_dir: Path) -> Target:
     """The `vtp local serve` holding `state_dir`, once it has published its address."""
     deadline = time.monotonic() + PUBLISH_WAIT_SECONDS

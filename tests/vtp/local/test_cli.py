@@ -78,6 +78,27 @@ def test_local_exec_runs_a_command_pointed_at_the_service(local_service, tmp_pat
     assert int(count) >= 0 and root == str(local_service.gcs_root.resolve())
 
 
+def test_local_exec_finds_the_service_by_its_state_directory(local_service, tmp_path) -> None:
+    script = "import os; print(os.environ['VTP_LOCAL_ENDPOINT'], os.environ['VTP_GCS_ROOT'])"
+    result = subprocess.run(
+        [sys.executable, "-m", "vtp", "local", "exec", "--state-dir", str(local_service.state_dir),
+         "--", sys.executable, "-c", script],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [local_service.url, str(local_service.gcs_root.resolve())]
+
+
+def test_local_exec_state_dir_without_a_service_exits_2_naming_the_flag(capsys, tmp_path):
+    argv = ["local", "exec", "--state-dir", str(tmp_path), "--", "true"]
+    assert vtp(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("vtp: error: --state-dir") and "vtp local serve" in err
+    with pytest.raises(SystemExit) as exited:
+        vtp([*argv[:3], "--endpoint", "http://127.0.0.1:9", *argv[3:]])
+    assert exited.value.code == 2 and "--state-dir" in capsys.readouterr().err
+
+
 def vtp_local_env(url: str, **environ: str) -> dict[str, str]:
     """`vtp local env`'s settings, run with `environ` over an environment without a project."""
     base = {k: v for k, v in os.environ.items() if k not in target.PROJECT_ENVS}
