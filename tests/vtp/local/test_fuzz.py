@@ -3,6 +3,7 @@
 import pytest
 import requests
 
+from tests.vtp.local import route_walk
 from tests.vtp.local.fuzz import KNOWN_OPEN, KnownOpen, Sent, requests_for, send_all
 
 SEED, COUNT = 20261122, 600
@@ -43,3 +44,29 @@ def test_known_open_issues_still_answer_5xx(local_service, issue: KnownOpen) -> 
         sent.method, local_service.url + sent.path, headers=sent.headers, timeout=10
     )
     assert response.status_code < 500
+
+
+def test_every_route_answers_deep_huge_and_never_matching_values_with_4xx(local_service) -> None:
+    """Every route of the service's own table, not a sample: a body nesting 100,000 levels is a
+    400 naming the body on each JSON route of the router; on Cloud Storage's and the sign-in's,
+    and for huge and never-matching values everywhere, no 5xx and no hang (each request has
+    `timeout` seconds, a guard against a hang, not a measure of speed). (Storage's PATCH and
+    copyTo read no body: a deep one is ignored there, as any other.)"""
+    assert send_all(local_service.url, local_service.token, SEED, 4).failures == []  # prologue
+    address = ("127.0.0.1", int(local_service.url.rsplit(":", 1)[1]))
+    routed = set(route_walk.json_routes()) - set(route_walk.OTHER_FRONTS)
+    failures, deep_refused = [], set()
+    for kind, sent in route_walk.every_request(local_service.token):
+        try:
+            status, answer = route_walk.send_one(address, sent, timeout=30)
+        except OSError as exc:
+            failures.append(f"{kind} {sent.method} {sent.path[:120]}: {type(exc).__name__}")
+            continue
+        if status >= 500 and status != 501:
+            failures.append(f"{kind} {sent.method} {sent.path[:120]}: {status} {answer[:200]}")
+        if kind == "deep" and (sent.method, sent.path) in routed:
+            if status == 400 and "request body nests" in answer:
+                deep_refused.add((sent.method, sent.path))
+    assert failures == [], "\n".join(failures)
+    assert deep_refused == routed and len(routed) > 60  # every JSON route, the body named
+    assert local_service.service_log().count("Traceback") == 0

@@ -119,3 +119,21 @@ def test_write_checks_the_value_type(local_service: LocalService, run) -> None:
         },
     )
     assert answer.status_code == 400 and "valueType" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("depth", [150, 50_000], ids=["past-protobufs-limit", "past-pythons"])
+def test_deeply_nested_experiment_writes_are_a_400_naming_the_body(
+    local_service: LocalService, run, depth: int
+) -> None:
+    """An experiment's :write parses its body itself; nesting past the bound is refused first."""
+    experiment = run.resource_name.split("/runs/")[0]
+    deep = b'{"writeRunDataRequests": [' + b"[" * depth + b"]" * depth + b"]}"
+    answer = local_service.session().post(
+        f"{local_service.url}/v1/{experiment}:write",
+        data=deep,
+        headers={"Content-Type": "application/json"},
+    )
+    assert answer.status_code == 400, answer.text
+    assert (
+        "request body nests arrays and objects deeper than 100" in answer.json()["error"]["message"]
+    )

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import proto
 from google.protobuf import json_format
 
-from vtp.local.base import errors
+from vtp.local.base import errors, nesting
 from vtp.local.base.resources import rest_json
 
 M = TypeVar("M", bound=proto.Message)
@@ -209,6 +209,10 @@ class Router:
         if pattern.startswith(PARENT + "/"):
             self.kinds.add(re.split(r"[/:(]", pattern[len(PARENT) + 1 :], maxsplit=1)[0])
 
+    def routes(self) -> list[tuple[str, str]]:
+        """(method, path pattern) of every route, in the order `dispatch` tries them."""
+        return [(method, pattern.pattern) for method, pattern, _ in self._routes]
+
     def dispatch(self, method: str, target: str, body: bytes) -> tuple[int, str]:
         """The HTTP status and JSON body for one request."""
         url = urlsplit(target)
@@ -218,6 +222,7 @@ class Router:
             if match and route_method == method:
                 request = Request(method, url.path, match.groupdict(), query, body)
                 try:
+                    _check_nesting(body)
                     return 200, handler(request)
                 except errors.ApiError as exc:
                     return exc.http_status, exc.to_json()
@@ -234,6 +239,16 @@ class Router:
             errors.UNIMPLEMENTED,
             f"{method} {path} ({match['kind']}) is not supported by the local Vertex service; "
             f"it serves {served} (and operations).",
+        )
+
+
+def _check_nesting(body: bytes) -> None:
+    """INVALID_ARGUMENT naming the body when it nests deeper than any route reads: the one
+    check before every handler, whichever parser it uses."""
+    if body and nesting.deeper_than(body):
+        raise errors.invalid_argument(
+            "Invalid JSON payload received: the request body nests arrays and objects deeper "
+            f"than {nesting.MAX_DEPTH} levels."
         )
 
 
