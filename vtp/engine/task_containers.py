@@ -23,7 +23,7 @@ from pathlib import Path
 
 from vtp import containers, storage
 from vtp.engine.fork_tasks import FreshTask
-from vtp.engine.vertex_tasks import EXECUTOR_MODULE, is_gcpc_launcher
+from vtp.engine.vertex_tasks import is_gcpc_launcher, is_lightweight
 
 GCS_MOUNT = storage.FUSE_ROOT
 WORKSPACE_MOUNT = "/kfp-workspace"
@@ -32,9 +32,10 @@ WORKSPACE_MOUNT = "/kfp-workspace"
 
 def runs_in_image(command: Sequence[str], engine: Sequence[str]) -> bool:
     """True when a task of `command` (its command and args) runs in its image: an engine is
-    set and the command is neither kfp's executor nor a GCPC launcher."""
+    set and the command is neither a lightweight Python component's (kfp's executor with the
+    function's source) nor a GCPC launcher. A containerized Python component runs in its image."""
     parts = [str(part) for part in command]
-    return bool(engine) and EXECUTOR_MODULE not in " ".join(parts) and not is_gcpc_launcher(parts)
+    return bool(engine) and not is_lightweight(parts) and not is_gcpc_launcher(parts)
 
 
 def in_container_paths(command: Sequence[str], storage_root: Path) -> list[str]:

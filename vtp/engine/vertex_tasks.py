@@ -39,6 +39,16 @@ SUPPORTED_GCPC = ("2.22.",)
 """GCPC releases whose launchers run locally (prefixes of the installed version)."""
 PROJECT_ENV, LOCATION_ENV = "VTP_LOCAL_PROJECT", "VTP_LOCAL_LOCATION"
 EXECUTOR_MODULE = "kfp.dsl.executor_main"
+EMBEDDED_SOURCE = "--component_module_path"
+"""What a lightweight Python component's command passes kfp's executor: the function's source,
+embedded in the command. A containerized one (`@dsl.component(target_image=...)`, built by
+`kfp component build`) runs the executor alone: its code is in its image."""
+
+
+def is_lightweight(command: Sequence[str]) -> bool:
+    """True for a lightweight Python component's command (kfp's executor, source embedded)."""
+    text = " ".join(str(part) for part in command)
+    return EXECUTOR_MODULE in text and EMBEDDED_SOURCE in text
 
 
 def is_gcpc_launcher(command: list[str]) -> bool:
@@ -70,13 +80,18 @@ def check_runnable(spec: Mapping[str, Any], engine: Sequence[str] | None = None)
         if not container:
             continue  # importers, resolvers
         command = [*container.get("command", []), *container.get("args", [])]
-        text = " ".join(str(part) for part in command)
-        if EXECUTOR_MODULE in text:
+        if is_lightweight(command):
             continue
         if is_gcpc_launcher([str(part) for part in command]):
             check_gcpc_version()
             continue
-        blocked.append(f"{name.removeprefix('exec-')} (image {container.get('image', '?')})")
+        image = container.get("image", "?")
+        if EXECUTOR_MODULE in " ".join(str(part) for part in command):
+            what = f"a containerized Python component: its code is in its image {image}, which "
+            what += "`kfp component build` builds"
+        else:
+            what = f"image {image}"
+        blocked.append(f"{name.removeprefix('exec-')} ({what})")
         images.setdefault(str(container.get("image", "")), name.removeprefix("exec-"))
     if blocked and engine:
         problems = [

@@ -57,7 +57,8 @@ def test_gcpc_launchers_and_lightweight_components_are_runnable_others_are_not()
                     "python3", "-u", "-m",
                     "google_cloud_pipeline_components.container.v1.custom_job.launcher"]}},
                 "exec-light": {"container": {"image": "python:3.11", "command": [
-                    "sh", "-c", "python3 -m kfp.dsl.executor_main"]}},
+                    "sh", "-ec", "python3 -m kfp.dsl.executor_main --component_module_path "
+                    '"$program_path/ephemeral_component.py" "$@"']}},
                 "exec-importer": {"importer": {}},
             }
         }
@@ -68,3 +69,9 @@ def test_gcpc_launchers_and_lightweight_components_are_runnable_others_are_not()
     }
     with pytest.raises(ValueError, match=r"container component shout \(image alpine:3\)"):
         vertex_tasks.check_runnable(spec)
+    del spec["deploymentSpec"]["executors"]["exec-shout"]
+    spec["deploymentSpec"]["executors"]["exec-built"] = {  # kfp component build's: code in image
+        "container": {"image": "team:1", "command": ["python3", "-m", "kfp.dsl.executor_main"]}
+    }
+    with pytest.raises(ValueError, match=r"built \(a containerized Python component: its code"):
+        vertex_tasks.check_runnable(spec, engine=())
