@@ -25,9 +25,14 @@ that path in the service's storage, through the storage client under `vtp local 
 
 Progress goes to stderr, with the folder that keeps each file's output; stdout gets ONE JSON line:
 
-    {"sdk_tag": "v1.165.1", "files": N, "passed": n, "failed": n, "errors": n, "skipped": n,
+    {"sdk_tag": "v1.165.1", "commit": "<git HEAD>[+changes]", "files": N, "passed": n,
+     "failed": n, "errors": n, "skipped": n,
      "by_file": {"test_x.py": {"passed", "failed", "errors", "skipped", "seconds",
-                               "first_failures": [{"test", "message"}]}}, "seconds": s}
+                               "first_failures": [{"test", "message"}],
+                               "skipped_because": {"<reason>": count}}}, "seconds": s}
+
+`skipped_because` gives every skip's reason as the test report has it: the plugin's (each
+"cannot run here: ...") and the suite's own (`pytest.mark.skip` in the test files).
 
     python bench/aiplatform_system.py [--only SUBSTRING ...] [--jobs N] [--timeout SECONDS]
 """
@@ -43,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from kfp_pipelines import layered_environment, local_service, run_command
+from kfp_pipelines import commit, layered_environment, local_service, run_command
 
 SDK_TAG = "v1.165.1"
 BENCH = Path(__file__).resolve().parent
@@ -117,18 +122,22 @@ def junit_counts(report: Path) -> dict[str, Any]:
     """Passed, failed, errors and skipped in a JUnit XML report, with the first failures."""
     counts: dict[str, Any] = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     failures: list[dict[str, str]] = []
+    reasons: dict[str, int] = {}
     if not report.exists():
-        return {**counts, "first_failures": failures}
+        return {**counts, "first_failures": failures, "skipped_because": reasons}
     for case in ElementTree.parse(report).iter("testcase"):
         verdict = next((child for child in case if child.tag != "system-out"), None)
         kind = {"failure": "failed", "error": "errors", "skipped": "skipped"}.get(
             verdict.tag if verdict is not None else "", "passed"
         )
         counts[kind] += 1
+        if kind == "skipped" and verdict is not None:
+            reason = (verdict.get("message") or "").removeprefix("Skipped: ")
+            reasons[reason] = reasons.get(reason, 0) + 1
         if kind in ("failed", "errors") and len(failures) < FAILURES_SHOWN:
             message = (verdict.get("message") or verdict.text or "") if verdict is not None else ""
             failures.append({"test": case.get("name", ""), "message": message[:300]})
-    return {**counts, "first_failures": failures}
+    return {**counts, "first_failures": failures, "skipped_because": reasons}
 
 
 def seed_samples(python: Path, env: dict[str, str], folder: Path) -> None:
@@ -168,7 +177,8 @@ def main() -> None:
     skipped = sum(r["skipped"] for r in results.values())
     print(
         json.dumps(
-            {"sdk_tag": SDK_TAG, "files": len(files), **totals, "skipped": skipped,
+            {"sdk_tag": SDK_TAG, "commit": commit(), "files": len(files), **totals,
+             "skipped": skipped,
              "by_file": dict(sorted(results.items())),
              "seconds": round(time.monotonic() - started, 1)}
         )
