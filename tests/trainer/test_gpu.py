@@ -28,7 +28,7 @@ from tests.trainer.conftest import (
     trainer_env,
     wait_for,
 )
-from trainer.checkpoint import list_checkpoints, load_checkpoint
+from trainer.checkpoint import Checkpointer, checkpoint_path, list_checkpoints, load_checkpoint
 from trainer.distributed import Runtime
 
 pytestmark = pytest.mark.slow
@@ -77,6 +77,28 @@ def test_a_gpu_run_writes_a_model_of_cpu_tensors_only(tmp_path):
     saved = load_checkpoint(list_checkpoints(tmp_path / "checkpoints")[0].path)
     assert_bitwise_equal(model, saved["model"])
     assert "wrote model" in output
+
+
+@pytest.mark.gpu(count=1)
+def test_a_gpu_checkpoint_holds_its_step_while_the_copy_overlaps_training(tmp_path):
+    # As test_checkpoint's CPU test: weights (deferred) are copied on a side stream until
+    # before_update(); the buffer is copied on the training stream before save() returns.
+    weights = torch.arange(4_000_000.0, device="cuda")
+    buffer = torch.zeros(3, device="cuda")
+    checkpointer = Checkpointer(tmp_path, keep=3, enabled=True)
+    for step in (1, 2):
+        state = {"model": {"weight": weights, "running_mean": buffer}, "step": step}
+        checkpointer.save(state, step, 0, deferred=lambda t, w=weights: t is w)
+        buffer += 1  # the next forward pass, queued behind the copy
+        checkpointer.before_update()  # the training stream waits for the weights' copy
+        weights += 1  # the next optimizer step
+    checkpointer.close()
+    for step in (1, 2):
+        saved = load_checkpoint(checkpoint_path(tmp_path, step))
+        assert saved["model"]["weight"].device.type == "cpu"
+        assert saved["model"]["weight"][:3].tolist() == [step - 1, step, step + 1]
+        assert saved["model"]["weight"][-1].item() == 4_000_000.0 - 2 + step
+        assert saved["model"]["running_mean"].tolist() == [step - 1] * 3
 
 
 @pytest.mark.gpu(count=1)
