@@ -329,9 +329,11 @@ class Checkpointer:
 
     `save` stages the state (`trainer.snapshot`): what may change before the next optimizer
     step is copied at once, the rest (`deferred`: parameters, optimizer moments) on the
-    checkpoint thread, which then serialises, hashes and writes. The training loop calls
+    checkpoint thread (on a GPU: on a CUDA stream of their own, beside the next step's
+    kernels), which then serialises, hashes and writes. The training loop calls
     `before_update()` before each optimizer step; it returns at once unless that copy is still
-    running. Serialising on the thread costs the training thread little: the tensors' bytes are
+    running (on a GPU it never blocks the host: the training stream waits for the copy).
+    Serialising on the thread costs the training thread little: the tensors' bytes are
     most of it, and copying and hashing them release the GIL.
     """
 
