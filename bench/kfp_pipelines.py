@@ -1,16 +1,21 @@
 """Benchmark: KFP's own test pipelines as the yardstick of the local pipeline engine.
 
-The pipelines are kubeflow/pipelines 2.17.0's `test_data/sdk_compiled_pipelines/valid/` files
-whose components are all Python components, vendored with their expected outcomes in
-bench/third_party/kfp_pipelines/ (its NOTICE gives the selection rule; manifest.json the pipeline
-function, arguments and expected outcome of each). Every entry runs through the CLI only, as a
-user would, from a fresh temporary folder outside the repository holding a copy of the file
-(cwd = that folder), under one or more modes:
+The pipelines are every pipeline file of kubeflow/pipelines 2.17.0's
+`test_data/sdk_compiled_pipelines/valid/` (its `failing/` folder included), vendored unchanged in
+bench/third_party/kfp_pipelines/ with manifest.json, which gives each file's pipeline (or lone
+component) function, arguments and expected outcome, or, for a file that cannot run here, why
+(`cannot`: it does not import with our kfp, or it needs what no machine here has: a container
+registry, a Kubernetes cluster, the Hugging Face Hub, Google's public buckets). Those are listed
+in the output with their reasons and counted in no mode. Every other entry runs through the CLI
+only, as a user would, from a fresh temporary folder outside the repository holding a copy of
+the file (cwd = that folder), under one or more modes:
 
     py       vtp run FILE.py:FUNCTION --param NAME=VALUE ... --state-dir STATE
     yaml     kfp's compiler writes FILE.yaml (in a subprocess), then vtp run FILE.yaml ...
     submit   the same FILE.yaml, then vtp submit FILE.yaml --local --wait --param ...
              against one `vtp local serve` started for the whole mode (VTP_LOCAL_ENDPOINT)
+    kfp      for reference, plain kfp.local: `local.init(runner=local.SubprocessRunner())`,
+             then FUNCTION(**arguments), in a subprocess (what KFP's own local tests do)
 
 Each run (and the submit mode's service) uses a throwaway virtual environment layered over this
 one: it sees every package installed here, but what a task's `packages_to_install` pip-installs
@@ -23,11 +28,12 @@ exits non-zero, the output names the failing task the manifest knows (as KFP nam
 process tree is killed at the limit). Progress goes to stderr, with the folder that keeps the
 full output of every run that did not pass; stdout gets ONE JSON line:
 
-    {"kfp_tag": "2.17.0", "selected": N,
-     "py": {"passed": n, "failed": [{"file", "expect", "got", "reason"}], "seconds": s}, ...,
-     "seconds": total}
+    {"kfp_tag": "2.17.0", "commit": "<git HEAD>[+uncommitted changes]", "files": F, "run": N,
+     "not_run": [{"file", "reason"}],
+     "py": {"passed": n, "of": N, "failed": [{"file", "expect", "got", "reason"}],
+            "seconds": s}, ..., "seconds": total}
 
-    python bench/kfp_pipelines.py [--mode py|yaml|submit|all] [--only SUBSTRING ...]
+    python bench/kfp_pipelines.py [--mode py|yaml|submit|kfp|all] [--only SUBSTRING ...]
                                   [--jobs N] [--timeout SECONDS] [--verbose]
 """
 
@@ -52,7 +58,7 @@ from typing import Any
 
 KFP_TAG = "2.17.0"
 SUITE = Path(__file__).resolve().parent / "third_party" / "kfp_pipelines"
-MODES = ("py", "yaml", "submit")
+MODES = ("py", "yaml", "submit", "kfp")
 COMPILE_LIMIT_S = 120
 SERVICE_START_LIMIT_S = 120
 COMPILE = """
@@ -66,6 +72,18 @@ spec.loader.exec_module(module)
 compiler.Compiler().compile(getattr(module, function), out)
 """
 """Writes FILE.yaml from FILE.py's FUNCTION, as `python FILE.py` would with its own compile call."""
+KFP_LOCAL = """
+import importlib.util, json, os, sys, tempfile
+from kfp import local
+path, function, arguments = sys.argv[1:4]
+sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+local.init(runner=local.SubprocessRunner(), pipeline_root=os.path.abspath("kfp_outputs"))
+getattr(module, function)(**json.loads(arguments))
+"""
+"""Runs FILE.py's FUNCTION with plain kfp.local, as KFP's local execution tests do."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _ERROR_LINE = re.compile(r"error|exception|traceback|failed|timed out|killed", re.IGNORECASE)
 _NOISE = re.compile(r"FutureWarning|@dsl\.component|@component|^\s*$")
@@ -82,6 +100,8 @@ class Entry:
     failing_task: str | None = None
     why: str = ""
     support: tuple[str, ...] = ()
+    cannot: str = ""
+    """Why the file cannot run here (it is listed, not run), or empty."""
 
 
 @dataclass
@@ -111,6 +131,7 @@ def manifest(only: list[str]) -> list[Entry]:
             failing_task=e.get("failing_task"),
             why=e.get("why", ""),
             support=tuple(e.get("support", ())),
+            cannot=e.get("cannot", ""),
         )
         for e in chosen
     ]
@@ -222,6 +243,20 @@ def layered_environment(venv: Path) -> tuple[Path, dict[str, str]]:
     return venv / "bin" / "python", {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": path}
 
 
+def commit() -> str:
+    """The repository's HEAD commit, with "+uncommitted changes" when its working tree differs
+    from it (what the figures were measured on)."""
+    repo = Path(__file__).resolve().parent.parent
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    ).stdout.strip()  # fmt: skip
+    return f"{head or 'unknown'}{'+uncommitted changes' if changed else ''}"
+
+
 def installed() -> set[str]:
     """The distributions installed in this environment, as NAME-VERSION."""
     return {
@@ -244,6 +279,10 @@ def run_entry(entry: Entry, mode: str, work: Path, limit: float, endpoint: str) 
         status, output = run_command(
             [*argv, "--state-dir", str(folder / "state")], folder, limit, env
         )
+    elif mode == "kfp":
+        values = json.loads(json.dumps(entry.arguments).replace("{tmp}", str(folder)))
+        argv = [str(python), "-c", KFP_LOCAL, file.name, entry.pipeline, json.dumps(values)]
+        status, output = run_command(argv, folder, limit, env)
     else:
         compiled = file.with_suffix(".yaml")
         script = [str(python), "-c", COMPILE, file.name, entry.pipeline, compiled.name]
@@ -412,6 +451,7 @@ def run_mode(
     ]
     return {
         "passed": sum(o.passed for o in outcomes),
+        "of": len(outcomes),
         "failed": failed,
         "seconds": round(time.monotonic() - started, 1),
     }
@@ -434,14 +474,21 @@ def main() -> None:
     )
     parser.add_argument("--verbose", action="store_true", help="print every run's output")
     options = parser.parse_args()
-    entries = manifest(options.only)
-    if not entries:
+    chosen = manifest(options.only)
+    if not chosen:
         raise SystemExit(f"kfp_pipelines: no manifest entry matches {options.only}")
+    entries = [e for e in chosen if not e.cannot]
+    not_run = [{"file": e.file, "reason": e.cannot} for e in chosen if e.cannot]
+    for skipped in not_run:
+        print(f"kfp_pipelines: not run: {skipped['file']}: {skipped['reason']}", file=sys.stderr)
     modes = MODES if options.mode == "all" else (options.mode,)
     started = time.monotonic()
     logs = Path(tempfile.mkdtemp(prefix="kfp-pipelines-logs-"))
     print(f"kfp_pipelines: logs of runs that do not pass go to {logs}", file=sys.stderr)
-    figures: dict[str, Any] = {"kfp_tag": KFP_TAG, "selected": len(entries)}
+    figures: dict[str, Any] = {
+        "kfp_tag": KFP_TAG, "commit": commit(), "files": len(chosen), "run": len(entries),
+        "not_run": not_run,
+    }  # fmt: skip
     before = installed()
     with tempfile.TemporaryDirectory(prefix="kfp-pipelines-") as scratch:
         for mode in modes:
