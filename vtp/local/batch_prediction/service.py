@@ -30,7 +30,7 @@ from typing import IO, Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from vtp.local.base import errors
+from vtp.local.base import errors, stored_files
 from vtp.local.base.config import not_resumed_message
 from vtp.local.base.resources import clear_output_only, new_id, set_times, time_of
 from vtp.local.base.routing import parse_message
@@ -164,10 +164,11 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
         size = spec.batch_size(job)
         parameters = _parameters(job)
         writer = _Writer(out)
+        root = self.root.config.storage_root
         try:
             for path in files:
                 batch: list[Any] = []
-                for instance, problem in spec.instances(path):
+                for instance, problem in spec.instances(root, path):
                     if problem:
                         writer.error(instance, INVALID_ARGUMENT, problem)
                         continue
@@ -177,6 +178,10 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
                         batch = []
                 if batch:
                     self._send(job_id, server, batch, parameters, writer)
+        except stored_files.StoredFileError as exc:  # swapped for a FIFO, a link, a huge file
+            message = f"inputConfig.gcsSource.uris: {exc}."
+            self._end(self._current(job_id), State.JOB_STATE_FAILED, INVALID_ARGUMENT, message)
+            return
         finally:
             writer.close()
         self._complete(job_id, writer)

@@ -17,16 +17,21 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from google.cloud import aiplatform_v1
 
 from vtp import storage
-from vtp.local.base import errors
+from vtp.http_limits import MAX_BODY_BYTES
+from vtp.local.base import errors, stored_files
 
 BatchPredictionJob = aiplatform_v1.BatchPredictionJob
 FORMATS = ("jsonl",)
 DEFAULT_BATCH_SIZE = 64
+MAX_INPUT_FILE_BYTES = 64 << 30
+"""The largest input file a job reads (line by line: the bound is on what its size claims)."""
+MAX_LINE_BYTES = MAX_BODY_BYTES
+"""The longest line (one instance) read: what one request to the model server may carry."""
 MAX_BATCH_SIZE = 10_000
 PREDICTIONS_FILE = "predictions_00001.jsonl"
 ERRORS_FILE = "errors_00001.jsonl"
@@ -142,16 +147,31 @@ def input_files(uris: list[str], root: Path) -> list[Path]:
     return found
 
 
-def instances(path: Path) -> Iterator[tuple[Any, str]]:
-    """(instance, "") for each line of a JSON Lines file; (the line, why) for a malformed one."""
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
+def instances(root: Path, path: Path) -> Iterator[tuple[Any, str]]:
+    """(instance, "") for each line of a JSON Lines file in the storage root; (the line, why)
+    for a malformed one or one over MAX_LINE_BYTES. StoredFileError when the file is not a
+    regular file inside the root of at most MAX_INPUT_FILE_BYTES."""
+    what = f"the input file {path.name}"
+    with stored_files.opened(root, path, MAX_INPUT_FILE_BYTES, what) as lines:
+        while raw := lines.readline(MAX_LINE_BYTES + 1):
+            if len(raw) > MAX_LINE_BYTES:
+                _skip_rest_of_line(lines, raw)
+                start = raw[:200].decode("utf-8", errors="replace")
+                yield start, f"the line is over {MAX_LINE_BYTES} bytes"
+                continue
+            line = raw.decode("utf-8", errors="replace")
             if not line.strip():
                 continue
             try:
                 yield json.loads(line), ""
             except (ValueError, RecursionError) as exc:
                 yield line.rstrip("\n"), f"the line is not JSON: {exc}"
+
+
+def _skip_rest_of_line(lines: BinaryIO, read: bytes) -> None:
+    """Read past the end of an over-long line, a chunk at a time."""
+    while read and not read.endswith(b"\n"):
+        read = lines.readline(1 << 20)
 
 
 def prediction_line(instance: Any, prediction: Any) -> str:

@@ -41,7 +41,7 @@ from google.cloud.aiplatform_v1 import (
 from google.protobuf import json_format, struct_pb2
 
 from vtp import storage
-from vtp.local.base import errors
+from vtp.local.base import errors, stored_files
 from vtp.local.base.resources import clear_output_only, matching_page, new_id, rest_json, set_times
 from vtp.local.base.routing import parse_message, update_fields
 from vtp.local.base.services import CollectionService
@@ -56,6 +56,9 @@ SOURCE_ONLY = {
     f"{SCHEMA_PREFIX}{kind}_1.0.0.yaml": kind for kind in ("tabular", "time_series", "multimodal")
 }
 UPDATABLE = ("display_name", "description", "labels")
+MAX_IMPORT_FILE_BYTES = 128 << 20
+"""The largest import file read (a JSON Lines or CSV list of data items, held in memory whole):
+about half a million items."""
 ML_USE = "aiplatform.googleapis.com/ml_use"
 SPLITS = ("training", "validation", "test")
 _CONTENT_KEYS = ("imageGcsUri", "textGcsUri", "videoGcsUri", "textContent")
@@ -311,16 +314,19 @@ class Datasets(CollectionService[Dataset, Record]):
             path = storage.path_under(self.root.config.storage_root, uri)
         except ValueError as exc:
             raise _ImportError(errors.INVALID_ARGUMENT, f"gcsSource.uris: {uri}: {exc}.") from None
+        root = self.root.config.storage_root
         try:
-            text = path.read_text()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            raise _ImportError(
-                errors.NOT_FOUND,
-                f"Import file {uri} does not exist in local Cloud Storage ({path}); copy it "
-                "there first (gsutil cp, or the storage client).",
-            ) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _ImportError(errors.INVALID_ARGUMENT, f"Cannot read {uri}: {exc}.") from None
+            text = stored_files.read_text(
+                root, path, MAX_IMPORT_FILE_BYTES, f"gcsSource.uris: {uri}"
+            )
+        except stored_files.StoredFileError as exc:
+            if exc.missing:
+                raise _ImportError(
+                    errors.NOT_FOUND,
+                    f"Import file {uri} does not exist in local Cloud Storage ({path}); copy it "
+                    "there first (gsutil cp, or the storage client).",
+                ) from None
+            raise _ImportError(errors.INVALID_ARGUMENT, f"{exc}.") from None
         reader = _jsonl_line if Path(path).suffix.lower() == ".jsonl" else _csv_line
         lines = []
         for number, line in enumerate(text.splitlines(), 1):

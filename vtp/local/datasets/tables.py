@@ -31,11 +31,16 @@ from pathlib import Path
 from google.cloud.aiplatform_v1 import InputDataConfig
 
 from vtp import storage
+from vtp.local.base import stored_files
 
 SPLITS = ("training", "validation", "test")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 
 Row = list[str]
+
+
+MAX_TABLE_BYTES = 512 << 20
+"""The largest CSV file of a table read (held in memory whole, then split)."""
 
 
 class TableError(ValueError):
@@ -49,10 +54,11 @@ def read_source(root: Path, uris: Sequence[str]) -> tuple[Row, list[Row]]:
     rows: list[Row] = []
     for uri in uris:
         for path in _matches(root, uri):
+            what = uri if "*" not in uri else f"{uri} ({path.name})"
             try:
-                text = path.read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise TableError(f"cannot read {storage.gcs_uri(path)}: {exc}") from None
+                text = stored_files.read_text(root, path, MAX_TABLE_BYTES, what, "utf-8-sig")
+            except stored_files.StoredFileError as exc:
+                raise TableError(str(exc)) from None
             lines = [line for line in csv.reader(io.StringIO(text)) if line]
             if not lines:
                 continue

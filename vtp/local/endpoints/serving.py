@@ -56,7 +56,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vtp.local.base import errors
+from vtp.local.base import errors, stored_files
 from vtp.local.base.config import ServiceConfig
 from vtp.local.endpoints.prebuilt import pickle_allowed, plan_prebuilt, prebuilt_framework
 from vtp.local.runtime.cluster import container_environment
@@ -174,8 +174,9 @@ def check_task(model: aiplatform_v1.Model, storage_root: Path, allowed: tuple[st
     where = f"Model {model.name} (artifactUri {model.artifact_uri or '(none)'})"
     try:
         config_file = path_under(storage_root, model.artifact_uri) / "config.json"
-        config = json.loads(config_file.read_text())
-    except (OSError, ValueError) as exc:
+        text = stored_files.read_text(storage_root, config_file, 1 << 20, "config.json")
+        config = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # StoredFileError included
         raise errors.failed_precondition(
             f"{where} cannot be served by trainer.serve: its config.json cannot be read: {exc}"
         ) from None

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
+from vtp.local.base import stored_files
 from vtp.local.base.names import LOCAL_PROJECT_NUMBER
 from vtp.local.base.resources import clear_output_only, set_times
 
@@ -19,6 +20,8 @@ _OUTPUT_ONLY = (
     *("error", "schedule_name", "template_metadata"),
 )
 _CANCELLABLE = ("CustomJob", "HyperparameterTuningJob")
+MAX_RESOURCES_BYTES = 1 << 20
+"""The largest gcp_resources output read (a task's few resource names)."""
 
 
 def task_resources(run_root: Path) -> list[tuple[str, str]]:
@@ -28,8 +31,9 @@ def task_resources(run_root: Path) -> list[tuple[str, str]]:
     found = []
     for path in sorted(run_root.rglob("gcp_resources")) if run_root.is_dir() else []:
         try:
-            resources = json.loads(path.read_text()).get("resources", [])
-        except (OSError, ValueError, AttributeError):
+            text = stored_files.read_text(run_root, path, MAX_RESOURCES_BYTES, str(path))
+            resources = json.loads(text).get("resources", [])
+        except (ValueError, AttributeError, RecursionError):  # StoredFileError included
             continue
         for resource in resources:
             if isinstance(resource, dict):

@@ -51,6 +51,7 @@ from typing import IO
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from vtp.local.base import stored_files
 from vtp.local.runtime import isolation
 from vtp.local.runtime.process import signal_group, start
 from vtp.storage import is_gcs_uri, path_under
@@ -64,6 +65,9 @@ PINNED_PREFIX = "nvidia-"
 
 READY = ".vtp-ready"
 """The mark a cached folder gets once pip has succeeded in it."""
+
+MAX_ARCHIVE_BYTES = 4 << 30
+"""The largest package archive (packageUris) hashed and installed."""
 
 TAIL_LINES = 15
 """How many of pip's last lines a failure's message carries."""
@@ -118,12 +122,18 @@ def missing_archives(uris: Sequence[str], gcs_root: Path) -> list[str]:
     return [uri for uri in uris if not archive_path(uri, gcs_root).is_file()]
 
 
-def content_hash(paths: Sequence[Path], *extra: str) -> str:
-    """SHA-256 over the archives' names and bytes, in order, then `extra`: a cache key."""
+def content_hash(paths: Sequence[Path], *extra: str, root: Path | None = None) -> str:
+    """SHA-256 over the archives' names and bytes, in order, then `extra`: a cache key.
+    StoredFileError for an archive that is not a regular file inside `root` (the storage root;
+    its own folder by default) of at most MAX_ARCHIVE_BYTES, read to that many bytes at most."""
     digest = hashlib.sha256()
     for path in paths:
         digest.update(path.name.encode() + b"\0")
-        digest.update(path.read_bytes())
+        with stored_files.opened(root or path.parent, path, MAX_ARCHIVE_BYTES, path.name) as file:
+            left = MAX_ARCHIVE_BYTES
+            while left > 0 and (chunk := file.read(min(1 << 20, left))):
+                digest.update(chunk)
+                left -= len(chunk)
     for text in extra:
         digest.update(b"\0" + text.encode())
     return digest.hexdigest()
@@ -185,7 +195,10 @@ def install(
     if env is None:
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
     pip = _Pip(env, interrupted, log)
-    folder = cache_dir / "archives" / content_hash(archives)
+    try:
+        folder = cache_dir / "archives" / content_hash(archives, root=gcs_root)
+    except stored_files.StoredFileError as exc:
+        raise InstallError(f"package archive: {exc}") from None
     _once(folder, interrupted, lambda: pip.install_archives(archives, folder))
     try:
         requirements = requirements_of(folder)

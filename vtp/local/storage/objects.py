@@ -6,7 +6,8 @@ An object is exactly the file a replica reads through `vtp.storage` (and a repli
 object at once): no metadata files beside it. What Cloud Storage keeps per object is derived:
 
 - `generation`: the file's modification time in nanoseconds (every write changes it);
-- `size`, `md5Hash`, `crc32c` (base64, as the JSON API writes them; hashes cached per generation);
+- `size`, `md5Hash`, `crc32c` (base64, as the JSON API writes them): known from a write through
+  the API, else found lazily within a bound, or left out (`vtp.local.storage.checksums`);
 - `contentType`: from the name (`mimetypes`), else application/octet-stream.
 
 Writes go to a temporary file in `<root>/.vtp-uploads` (no bucket can have that name) and are
@@ -23,14 +24,12 @@ own folder `.vtp-uploads` must be a real folder: a link planted there is removed
 made again.
 """
 
-import base64
 import contextlib
 import hashlib
 import mimetypes
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,6 +41,7 @@ import google_crc32c
 from vtp import storage
 from vtp.local.base import errors
 from vtp.local.base.buckets import BUCKET_NAME, ensure_bucket, missing_bucket
+from vtp.local.storage.checksums import EMPTY, Budget, Checksums, encode
 from vtp.storage import path_under
 
 UPLOADS_DIR = ".vtp-uploads"
@@ -57,8 +57,6 @@ MAX_NAME_BYTES = 1024
 """Cloud Storage's limit on an object name, in bytes of UTF-8."""
 
 _CHUNK = 1 << 20
-_EMPTY = ("1B2M2Y8AsgTpgAmY7PhCfg==", "AAAAAA==")
-"""md5 and crc32c of no bytes, base64."""
 
 
 def precondition_failed(message: str) -> errors.ApiError:
@@ -75,8 +73,9 @@ class ObjectInfo:
     size: int
     generation: int
     updated: datetime
-    md5: str
-    crc32c: str
+    md5: str | None
+    crc32c: str | None
+    """The hashes, base64; None while not known (a file written on disk, not hashed yet)."""
 
     @property
     def content_type(self) -> str:
@@ -92,8 +91,7 @@ class Buckets:
         making it (`vtp.local.base.buckets`, `--strict-buckets`)."""
         self.root = root
         self.strict = strict
-        self._hashes: dict[tuple[str, int, int], tuple[str, str]] = {}
-        self._lock = threading.Lock()
+        self.checksums = Checksums()
 
     # -- buckets ---------------------------------------------------------------------------
 
@@ -166,8 +164,11 @@ class Buckets:
         except ValueError as exc:
             raise errors.invalid_argument(f"Invalid object name {name!r}: {exc}.") from None
 
-    def info(self, bucket: str, name: str, generation: str = "") -> ObjectInfo:
-        """The object's metadata; NOT_FOUND when there is no such file (or generation)."""
+    def info(
+        self, bucket: str, name: str, generation: str = "", budget: Budget | None = None
+    ) -> ObjectInfo:
+        """The object's metadata; NOT_FOUND when there is no such file (or generation). Hashes
+        not known yet are found within `budget` (a fresh one by default), else left out."""
         self.existing_bucket(bucket)
         path = self.object_path(bucket, name)
         try:
@@ -177,7 +178,9 @@ class Buckets:
         wrong_generation = stat and generation and generation != str(stat.st_mtime_ns)
         if stat is None or not path.is_file() or wrong_generation:
             raise errors.not_found(f"No such object: {bucket}/{name}")
-        md5, crc = self._checksums(path, stat.st_size, stat.st_mtime_ns)
+        real = Path(os.path.realpath(path))  # what hashing opens: no link left to follow
+        hashes = self.checksums.of(real, stat, budget or Budget())
+        md5, crc = hashes or (None, None)
         return ObjectInfo(
             bucket=bucket,
             name=name,
@@ -223,7 +226,7 @@ class Buckets:
             path.mkdir(parents=True, exist_ok=True)
             mtime = path.stat().st_mtime_ns
             return ObjectInfo(
-                bucket, name, 0, mtime, datetime.fromtimestamp(mtime / 1e9, UTC), *_EMPTY
+                bucket, name, 0, mtime, datetime.fromtimestamp(mtime / 1e9, UTC), *EMPTY
             )
         with self.temporary() as temporary:
             md5, crc = hashlib.md5(usedforsecurity=False), google_crc32c.Checksum()
@@ -233,12 +236,7 @@ class Buckets:
                     md5.update(chunk)
                     crc.update(chunk)
             self._place(temporary, path, name)
-        stat = path.stat()
-        with self._lock:
-            self._hashes[(str(path), stat.st_size, stat.st_mtime_ns)] = (
-                base64.b64encode(md5.digest()).decode(),
-                base64.b64encode(crc.digest()).decode(),
-            )
+        self.checksums.remember(path.stat(), encode(md5, crc))
         return self.info(bucket, name)
 
     def delete(self, bucket: str, name: str) -> None:
@@ -370,23 +368,6 @@ class Buckets:
                 ):
                     continue
                 yield base + file
-
-    def _checksums(self, path: Path, size: int, generation: int) -> tuple[str, str]:
-        key = (str(path), size, generation)
-        with self._lock:
-            if key in self._hashes:
-                return self._hashes[key]
-        md5, crc = hashlib.md5(usedforsecurity=False), google_crc32c.Checksum()
-        with open(path, "rb") as file:
-            while chunk := file.read(_CHUNK):
-                md5.update(chunk)
-                crc.update(chunk)
-        value = (base64.b64encode(md5.digest()).decode(), base64.b64encode(crc.digest()).decode())
-        with self._lock:
-            if len(self._hashes) > 100_000:
-                self._hashes.clear()
-            self._hashes[key] = value
-        return value
 
     @staticmethod
     def _prune(folder: Path, stop: Path) -> None:

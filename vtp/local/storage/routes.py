@@ -36,6 +36,7 @@ from urllib.parse import quote, unquote
 from vtp.local.base import errors
 from vtp.local.base.guard import Headers
 from vtp.local.base.names import LOCAL_PROJECT_NUMBER
+from vtp.local.storage.checksums import Budget
 from vtp.local.storage.objects import (
     Buckets,
     ObjectInfo,
@@ -247,8 +248,7 @@ class StorageApi:
             "contentType": info.content_type,
             "storageClass": "STANDARD",
             "size": str(info.size),
-            "md5Hash": info.md5,
-            "crc32c": info.crc32c,
+            **_hash_fields(info),
             "etag": base64.b64encode(str(info.generation).encode()).decode(),
             "timeCreated": updated,
             "updated": updated,
@@ -287,6 +287,7 @@ class StorageApi:
         prefixes: list[str] = []
         last = ""
         listing = self.buckets.list(bucket, request.arg("prefix"), request.arg("delimiter"), after)
+        budget = Budget()  # one for the page: hashes past it are left out, found later
         for name, is_prefix in listing:
             if start and name < start:
                 continue
@@ -301,7 +302,8 @@ class StorageApi:
                 prefixes.append(name)
             else:
                 try:
-                    items.append(self._object(request, self.buckets.info(bucket, name)))
+                    info = self.buckets.info(bucket, name, budget=budget)
+                    items.append(self._object(request, info))
                 except errors.ApiError:  # deleted while listing
                     continue
         return Reply.of(self._page(items, prefixes))
@@ -364,7 +366,7 @@ class StorageApi:
     def _media(self, request: StorageRequest) -> Reply:
         info = self._info(request)
         headers = {
-            "x-goog-hash": f"crc32c={info.crc32c},md5={info.md5}",
+            **_hash_header(info),
             "x-goog-generation": str(info.generation),
             "x-goog-metageneration": "1",
             "x-goog-stored-content-length": str(info.size),
@@ -478,6 +480,19 @@ def _range(header: str, size: int) -> tuple[int, int] | None:
         return None
     last = min(int(match[2]), size - 1) if match[2] else size - 1
     return first, last
+
+
+def _hash_fields(info: ObjectInfo) -> dict[str, str]:
+    """`md5Hash` and `crc32c` of an object's resource, those known (optional in the JSON API)."""
+    fields = {"md5Hash": info.md5, "crc32c": info.crc32c}
+    return {key: value for key, value in fields.items() if value}
+
+
+def _hash_header(info: ObjectInfo) -> dict[str, str]:
+    """`x-goog-hash` of a media download, when its hashes are known (clients check it then)."""
+    if not (info.md5 and info.crc32c):
+        return {}
+    return {"x-goog-hash": f"crc32c={info.crc32c},md5={info.md5}"}
 
 
 def _timestamp(nanoseconds: int) -> str:

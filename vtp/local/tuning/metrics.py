@@ -22,6 +22,11 @@ from google.cloud.aiplatform_v1 import Measurement as MeasurementProto
 from google.cloud.aiplatform_v1 import StudySpec
 from google.protobuf import duration_pb2
 
+from vtp.local.base import stored_files
+
+MAX_METRIC_FILE_BYTES = 16 << 20
+"""The largest hypertune metrics file read (a line per report: hundreds of thousands)."""
+
 _RESERVED = {"timestamp", "trial", "global_step", "checkpoint_path"}
 
 
@@ -55,10 +60,12 @@ class Measurement:
 def read_metric_file(
     path: str | Path, metric_ids: Sequence[str], start_time: float
 ) -> list[Measurement]:
-    """The measurements of `metric_ids` in a hypertune file; [] when it does not exist yet."""
+    """The measurements of `metric_ids` in a hypertune file; [] when it does not exist yet, or
+    is not a regular file of at most MAX_METRIC_FILE_BYTES (the trial's replica writes it)."""
+    file = Path(path)
     try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
+        text = stored_files.read_text(file.parent, file, MAX_METRIC_FILE_BYTES, str(file))
+    except stored_files.StoredFileError:
         return []
     reports = [r for r in (_parse_line(line) for line in text.splitlines()) if r is not None]
     return group_reports(reports, metric_ids, start_time)
