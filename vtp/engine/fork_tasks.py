@@ -172,6 +172,8 @@ def task_process(
             task = server.fork(how, env)
         except ConnectionRefusedError:
             how = "the fork server is gone"
+        except private_files.UnsafePath as exc:  # no socket where another user could swap it
+            how = f"no fork server: {exc}"
     if task is None:
         notice = f"[vtp] this task runs in a fresh interpreter: {how}\n" if how else ""
         task = FreshTask(full_command, env, notice)
