@@ -22,6 +22,14 @@ Prints one JSON line:
     fresh_pipeline_wall_s, fresh_jobs_s   the in-process run with VTP_TASK_FORK=0
     kfp_local_per_task_s   trivial pipeline, plain kfp.local: wall / 4
     vtp_run_trivial_per_task_s  the same pipeline under vtp run (service start included): wall / 4
+    first_trainer_line_s   from a CustomJob's creation to its replicas' first line of their own,
+                           median over 5 jobs of the train pipeline's pools (--max_steps=1)
+    first_step_s           from the same jobs' creation to the trainer's first step, median
+    trace                  the in-process train run, phase by phase (`vtp.run.trace.PHASES`:
+                           service start, task start, job create, replica environment,
+                           interpreter and imports, rendezvous, first step, training, job end
+                           seen, task end, next task), in seconds
+    vtp_run_trace          the same phases of `vtp run train` as a command
 
     python bench/pipeline_overhead.py [--trainer-arg=--epochs=5 ...]
 """
@@ -29,6 +37,7 @@ Prints one JSON line:
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,9 +51,14 @@ from google.protobuf import json_format
 from kfp import dsl, local
 
 from pipelines import catalog
+from vtp.images import COMPONENT_IMAGE
+from vtp.run import trace
+from vtp.run.job import PARENT
 from vtp.run.local_run import RunResult, run_pipeline
 from vtp.run.summary import dag_tasks, shown_tasks
 from vtp.run.target import service_for
+
+FIRST_LINE_JOBS = 5
 
 
 def job_seconds(state_dir: Path) -> list[float]:
@@ -86,22 +100,66 @@ def kfp_local_seconds(root: Path) -> float:
     return time.monotonic() - started
 
 
-def train(state_dir: Path, trainer_args: list[str]) -> tuple[float, float, int]:
-    """The train pipeline in-process: wall seconds, jobs' seconds, tasks."""
+def train(state_dir: Path, trainer_args: list[str]) -> tuple[float, float, int, dict]:
+    """The train pipeline in-process: wall seconds, jobs' seconds, tasks, and its trace."""
     entry = catalog.entry("train")
     arguments = {**entry.local_params, "trainer_args": trainer_args}
+    started = time.time()
     result = run("train", entry.load(), arguments, state_dir)
     tasks = len(shown_tasks(list(result.job.job_detail.task_details), dag_tasks(result.job)))
-    return result.seconds, sum(job_seconds(state_dir)), tasks
+    return result.seconds, sum(job_seconds(state_dir)), tasks, run_trace(state_dir, started)
 
 
-def vtp_run_seconds(state_dir: Path, trainer_args: list[str]) -> float:
-    """`vtp run train` as a user runs it, from start to exit."""
+def run_trace(state_dir: Path, started: float) -> dict[str, float]:
+    """The phases of the only pipeline run in `state_dir`, whose command started at `started`."""
+    with service_for(state_dir) as service:
+        return trace.ServiceReader(service.url, service.token).run_phases(started)
+
+
+def first_lines(state_dir: Path) -> tuple[float, float]:
+    """Medians over FIRST_LINE_JOBS CustomJobs of the train pipeline's pools, each run to its
+    first step: seconds from creation to the first line of its replicas, and to the first step."""
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-8"},
+        "replicaCount": 1,
+        "containerSpec": {
+            "imageUri": COMPONENT_IMAGE,
+            "args": ["--task=trainer.tasks.digits", "--max_steps=1"],
+        },
+    }
+    spec = {
+        "workerPoolSpecs": [pool, pool],
+        "baseOutputDirectory": {"outputUriPrefix": "gs://vtp-local/bench-first-lines"},
+    }
+    firsts, steps = [], []
+    with service_for(state_dir) as service:
+        reader = trace.ServiceReader(service.url, service.token)
+        for attempt in range(FIRST_LINE_JOBS):
+            body = {"displayName": f"first-line-{attempt}", "jobSpec": spec}
+            job = aiplatform_v1.CustomJob.from_json(json.dumps(body))
+            name = reader.jobs.create_custom_job(parent=PARENT, custom_job=job).name
+            while (job := reader.jobs.get_custom_job(name=name)).state not in ENDED:
+                time.sleep(0.2)
+            lines = trace.job_lines(job, reader.entries(job))
+            firsts.append(lines.first_line - lines.created)
+            steps.append(lines.training - lines.created)
+    return statistics.median(firsts), statistics.median(steps)
+
+
+ENDED = {
+    aiplatform_v1.JobState.JOB_STATE_SUCCEEDED,
+    aiplatform_v1.JobState.JOB_STATE_FAILED,
+    aiplatform_v1.JobState.JOB_STATE_CANCELLED,
+}
+
+
+def vtp_run_seconds(state_dir: Path, trainer_args: list[str]) -> tuple[float, float]:
+    """`vtp run train` as a user runs it, from start to exit; and its start (epoch seconds)."""
     params = [f"--param=trainer_args={json.dumps(trainer_args)}"] if trainer_args else []
     argv = [sys.executable, "-m", "vtp", "run", "train", "--state-dir", str(state_dir), *params]
-    started = time.monotonic()
+    started, wall = time.monotonic(), time.time()
     subprocess.run(argv, check=True, capture_output=True)
-    return time.monotonic() - started
+    return time.monotonic() - started, wall
 
 
 def main() -> None:
@@ -109,14 +167,18 @@ def main() -> None:
     parser.add_argument("--trainer-arg", action="append", default=[], dest="trainer_args")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        wall, jobs, tasks = train(Path(scratch) / "train", options.trainer_args)
-        command_wall = vtp_run_seconds(Path(scratch) / "command", options.trainer_args)
+        wall, jobs, tasks, phases = train(Path(scratch) / "train", options.trainer_args)
+        command_wall, command_started = vtp_run_seconds(
+            Path(scratch) / "command", options.trainer_args
+        )
         command_jobs = sum(job_seconds(Path(scratch) / "command"))
-        rerun_wall = vtp_run_seconds(Path(scratch) / "command", options.trainer_args)
+        command_phases = run_trace(Path(scratch) / "command", command_started)
+        rerun_wall, _ = vtp_run_seconds(Path(scratch) / "command", options.trainer_args)
         if len(job_seconds(Path(scratch) / "command")) != 1:
             raise SystemExit("the identical rerun started a training job: its cache missed")
+        first_line, first_step = first_lines(Path(scratch) / "train")
         os.environ["VTP_TASK_FORK"] = "0"
-        fresh_wall, fresh_jobs, _ = train(Path(scratch) / "fresh", options.trainer_args)
+        fresh_wall, fresh_jobs, _, _ = train(Path(scratch) / "fresh", options.trainer_args)
         del os.environ["VTP_TASK_FORK"]
         reference = kfp_local_seconds(Path(scratch) / "kfp-local")
         ours = run("trivial", trivial, {}, Path(scratch) / "trivial")
@@ -137,6 +199,10 @@ def main() -> None:
         "fresh_jobs_s": round(fresh_jobs, 2),
         "kfp_local_per_task_s": round(reference / 4, 2),
         "vtp_run_trivial_per_task_s": round(ours.seconds / 4, 2),
+        "first_trainer_line_s": round(first_line, 2),
+        "first_step_s": round(first_step, 2),
+        "trace": phases,
+        "vtp_run_trace": command_phases,
     }
     print(json.dumps(figures))
 
