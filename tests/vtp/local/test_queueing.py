@@ -76,6 +76,24 @@ def test_replicas_that_ask_for_accelerators_get_their_own_gpus(service, tmp_path
     }
     assert sorted(devices.values()) == ["0", "1"]
 
-    pools[0]["machineSpec"]["acceleratorCount"] = 2
-    with pytest.raises(exceptions.BadRequest, match=r"3 accelerator\(s\) in all but this machine"):
-        client.create_custom_job(parent=service.parent, custom_job=custom_job(*pools))
+    # More than the machine has: the job runs on CPU, saying so once in its log.
+    record = tmp_path / "on_cpu"
+    record.mkdir()
+    pools = [scripted_pool(record), scripted_pool(record)]
+    for pool, count in zip(pools, (2, 1), strict=True):
+        pool["machineSpec"].update(acceleratorType="NVIDIA_L4", acceleratorCount=count)
+    job = client.create_custom_job(parent=service.parent, custom_job=custom_job(*pools))
+    assert wait_for_state(client, job.name).state == State.JOB_STATE_SUCCEEDED
+    for name in ("workerpool0-0", "workerpool1-0"):
+        env = json.loads((record / f"{name}.env.json").read_text())
+        assert env["CUDA_VISIBLE_DEVICES"] == ""
+    log = service.session().get(
+        f"{service.url}/v1/{job.name}:logs", params={"replica": "workerpool0-0"}, timeout=30
+    )
+    warning = (
+        "WARNING: workerPoolSpecs[0] asks for 2 x NVIDIA_L4 (1 replica); workerPoolSpecs[1] "
+        "asks for 1 x NVIDIA_L4 (1 replica), but this machine has 2 GPU(s) for them all: the "
+        "job runs on CPU"
+    )
+    (entry,) = log.json()["entries"]
+    assert entry["text"].count(warning) == 1
