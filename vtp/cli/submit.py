@@ -359,7 +359,7 @@ def _print_log(logs: Any, final: bool) -> None:
 
     reader, tasks = logs
     lines = failures.call(lambda: reader.new_lines(final), reader.client.url)
-    text = "".join(line for line in lines if tasks.keep(line))
+    text = "".join(tasks.shown(lines, final))
     write(sys.stdout, text if sys.stdout.isatty() else _ANSI.sub("", text))
 
 

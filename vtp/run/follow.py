@@ -8,8 +8,9 @@ CANCELLED; a second stops waiting. Nothing is left half-done by a signal landing
 of a request: the handler only counts.
 
 Lines a task printed carry its path (`[train] ...`): a traceback among them shows only its last
-line unless `VTP_DEBUG` is set (`vtp --debug`), and the last lines of each task are kept for the
-summary, where a failed task's are its cause.
+line, and a chain of them (`raise ... from`, an error while handling another) only the last
+one's, which carries the message, unless `VTP_DEBUG` is set (`vtp --debug`); each error is
+printed once. The last lines of each task are kept for the summary (`TaskLines.tails`).
 
 Output that cannot be written (the reader of a pipe has gone, as `vtp run | tee` loses `tee` on
 Ctrl-C) is dropped, so the run is still cancelled and reported on stderr, without a
@@ -44,6 +45,13 @@ DEBUG_ENV = "VTP_DEBUG"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TASK = re.compile(r"^\[([^\]\s]+)\] ")
 _EXECUTOR = re.compile(r"^\s*\[KFP Executor [^\]]*\]: ")
+_CHAINED = frozenset(
+    {
+        "The above exception was the direct cause of the following exception:",
+        "During handling of the above exception, another exception occurred:",
+    }
+)
+"""The lines between two tracebacks of one chain: the first one's exception caused the next."""
 
 
 class Interrupts:
@@ -110,29 +118,71 @@ class LogReader:
 
 class TaskLines:
     """The log as a person reads it, task by task (a line's `[task path] ` prefix, which the
-    engine puts on what a task prints): a traceback shows its last line only (whole with
-    `VTP_DEBUG`), and each task's last lines are kept, for the summary of a failed one."""
+    engine puts on what a task prints): a traceback shows its exception only, a chain of them
+    its last exception only (whole with `VTP_DEBUG`), and each task's last lines are kept, for
+    the summary of a failed one.
+
+    A traceback's exception lines are held until what follows shows whether they caused another
+    (a chain's next traceback) and so go unprinted: until the task's next traceback, another
+    task's line, a line of the run's own, the end of the next batch of lines (a traceback may
+    be read in two), or the last batch."""
 
     def __init__(self) -> None:
         self.frames = os.environ.get(DEBUG_ENV, "") not in ("", "0")
         self.tails: dict[str, deque[str]] = {}
         self._in_traceback: dict[str, bool] = {}
+        self._held: list[tuple[str, str]] = []
+        """(task, line) after a traceback's frames, in the order they came."""
+        self._waited = False
+        """Whether the held lines have waited through the end of a batch already."""
 
-    def keep(self, line: str) -> bool:
-        """Whether to print `line`; its task's tail takes it if it says something."""
+    def shown(self, lines: list[str], final: bool = False) -> list[str]:
+        """The lines of a batch to print, in order (`final`: the last batch); tasks' tails
+        take what they say."""
+        out = [kept for line in lines for kept in self._take(line)]
+        if final or self._waited:
+            return out + self._release()
+        self._waited = bool(self._held)
+        return out
+
+    def _take(self, line: str) -> list[str]:
         found = _TASK.match(_ANSI.sub("", line))
+        task = found[1] if found else ""
+        out = self._release() if self._held and self._held[0][0] != task else []
         if found is None:
-            return True
-        task, body = found[1], _ANSI.sub("", line)[found.end() :]
+            return [*out, line]
+        body = _ANSI.sub("", line)[found.end() :]
+        if self.frames:
+            return [*out, *self._said(task, line)]
         if body.startswith("Traceback (most recent call last)"):
+            if self._chained():
+                self._held.clear()  # the cause: the next exception's line says it again
+            out += self._release()
             self._in_traceback[task] = True
-            return self.frames
+            return out
         if self._in_traceback.get(task) and body[:1].isspace():
-            return self.frames
-        self._in_traceback[task] = False
+            return out
+        if self._in_traceback.pop(task, False) or self._held:
+            self._held.append((task, line))
+            return out
+        return [*out, *self._said(task, line)]
+
+    def _chained(self) -> bool:
+        """Whether the held lines end with a chain's link to the next traceback."""
+        said = [_ANSI.sub("", line)[len(task) + 3 :].strip() for task, line in self._held]
+        said = [text for text in said if text]
+        return bool(said) and said[-1] in _CHAINED
+
+    def _release(self) -> list[str]:
+        held, self._held, self._waited = self._held, [], False
+        return [kept for task, line in held for kept in self._said(task, line)]
+
+    def _said(self, task: str, line: str) -> list[str]:
+        """`line`, printed; its task's tail takes it."""
+        body = _ANSI.sub("", line)[len(task) + 3 :]
         tail = self.tails.setdefault(task, deque(maxlen=TAIL_LINES))
         tail.append(_EXECUTOR.sub("", body.rstrip()))
-        return True
+        return [line]
 
 
 @dataclass
@@ -163,11 +213,11 @@ def follow(
     pause = FIRST_POLL_SECONDS
     while True:
         state = client.get(name).state
-        for line in log.new_lines(final=state in PIPELINE_ENDED):
-            if line.startswith(NOTE):
-                seen.notes.append(line[len(NOTE) :].rstrip())
-            if tasks.keep(line):
-                write(out, line if colours else _ANSI.sub("", line))
+        ended = state in PIPELINE_ENDED
+        lines = log.new_lines(final=ended)
+        seen.notes += [line[len(NOTE) :].rstrip() for line in lines if line.startswith(NOTE)]
+        for line in tasks.shown(lines, final=ended):
+            write(out, line if colours else _ANSI.sub("", line))
         if state in PIPELINE_ENDED:
             seen.tails = {task: list(tail) for task, tail in tasks.tails.items()}
             return seen

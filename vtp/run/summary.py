@@ -8,8 +8,9 @@ named twice: as the `gs://` URI the pipeline would use on Vertex, and as the loc
 (`gs://BUCKET/PATH` is `<storage root>/BUCKET/PATH`). The jobs a task started (its
 `gcp_resources` output) are named with their display names. A training job's TensorBoard logs
 come with the command that opens them. Then the run's console page and, when it failed, why: the
-job's error, whose first line names the failed task, then that task's last lines in the run's log
-(`follow.TaskLines`), or the error's own next lines.
+job's error, whose first line names the failed task, once (not again under that task), then the
+error's own next lines unless the run's log already showed that task's last lines as it went
+(`follow.TaskLines`): each error is printed once.
 """
 
 import json
@@ -40,8 +41,9 @@ def summarize(result: "RunResult") -> str:
     state = job.state.name.removeprefix("PIPELINE_STATE_")
     lines = [f"Pipeline {result.pipeline} {state} in {result.seconds:.0f}s"]
     shown = shown_tasks(list(job.job_detail.task_details), dag_tasks(job))
+    said = job.error.message.partition("\n")[0] if not result.interrupted else ""
     for task in shown:
-        lines.extend(f"  {line}" for line in _task(task, result))
+        lines.extend(f"  {line}" for line in _task(task, result, said))
     root = result.storage_root
     lines.append(f"  local Cloud Storage: gs://BUCKET/PATH is {root}/BUCKET/PATH")
     outputs = job.runtime_config.gcs_output_directory
@@ -55,8 +57,7 @@ def summarize(result: "RunResult") -> str:
     if job.error.message and not result.interrupted:
         first, *cause = job.error.message.splitlines()
         lines.append(f"  error: {first}")
-        cause = _failed_tail(shown, result.tails) or cause
-        if cause:
+        if cause and not _failed_tail(shown, result.tails):  # else the log showed it above
             lines.append("  the failed task's last lines:")
             lines.extend(f"    {line}" for line in cause)
     return "\n".join(lines)
@@ -119,7 +120,8 @@ def dag_tasks(job: aiplatform_v1.PipelineJob) -> frozenset[str]:
 
 
 def _failed_tail(shown: list[tuple[str, Task]], tails: dict[str, list[str]]) -> list[str]:
-    """The last lines of the first failed task, as the run's log had them."""
+    """The last lines of the first failed task, as the run's log showed them (none when it was
+    not followed)."""
     for _, task in shown:
         if task.state != TaskState.FAILED:
             continue
@@ -152,7 +154,7 @@ def _outputs(task: Task) -> dict[str, Any]:
     return {k.removeprefix("output:"): v for k, v in metadata.items() if k.startswith("output:")}
 
 
-def _task(shown: tuple[str, Task], result: "RunResult") -> list[str]:
+def _task(shown: tuple[str, Task], result: "RunResult", said: str = "") -> list[str]:
     name, task = shown
     root = result.storage_root
     status = _status(task)
@@ -174,8 +176,9 @@ def _task(shown: tuple[str, Task], result: "RunResult") -> list[str]:
                 logs = artifact.uri.rstrip("/").rsplit("/", 1)[0] + "/logs"
                 lines.append(f"  tensorboard logs: {where(logs, root)}")
                 lines.append(f"    open them: tensorboard --logdir {_local(logs, root)}")
-    if task.error.message and task.state == TaskState.FAILED:
-        lines.append(f"  error: {task.error.message.splitlines()[0]}")
+    first = task.error.message.partition("\n")[0]
+    if first and task.state == TaskState.FAILED and first != said:  # `said`: the run's, at its end
+        lines.append(f"  error: {first}")
     return lines
 
 

@@ -94,8 +94,11 @@ def test_failed_run_exits_nonzero_with_summary(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "Pipeline train FAILED" in result.stdout
-    last_lines = "\n".join(result.stdout.splitlines()[-12:])
-    assert "unrecognized arguments: --no_such_flag=1" in last_lines, last_lines
+    # The replica's own words, streamed just before the summary, which does not repeat them.
+    streamed, summary = result.stdout.split("Pipeline train FAILED")
+    assert "unrecognized arguments: --no_such_flag=1" in streamed[-2000:], streamed[-2000:]
+    assert "unrecognized arguments" not in summary
+    assert summary.splitlines()[-1].startswith("  error: task custom-job failed: ")
     assert "\x1b[" not in result.stdout
     assert "Traceback" not in result.stdout + result.stderr  # frames only with --debug
 

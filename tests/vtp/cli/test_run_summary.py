@@ -111,14 +111,15 @@ def test_a_failure_ends_with_its_cause_and_a_gone_console_says_how_to_see_it() -
         "prints, then go to #/runs/loop-20260101000000\n" in text
     )
     assert "code=" not in text  # the run's sign-in code dies with it
-    # The task's own last lines, as the run's log had them, are the better cause.
+    # Once the run's log has shown the task's last lines as it went, the error is said once.
     tails = {"other": ["nothing"], "train": ["epoch 3", "ValueError: x (with the value)"]}
     text = summarize(result("PIPELINE_STATE_FAILED", failed, error=cause, tails=tails))
-    assert text.splitlines()[-3:] == [
-        "  the failed task's last lines:",
-        "    epoch 3",
-        "    ValueError: x (with the value)",
-    ]
+    assert text.splitlines()[-1] == "  error: task train failed: exit status 1"
+    assert "ValueError" not in text.split("  error: task train failed: exit")[1]
+    # The task whose error is the run's is not given it twice.
+    failed[1] = task(2, 1, "train", "FAILED", start=0, error=cause)
+    text = summarize(result("PIPELINE_STATE_FAILED", failed, error=cause, tails=tails))
+    assert text.count("error: task train failed: exit status 1") == 1
 
 
 def test_the_jobs_a_task_started_are_named_with_their_display_names() -> None:

@@ -128,6 +128,23 @@ def gcpc_pipeline():
 """
 
 
+REFUSED_JOB = """
+from google_cloud_pipeline_components.v1.custom_job import CustomTrainingJobOp
+from kfp import dsl
+
+POOL = {"machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1,
+        "container_spec": {"image_uri": "python:3.11"}}
+
+
+@dsl.pipeline(name="gcpc-refused")
+def gcpc_pipeline(project: str = "local", location: str = "us-central1"):
+    CustomTrainingJobOp(project=project, location=location, display_name="refused",
+                        worker_pool_specs=[POOL])
+"""
+"""A job the service refuses (an image without a command, no engine): GCPC raises the SDK's
+FailedPrecondition from gRPC's error, a chain of two tracebacks."""
+
+
 def vtp(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "vtp", *args], cwd=folder, capture_output=True, text=True,
@@ -205,6 +222,22 @@ def test_a_container_component_without_an_engine_fails_before_the_run(tmp_path):
     assert "container component shout (image alpine:3) cannot run locally" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (state / "gcs" / "vtp-local" / "pipeline-root").exists()
+
+
+def test_a_failed_gcpc_task_says_its_error_once(tmp_path):
+    folder = user_file(tmp_path, REFUSED_JOB)
+    result = vtp(folder, "run", "pipeline.py", "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    refusal = "image 'python:3.11' is not this project's image and no command is given"
+    # The chain's last exception, streamed once; its cause (gRPC's error) and the link between
+    # them are in the log, for `vtp --debug`; the summary ends with the error, once.
+    streamed = [line for line in out.splitlines() if line.startswith("[custom-training-job] ")]
+    assert len(streamed) == 1 and "FailedPrecondition: 400" in streamed[0], out
+    assert "_InactiveRpcError" not in out and "The above exception" not in out
+    assert out.count("error: task custom-training-job failed") == 1
+    assert out.count(refusal) == 2  # the task's line, then the summary's error
+    assert out.splitlines()[-1].startswith("  error: task custom-training-job failed")
 
 
 @pytest.fixture(scope="module")
