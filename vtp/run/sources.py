@@ -11,16 +11,21 @@ work as they do when the user runs it with python. Without `:function`, the file
 exactly one pipeline. Local runs fill in `project` (and the catalog's other local defaults for
 shipped pipelines) when the pipeline declares them and the user gives none.
 
+kfp warns, at every `@dsl.component` without a `base_image`, that its default image will change:
+while a user's file loads, that warning is shown once (`_user_code`), not once per component.
+
 Whatever the form, what runs is its compiled PipelineSpec (`Source.spec()`, the dict kfp's
 compiler writes as YAML): a component compiles to a pipeline of that one task, as kfp's
 compiler compiles it.
 """
 
+import contextlib
 import functools
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,8 @@ from pipelines import catalog
 from vtp.run import spec_cache
 
 COMPILED_SUFFIXES = (".yaml", ".yml", ".json")
+BASE_IMAGE_WARNING = r"The default base_image used by the @dsl\.component decorator"
+"""The start of kfp's FutureWarning for a component that names no base image."""
 USER_DEFAULTS = {"project": catalog.LOCAL_PROJECT, "output_root": catalog.LOCAL_OUTPUT_ROOT}
 """What a local run of a user's pipeline fills in, for the parameters it declares."""
 
@@ -117,7 +124,8 @@ def _from_file(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(f"vtp_user_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     try:
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        with _user_code():
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
     except Exception as exc:
         raise SourceError(
             f"PIPELINE: {path} failed to import: {type(exc).__name__}: {exc}"
@@ -129,9 +137,18 @@ def _from_module(name: str) -> Any:
     if "" not in sys.path:
         sys.path.insert(0, "")  # as `python -m` would: the current directory
     try:
-        return importlib.import_module(name)
+        with _user_code():
+            return importlib.import_module(name)
     except ImportError as exc:
         raise SourceError(f"PIPELINE: cannot import {name!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _user_code() -> Iterator[None]:
+    """While a user's code loads: kfp's base-image warning at most once in this process."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("once", message=BASE_IMAGE_WARNING, category=FutureWarning)
+        yield
 
 
 def _pick(module: Any, function: str, ref: str) -> Any:

@@ -147,3 +147,38 @@ def test_a_task_module_in_the_users_folder_trains_under_vtp_run(tmp_path: Path) 
     registered = summary.split("vertex_model: ", 1)[1].split()[0]
     assert "projects/local/locations/us-central1/models/" in registered
     assert "vtp-blobs" in result.stdout  # the job and the model are named after the task
+
+
+NO_BASE_IMAGE = """
+from kfp import dsl
+
+
+@dsl.component
+def first(x: int) -> int:
+    return x + 1
+
+
+@dsl.component
+def second(x: int) -> int:
+    return x * 2
+
+
+@dsl.component
+def third(x: int) -> int:
+    return x - 3
+
+
+@dsl.pipeline(name="no-base-image")
+def no_base_image(x: int = 1):
+    third(x=second(x=first(x=x).output).output)
+"""
+
+
+@pytest.mark.slow
+def test_kfps_default_base_image_warning_is_shown_once_per_run(tmp_path: Path) -> None:
+    (tmp_path / "steps.py").write_text(NO_BASE_IMAGE)
+    result = vtp_run(tmp_path, "steps.py", "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    said = result.stdout + result.stderr
+    assert said.count("The default base_image used by the @dsl.component decorator") == 1, said
+    assert "Output 1" in said  # ((1 + 1) * 2) - 3
