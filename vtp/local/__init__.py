@@ -20,8 +20,8 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
   Cloud Logging entries (`runtime/logs.py`).
 - Images (`runtime/launch.py`): this project's image runs `python -m trainer` (or its command);
   any other image needs an explicit command, which runs on the host; otherwise the create call
-  is refused. pythonPackageSpec packages are pip-installed into a cache keyed by their content
-  (`runtime/packages.py`).
+  is refused. pythonPackageSpec packages are pip-installed with what they require, each step
+  cached (`runtime/packages.py`).
 - Capacity (`runtime/capacity.py`): GPUs from nvidia-smi (or `--gpus`) go to replicas through
   CUDA_VISIBLE_DEVICES, and `--max-replicas` caps the processes; a job that does not fit now
   waits in JOB_STATE_QUEUED. A job that asks for more accelerators than the machine has GPUs

@@ -2,9 +2,9 @@
 
 How each pool runs on one machine (docs/architecture.md, "One code path, two backends"):
 
-- `pythonPackageSpec`: the package URIs are installed into an isolated directory (`packages.py`)
-  and `python -m <pythonModule> <args>` runs with it on PYTHONPATH. `executorImageUri` is not
-  pulled: the service's own Python stands in for it.
+- `pythonPackageSpec`: the package URIs are installed with what they require (`packages.py`)
+  and `python -m <pythonModule> <args>` runs with them ahead of the service's packages.
+  `executorImageUri` is not pulled: the service's own Python stands in for it.
 - `containerSpec` with this project's image (a name with a path component `vtp` or
   `vertex-torch-pipelines`, or a prefix from `VTP_PROJECT_IMAGE` / `--project-image`): its
   `command` (default `python -m trainer`) and `args` run as a host process.
