@@ -5,7 +5,9 @@ Two audiences, as under `vtp local exec`:
 - processes the test starts (`gcloud`, `gsutil`, `python my_script.py`, `vtp ...`) read the
   environment: `client_environment` is what `vtp local env` prints (`local_auth.client_settings`,
   the start-up hook first on PYTHONPATH), plus the test's project and region, the token, the
-  storage root and a gcloud configuration directory of the session's own;
+  storage root and a gcloud configuration directory of the session's own; `gsutil` runs as
+  `gcloud storage` (its `use_gcloud_storage` mode, which needs an account name to pass gcloud's
+  credentials on: the token file is what authenticates);
 - the test's own process has imported its clients already, so the start-up hook cannot run in
   it: `pointed_at` sets `aiplatform.init`'s defaults (endpoint, credentials, project, location,
   staging bucket) and, for as long as the test runs, patches what the hook patches (Cloud Storage
@@ -29,6 +31,9 @@ from vtp.vertex import local_auth
 
 SDK_POLL_SECONDS = 0.2
 """The SDK's wait between polls of a job or pipeline run in a test (5 s, doubling, on Vertex)."""
+TEST_ACCOUNT = "tests@local.invalid"
+"""gcloud's account in tests: a name only (gcloud authenticates with the token file)."""
+BOTO_FILE = "boto.cfg"
 LOCAL_PROJECT_NUMBER = "100000000001"
 """The number the local storage API reports as every bucket's project (the start-up hook's)."""
 
@@ -52,7 +57,9 @@ def client_environment(
         "GOOGLE_CLOUD_PROJECT": project,
         "CLOUDSDK_AI_REGION": location,
         "CLOUDSDK_CONFIG": str(gcloud_config),
+        "CLOUDSDK_CORE_ACCOUNT": TEST_ACCOUNT,
         "CLOUDSDK_CORE_DISABLE_PROMPTS": "1",
+        "BOTO_CONFIG": str(gcloud_config / BOTO_FILE),
         "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE": str(info.token_file),
         local_auth.TOKEN_ENV: info.token,
         local_auth.RUNTIME_DIR_ENV: os.environ.get(local_auth.RUNTIME_DIR_ENV, ""),
@@ -61,13 +68,15 @@ def client_environment(
 
 
 def gcloud_config_dir(folder: Path) -> Path:
-    """A gcloud configuration of the session's own: no account, no prompts, no update checks
-    (written as files: each `gcloud config set` costs a second)."""
+    """A gcloud configuration of the session's own: no prompts, no update checks (written as
+    files: each `gcloud config set` costs a second); and gsutil's, which hands its commands
+    to `gcloud storage`."""
     (folder / "configurations").mkdir(parents=True, exist_ok=True)
     (folder / "active_config").write_text("default")
     (folder / "configurations" / "config_default").write_text(
         "[core]\ndisable_usage_reporting = true\n[component_manager]\ndisable_update_check = true\n"
     )
+    (folder / BOTO_FILE).write_text("[GSUtil]\nuse_gcloud_storage = True\n")
     return folder
 
 

@@ -12,6 +12,10 @@ def test_training_job_writes_its_model(local_vertex):
     assert "epoch 19 loss" in local_vertex.logs(job)
     model = json.loads(local_vertex.read(f"{output}/model/model.json"))
     assert abs(model["w"] - 3) < 0.1
+    copied = subprocess.run(
+        ["gsutil", "cat", f"{output}/model/model.json"], capture_output=True, text=True, check=True
+    )
+    assert json.loads(copied.stdout) == model
     listed = subprocess.run(
         ["gcloud", "ai", "custom-jobs", "list", "--format=value(displayName,state)"],
         capture_output=True,
