@@ -159,7 +159,7 @@ class App:
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
-        state_dir = StateDir(config.state_dir)
+        state_dir = StateDir(config.state_dir, config.storage_root)
         try:
             router = Router()
             self.front = FrontEnds(config, state_dir.token, router)

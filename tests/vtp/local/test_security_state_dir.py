@@ -302,3 +302,20 @@ def test_private_files_are_read_only_when_regular_and_the_users(tmp_path) -> Non
     (tmp_path / "target").write_text("x")
     with pytest.raises(UnsafePath, match="symbolic link"):
         private_files.read_private(link)
+
+
+def test_a_storage_root_holding_the_state_directory_is_refused(tmp_path) -> None:
+    """Replicas and containers see the storage root at /gcs: it must not hold the token."""
+    served = subprocess.run(
+        [str(VTP), "local", "serve", "--port", "0", "--state-dir", str(tmp_path / "state"),
+         "--gcs-root", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "VTP_RUNTIME_DIR": str(tmp_path / "runtime")},
+    )  # fmt: skip
+    assert served.returncode == 1
+    assert served.stderr.strip().splitlines() == [
+        f"vtp: error: refusing to start: the storage root {tmp_path} holds the state directory "
+        f"{tmp_path / 'state'}, so every replica, container and storage client would reach the "
+        "token there; choose a --gcs-root outside it"
+    ]
+    assert not (tmp_path / "state" / "token").exists()

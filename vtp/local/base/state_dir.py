@@ -14,7 +14,9 @@ the pipeline cache (`$VTP_PIPELINE_CACHE_DIR`, when set) must be the user's alon
 (`vtp.private_files`): a directory another user owns or could replace (a folder above it
 writable by others without the sticky bit) is refused in one line, naming it, before the service
 writes anything, since whoever owns it would own the token written there. An entry in the state
-directory owned by another user (one planted while the directory was open) is refused too.
+directory owned by another user (one planted while the directory was open) is refused too, and
+so is a storage root (`--gcs-root`) that holds the state directory: replicas and containers see
+the storage root at /gcs, and storage clients read it through the API.
 """
 
 import contextlib
@@ -36,8 +38,16 @@ class StateDirInUse(RuntimeError):
 class StateDir:
     """A state directory held by this process until `release()`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, storage_root: Path | None = None) -> None:
+        """Take `path`; UnsafePath when another user could plant or replace it, or when
+        `storage_root` (what replicas see at /gcs, and the storage API serves) holds it."""
         os.umask(0o077)
+        if storage_root is not None and path.resolve().is_relative_to(storage_root.resolve()):
+            raise private_files.UnsafePath(
+                f"refusing to start: the storage root {storage_root} holds the state directory "
+                f"{path}, so every replica, container and storage client would reach the token "
+                "there; choose a --gcs-root outside it"
+            )
         try:
             private_files.private_dir(path)
             private_files.private_dir(local_auth.runtime_dir())
