@@ -57,6 +57,9 @@ def load(path: Path) -> DescribedJob:
     spec = _field(document, "pipelineSpec", "pipeline_spec")
     if not isinstance(spec, dict) or not isinstance(spec.get("root"), dict):
         raise JobFileError(f"{path}: pipelineSpec is missing or not a compiled pipeline")
+    info = spec.get("pipelineInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+        raise JobFileError(f"{path}: pipelineSpec.pipelineInfo.name is missing")
     runtime = _field(document, "runtimeConfig", "runtime_config") or {}
     if not isinstance(runtime, dict):
         raise JobFileError(f"{path}: runtimeConfig must be an object")
