@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from trainer.config import parse_args
+from vtp.process_exit import exit_now
 
 
 def main(argv: Sequence[str] | None = None, gpus: int | None = None, announce: bool = False) -> int:
@@ -36,4 +37,6 @@ def main(argv: Sequence[str] | None = None, gpus: int | None = None, announce: b
 
 
 if __name__ == "__main__":
-    sys.exit(main(announce=True))
+    # Not sys.exit: the interpreter's teardown of PyTorch's modules takes a second or two
+    # after training has ended, and the job waits for it.
+    exit_now(main(announce=True))

@@ -54,6 +54,7 @@ from trainer.distributed import (
     visible_gpus,
 )
 from trainer.tasks import load
+from vtp.process_exit import exit_now
 
 log = logging.getLogger("trainer")
 
@@ -226,7 +227,7 @@ def _child(config: Config, placement: Placement, parent_pid: int, failed_at: Any
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_ERROR)
-    sys.exit(code)
+    exit_now(code)  # not sys.exit: the teardown of PyTorch's modules would hold the job
 
 
 def _die_with_parent(parent_pid: int) -> None:

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vtp.process_exit import exit_now
+
 if TYPE_CHECKING:
     from vtp.engine.dag import Engine
 
@@ -123,4 +125,6 @@ def _note_cancel(signum: int, frame: object) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # Not sys.exit: the run has ended when the result is written, and its end is seen when
+    # this process exits; the teardown of kfp's and the SDK's modules would delay that.
+    exit_now(main(sys.argv[1:]))
