@@ -20,20 +20,23 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import json_format
-from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import private_files
+
+if TYPE_CHECKING:  # for the hints only: the local service imports this module (CACHE_DIR_ENV),
+    # and importing kfp's package brings its client and Kubernetes's, seconds at every start
+    from kfp.pipeline_spec import pipeline_spec_pb2
 
 CACHE_DIR_ENV = "VTP_PIPELINE_CACHE_DIR"
 """Overrides where entries live (default: the state dir's `pipelines/.cache`)."""
 
 
 def key(
-    component: pipeline_spec_pb2.ComponentSpec,
-    executor: pipeline_spec_pb2.PipelineDeploymentConfig.ExecutorSpec,
+    component: "pipeline_spec_pb2.ComponentSpec",
+    executor: "pipeline_spec_pb2.PipelineDeploymentConfig.ExecutorSpec",
     parameters: dict[str, Any],
     artifacts: dict[str, list[dict[str, Any]]],
 ) -> str:
