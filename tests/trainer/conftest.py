@@ -146,7 +146,7 @@ def start_gated(
     return start_trainer(args, trainer_env(out, **gate_env(out, steps, batch_per_process, **extra)))
 
 
-def run_trainer(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
+def run_trainer(args: list[str], env: dict[str, str], timeout: float = 300) -> str:
     """Run the trainer to completion, assert it exits 0, and return its output."""
     process = start_trainer(args, env)
     output, _ = process.communicate(timeout=timeout)
@@ -154,8 +154,9 @@ def run_trainer(args: list[str], env: dict[str, str], timeout: float = 120) -> s
     return output
 
 
-def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 60) -> None:
-    """Poll until `path` exists; fail early if the process has exited."""
+def wait_for(path: Path, process: subprocess.Popen[str], timeout: float = 300) -> None:
+    """Poll until `path` exists; fail early if the process has exited. The limit is generous:
+    on a shared, busy machine starting processes that import torch takes a while."""
     deadline = time.monotonic() + timeout
     while not path.exists():
         if process.poll() is not None:

@@ -89,7 +89,9 @@ def test_preempted_on_two_processes_resumes_resharded_on_three(tmp_path):
     output, _ = process.communicate(timeout=120)
     assert process.returncode == 143, output
     saved = list_checkpoints(tmp_path / "checkpoints")[0]
-    assert saved.step in (10, 11), output  # the step the processes agreed on
+    # The step the processes agreed on: 10 or 11 when the node passed SIGTERM on before the
+    # gate opened, later when a busy machine ran the node's handler after that.
+    assert 10 <= saved.step < 24, output
     assert not (tmp_path / "model" / "model.pt").exists()
 
     # Three processes load the two shards into theirs: gathered again, it is the saved model.

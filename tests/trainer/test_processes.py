@@ -74,7 +74,7 @@ def test_sigterm_saves_at_that_step_exits_143_and_the_rerun_resumes_there(
     wait_for(tmp_path / "gate" / "waiting.0", process)
     process.send_signal(signal.SIGTERM)
     (tmp_path / "gate" / "open").touch()
-    output, _ = process.communicate(timeout=60)
+    output, _ = process.communicate(timeout=180)
 
     # The signal came while step 11's batch was loading: the run stops before taking that step.
     assert process.returncode == 143, output
@@ -114,7 +114,7 @@ def test_sigterm_to_one_of_two_nodes_stops_both_at_one_step_and_resumes_exactly(
         wait_for(tmp_path / "gate" / f"waiting.{rank}", node)
     nodes[1].send_signal(signal.SIGTERM)
     (tmp_path / "gate" / "open").touch()
-    outputs = [node.communicate(timeout=60)[0] for node in nodes]
+    outputs = [node.communicate(timeout=180)[0] for node in nodes]
 
     assert [node.returncode for node in nodes] == [143, 143], outputs
     # Node 1 got the signal during step 11; the ranks learn of it one step later and stop there.
@@ -137,7 +137,7 @@ def test_a_failing_process_fails_its_node_promptly(tmp_path, rank):
     # checkpoints: its failure must not wait for the others (--dist_timeout is 600 s).
     args = tiny_args(tmp_path, nproc_per_node=2)
     process = start_gated(tmp_path, args, steps=3, GATE_FAIL_RANK=str(rank))
-    output, _ = process.communicate(timeout=60)
+    output, _ = process.communicate(timeout=180)  # well before --dist_timeout's 600 s
     assert process.returncode == 1, output
     assert f"rank {rank} fails on purpose" in output
     assert f"process rank{rank} exited with status 1: stopping the node" in output, output
