@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import requests
 from google.cloud import aiplatform, storage
 
@@ -84,3 +85,18 @@ def test_a_described_local_run_replays_with_an_override(local_vertex, tmp_path: 
         **dict(first.runtime_config.parameter_values),
         "count": 4,
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("not json", "is not JSON"),
+        ('{"pipelineSpec": {"root": {}}}', "pipelineSpec.pipelineInfo.name is missing"),
+    ],
+)
+def test_a_file_that_describes_no_job_is_one_line(tmp_path: Path, text: str, says: str) -> None:
+    (tmp_path / "job.json").write_text(text)
+    result = vtp_run(tmp_path, "--from-job", "job.json")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert says in result.stderr and "--from-job" in result.stderr
+    assert not (tmp_path / "replay").exists()  # nothing started
