@@ -77,7 +77,9 @@ def run_container(
         del values[name]  # an optional input left unset: the function's own default applies
     container = executor.container
     as_dict = _integers_kept(
-        executor_input_utils.executor_input_to_dict(executor_input, component), arguments
+        executor_input_utils.executor_input_to_dict(executor_input, component),
+        arguments,
+        component,
     )
 
     engine = containers.engine_from(os.environ)
@@ -121,8 +123,10 @@ def run_container(
     return Node("SUCCEEDED", _typed_as_declared(outputs, component))
 
 
-def _integers_kept(executor_input: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """The executor input with each parameter whose argument is an `int` an int again.
+def _integers_kept(
+    executor_input: dict[str, Any], arguments: dict[str, Any], component: ComponentSpec
+) -> dict[str, Any]:
+    """The executor input with each undeclared parameter whose argument is an `int` an int again.
 
     kfp.local builds the executor input through protobuf, where every number is a double, and
     types back only the parameters the component declares. The pipeline channels kfp adds for
@@ -130,11 +134,13 @@ def _integers_kept(executor_input: dict[str, Any], arguments: dict[str, Any]) ->
     are not declared, so `epochs` would be written `2.0` there, which an `int` flag refuses;
     Vertex writes `2`.
     """
+    declared = component.input_definitions.parameters
     inputs = executor_input.get("inputs", {})
     values = dict(inputs.get("parameterValues", {}))
     for name, value in values.items():
         given = arguments.get(name)
-        if isinstance(given, int) and not isinstance(given, bool) and isinstance(value, float):
+        is_int = isinstance(given, int) and not isinstance(given, bool)
+        if is_int and isinstance(value, float) and name not in declared:
             values[name] = given
     return {**executor_input, "inputs": {**inputs, "parameterValues": values}}
 
