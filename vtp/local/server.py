@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -333,12 +334,20 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.file is None:
             self.wfile.write(reply.body)
             return
-        with open(reply.file, "rb") as file:
+        with open(reply.file, "rb", opener=_without_waiting) as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # swapped since it was checked
+                self.close_connection = True  # a FIFO would never end: the client gets less
+                return
             file.seek(reply.offset)
             _copy_exactly(file, self.wfile, reply.length)
 
     def log_message(self, format: str, *args: object) -> None:
         _log.debug("%s %s", self.address_string(), format % args)
+
+
+def _without_waiting(path: str, flags: int) -> int:
+    """Open a media file without waiting on it: opening a FIFO for reading waits for a writer."""
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def _checked(reply: Reply) -> Reply:

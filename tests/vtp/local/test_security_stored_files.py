@@ -147,6 +147,30 @@ def test_a_fifo_in_a_bucket_is_left_out_of_listings_and_is_not_found(client, roo
     assert finishes(lambda: bucket.get_blob("pipe.jsonl")) is None
 
 
+def test_a_fifo_planted_as_an_upload_sessions_record_is_no_session(served, root, client):
+    client.create_bucket("session-bucket")
+    headers = {"Authorization": f"Bearer {served.token}", "Content-Type": "application/json"}
+    started = requests.post(
+        f"{served.url}/upload/storage/v1/b/session-bucket/o?uploadType=resumable",
+        json={"name": "x.bin"},
+        headers=headers,
+        timeout=30,
+    )
+    session = started.headers["X-GUploader-UploadID"]
+    record = root / ".vtp-uploads" / f"session-{session}.json"
+    record.unlink()
+    fifo(record)
+    answer = finishes(
+        lambda: requests.put(
+            started.headers["Location"],
+            data=b"abc",
+            headers={**headers, "Content-Type": "application/octet-stream"},
+            timeout=60,
+        )
+    )
+    assert answer.status_code == 404 and "No such upload session" in answer.text
+
+
 # -- datasets: an import file is a regular file of bounded size -----------------------------
 
 

@@ -26,7 +26,7 @@ from email.message import Message
 from email.parser import BytesParser
 from pathlib import Path
 
-from vtp.local.base import errors
+from vtp.local.base import errors, stored_files
 from vtp.local.storage.objects import Buckets, ObjectInfo, Readable, open_no_follow
 
 MAX_MULTIPART_BYTES = 64 << 20
@@ -186,10 +186,10 @@ class Sessions:
         """The session's record and bytes file; NOT_FOUND when either is missing or is not a
         plain file (a link a replica put there)."""
         record_file, part = self.session_files(session)
-        try:
-            with open(record_file, opener=open_no_follow) as file:
-                record = json.loads(file.read())
-        except (OSError, ValueError):
+        try:  # a planted FIFO, huge or deep file is no session either (StoredFileError)
+            text = stored_files.read_text(record_file.parent, record_file, 1 << 16, session)
+            record = json.loads(text)
+        except (ValueError, RecursionError):
             raise errors.not_found(f"No such upload session: {session}") from None
         if (
             not part.is_file()
