@@ -16,8 +16,9 @@ is built again):
   leaves packages outside its environment alone): the service's environment never changes. The
   next job with the same requirements, even with other code, starts without pip.
 
-Replicas read the archives' folder, then the requirements' (which reads the service's), before
-the service's own (`Prepared.sites`, `replicas.py`).
+Replicas have the archives' folder first on PYTHONPATH (so a user's package named as one of the
+project's folders, `trainer`, is theirs), and read the requirements' layer, which reads the
+service's site-packages, right after their own (`Prepared.sites`, `replicas.py`).
 
 pip reaches the package index this machine is configured for: its own config files (under HOME,
 which a replica keeps), the `PIP_*` and proxy variables of the service's environment
@@ -104,9 +105,11 @@ class Prepared:
 
     @property
     def sites(self) -> list[str]:
-        """What a replica reads before its own environment's parent, in order."""
-        after = [str(isolation.Layer(self.environment).site_packages)] if self.environment else []
-        return [str(self.archives), *(after or isolation.service_site_packages())]
+        """What a replica's environment reads after its own site-packages: the requirements'
+        layer (which reads the service's), or nothing but the service's when there is none."""
+        if self.environment is None:
+            return []
+        return [str(isolation.Layer(self.environment).site_packages)]
 
 
 def archive_path(uri: str, gcs_root: Path) -> Path:

@@ -53,9 +53,12 @@ class Replica:
     """Stopped by a preemption (non-permanent failure) rather than by its own doing."""
     kill_at: float = 0.0
     """Monotonic time at which a preempted replica still running gets SIGKILL."""
+    python_path: str = ""
+    """Installed packages of a pythonPackageSpec pool, put first on PYTHONPATH (ahead of the
+    project's folder: a user's package named `trainer` is theirs)."""
     sites: tuple[str, ...] = ()
-    """What its environment reads after its own site-packages: its pool's packages and their
-    requirements, then the service's (`packages.Prepared.sites`); empty: the service's alone."""
+    """What its environment reads after its own site-packages: its pool's requirements, then
+    the service's (`packages.Prepared.sites`); empty: the service's alone."""
     layer: isolation.Layer | None = None
     """The Python environment of its current process (`isolation.py`)."""
     container: str = ""

@@ -260,6 +260,7 @@ class JobRun(threading.Thread):
         service.update(clients)
         paths = [
             clients.get("PYTHONPATH"),  # the start-up hook
+            replica.python_path,
             str(self._config.project_dir),
             base.get("PYTHONPATH"),
         ]
@@ -325,6 +326,7 @@ class JobRun(threading.Thread):
                 wanted = ", ".join(prepared.requirements)
                 self._set.note(first, f"requirements {wanted}: {how} {prepared.environment}")
             for name in pool.replicas:
+                self._set.replicas[name].python_path = str(prepared.archives)
                 self._set.replicas[name].sites = tuple(prepared.sites)
         return None
 
