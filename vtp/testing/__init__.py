@@ -22,16 +22,31 @@ import contextlib
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from vtp.testing.vertex import DEFAULT_TIMEOUT, LocalVertex
+if TYPE_CHECKING:
+    from vtp.testing.vertex import LocalVertex
 
-__all__ = ["LocalVertex", "local_vertex"]
+__all__ = ["DEFAULT_TIMEOUT", "LocalVertex", "local_vertex"]
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a helper waits for something to happen (`timeout=` or the marker's raise it)."""
+
+
+def __getattr__(name: str) -> Any:
+    """`LocalVertex` on first use: the pytest plugin imports this package in every session,
+    and the API clients behind it take seconds to import."""
+    if name == "LocalVertex":
+        from vtp.testing.vertex import LocalVertex
+
+        return LocalVertex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager
 def local_vertex(
     project_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT
-) -> Iterator[LocalVertex]:
+) -> Iterator["LocalVertex"]:
     """A local Vertex service for the block (or the decorated function), with its state in a
     temporary directory; replicas import from `project_dir` (default: the current directory)."""
     from vtp.testing.session import Session

@@ -15,11 +15,15 @@ Tests that ask for nothing start nothing, and this module imports nothing heavy 
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from vtp.testing.session import Session
-from vtp.testing.vertex import DEFAULT_TIMEOUT, LocalVertex
+from vtp.testing import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:  # both import the API clients, which take seconds: only once a test asks
+    from vtp.testing.session import Session
+    from vtp.testing.vertex import LocalVertex
 
 MARKER = "local_vertex"
 
@@ -36,8 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def _vtp_local_session(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Session]:
+) -> Iterator["Session"]:
     """The session's service (started by the first test that uses it), stopped at the end."""
+    from vtp.testing.session import Session
+
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     session = Session(tmp_path_factory.mktemp("local-vertex"), request.config.rootpath, worker)
     yield session
@@ -46,8 +52,8 @@ def _vtp_local_session(
 
 @pytest.fixture
 def local_vertex(
-    request: pytest.FixtureRequest, _vtp_local_session: Session
-) -> Iterator[LocalVertex]:
+    request: pytest.FixtureRequest, _vtp_local_session: "Session"
+) -> Iterator["LocalVertex"]:
     """The local Vertex service for this test, in a project of its own: the aiplatform SDK,
     Cloud Storage clients, gcloud and gsutil reach it, here and in processes the test starts."""
     marker = request.node.get_closest_marker(MARKER)

@@ -18,9 +18,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from vtp.testing import DEFAULT_TIMEOUT
 from vtp.testing.clients import client_environment, gcloud_config_dir, pointed_at
 from vtp.testing.process import ServiceProcess
-from vtp.testing.vertex import DEFAULT_TIMEOUT, LocalVertex
+from vtp.testing.vertex import LocalVertex
 from vtp.vertex import local_auth
 
 LOCATION = "us-central1"

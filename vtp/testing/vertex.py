@@ -22,10 +22,9 @@ from urllib.parse import quote
 import requests
 from google.cloud import aiplatform_v1
 
+from vtp.testing import DEFAULT_TIMEOUT
 from vtp.testing.process import ServiceInfo
 
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a helper waits for something to happen (`timeout=` or the marker's raise it)."""
 _T = TypeVar("_T")
 
 
