@@ -108,3 +108,28 @@ def test_the_context_manager_and_decorator_outside_pytest(tmp_path: Path) -> Non
     assert "state JOB_STATE_SUCCEEDED" in result.stdout
     assert "fresh [] []" in result.stdout  # a new service each time: nothing of the last
     assert "project after None" in result.stdout
+
+
+QUIET_SUITE = """
+import sys
+
+
+def test_nothing_of_vertex():
+    assert "google.cloud.aiplatform_v1" not in sys.modules
+"""
+
+
+def test_a_suite_that_never_asks_starts_nothing(tmp_path: Path) -> None:
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "test_quiet.py").write_text(QUIET_SUITE)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         f"--basetemp={tmp_path / 'basetemp'}"],
+        cwd=tmp_path / "suite", capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "local_vertex" in subprocess.run(
+        [sys.executable, "-m", "pytest", "--markers"], cwd=tmp_path / "suite",
+        capture_output=True, text=True, timeout=300,
+    ).stdout  # fmt: skip
+    assert not list((tmp_path / "basetemp").glob("local-vertex*"))
