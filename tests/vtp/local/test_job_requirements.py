@@ -16,14 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import LocalService
+from tests.vtp.local.test_isolation import write_wheel
+
 pytestmark = pytest.mark.slow
 
 MISSING = "termcolor"
 """A small pure-Python package on the index that the service's environment does not hold."""
 
 TASK = """
-    import termcolor
-    print("IMPORTED", termcolor.__file__)
+    import importlib, sys
+    module = importlib.import_module(sys.argv[1])
+    print("IMPORTED", module.__file__)
 """
 
 SUBMIT = """
@@ -41,6 +45,7 @@ SUBMIT = """
             script_path="task.py",
             container_uri="us-docker.pkg.dev/vertex-ai/training/pytorch-cpu.2-4.py310:latest",
             requirements=[sys.argv[1]],
+            args=[sys.argv[1].split("=")[0]],
         )
         try:
             job.run()
@@ -106,3 +111,21 @@ def test_a_requirement_that_needs_another_torch_fails_with_pips_words(local_serv
     assert "ResolutionImpossible" in error or "conflicting dependencies" in error
     log = replica_log(local_service, outcome["other-torch"]["id"])
     assert "The user requested torch==1.13.1" in log
+
+
+def test_requirements_come_from_the_index_the_service_is_configured_for(tmp_path):
+    """PIP_INDEX_URL in the service's environment (a team's own index, here a folder) is where
+    a job's requirements are looked for."""
+    wheel = write_wheel(tmp_path, "vtpprobe", "1.0", {"vtpprobe/__init__.py": b"TEAM = True\n"})
+    project = tmp_path / "index" / "vtpprobe"
+    project.mkdir(parents=True)
+    wheel.rename(project / wheel.name)
+    (project / "index.html").write_text(f'<a href="{wheel.name}">{wheel.name}</a>\n')
+    index = f"file://{tmp_path / 'index'}"
+    folder = tmp_path / "team"
+    folder.mkdir()
+    with LocalService(tmp_path / "state", env={"PIP_INDEX_URL": index}) as service:
+        outcome = submit(service, folder, "vtpprobe==1.0", "team-index")
+    assert outcome["team-index"]["state"] == "JOB_STATE_SUCCEEDED", outcome
+    log = replica_log(service, outcome["team-index"]["id"])
+    assert f"Looking in indexes: {index}" in log and "Successfully installed vtpprobe-1.0" in log
