@@ -197,7 +197,7 @@ class CustomJobs:
         FAULTS; faults asked for in turn go to the jobs created in turn."""
         if fault not in FAULTS:
             raise errors.invalid_argument(
-                f'injectFault: "fault" must be one of {", ".join(FAULTS)}, got {fault!r}.'
+                f'injectFault: "fault" must be one of {", ".join(FAULTS)}, got {fault[:40]!r}.'
             )
         if "/-/" in f"{parent}/":
             raise errors.invalid_argument("injectFault: name one project and one location.")
