@@ -79,7 +79,8 @@ def test_replicas_that_ask_for_accelerators_get_their_own_gpus(service, tmp_path
     # More than the machine has: the job runs on CPU, saying so once in its log.
     record = tmp_path / "on_cpu"
     record.mkdir()
-    pools = [scripted_pool(record), scripted_pool(record)]
+    # The primary waits for the worker's start: its exit ends the job, which stops the worker.
+    pools = [scripted_pool(record, "--wait-starts", "workerpool1-0=1"), scripted_pool(record)]
     for pool, count in zip(pools, (2, 1), strict=True):
         pool["machineSpec"].update(acceleratorType="NVIDIA_L4", acceleratorCount=count)
     job = client.create_custom_job(parent=service.parent, custom_job=custom_job(*pools))
