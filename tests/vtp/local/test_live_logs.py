@@ -1,6 +1,7 @@
 """A replica's lines reach Cloud Logging's entries as they are printed, not when the replica ends
 or at the next poll: `customJobs/{id}:wait?logsAfter=` answers as soon as a newer line is
-logged, which is how a pipeline task copies each trainer line as it comes (#37, #40)."""
+logged, which is how a pipeline task copies each trainer line as it comes; and a replica's
+Python runs unbuffered, so a line printed is a line written (#37, #40)."""
 
 import sys
 from pathlib import Path
@@ -16,9 +17,9 @@ import os, sys, time
 def held(gate):  # until the test opens the gate
     while not os.path.exists(gate):
         time.sleep(0.02)
-print("first line", flush=True)
+print("first line")  # no flush: replicas run unbuffered (PYTHONUNBUFFERED), as on Vertex
 held(sys.argv[1])
-print("second line", flush=True)
+print("second line")
 held(sys.argv[2])
 """
 
