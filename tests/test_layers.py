@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.http_limits",
         "vtp.containers",
         "vtp.private_files",
+        "vtp.process_exit",
         "vtp",
     ),
 ]
