@@ -36,6 +36,7 @@ def test_a_code_signs_in_once() -> None:
         "...",
         "zz.yy.xx",
     ],
+    ids=["expired", "foreign", "malformed", "empty", "dots", "not hex"],
 )
 def test_an_expired_foreign_or_malformed_code_is_refused(code: str) -> None:
     with pytest.raises(errors.ApiError) as refused:
