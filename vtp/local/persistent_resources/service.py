@@ -7,8 +7,9 @@
 
 Each change of state is a long-running operation, as on Vertex: it is answered at once, not
 done, and a worker thread finishes it. Provisioning checks that this machine can host the pools
-(a pool's accelerators must be GPUs this service may hand out, unless it ignores accelerators);
-a resource that it cannot host ends in ERROR with why, and its operation fails with the same.
+under --strict-accelerators (a pool's accelerators must be GPUs this service may hand out; by
+default GPU pools run on CPU, as jobs do); a resource that it cannot host ends in ERROR with why,
+and its operation fails with the same.
 
 CustomJobs that name a resource (`jobSpec.persistentResourceId`) call `asked` when they are
 created (the resource must exist and be usable, and its pools must be able to hold the job:
@@ -214,8 +215,8 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
     def _cannot_host(self, resource: PersistentResource) -> str:
         """Why this machine cannot host the resource's pools, or empty."""
         config = self.root.config
-        if config.ignore_accelerators:
-            return ""
+        if not config.strict_accelerators:
+            return ""  # GPU pools run on CPU, as jobs do
         wanted = sum(
             pools.capacity(p) * p.machine_spec.accelerator_count for p in resource.resource_pools
         )
