@@ -29,12 +29,13 @@ def test_a_long_job(local_vertex):
             "replica_count": 1,
             "container_spec": {
                 "image_uri": team_jobs.IMAGE,
-                "command": ["python", "-c", "import time; print('replica up', flush=True); "
+                "command": ["python", "-c", "import time; print('replica', 'up', flush=True); "
                             "time.sleep(600)"],
             },
         }],
     )
     job.submit()
+    # The replica's own words: the service's "starting" line quotes its command, not these.
     local_vertex.wait_for_log(job, "replica up")
     print("READY", flush=True)
     job.wait()
@@ -85,7 +86,7 @@ def test_stopping_the_run_leaves_no_process(tmp_path: Path, signum: int) -> None
         tree = descendants(run.pid)
         commands = [command(pid) for pid in tree]
         assert any("vtp.testing.serve" in c for c in commands), commands
-        assert any("replica up" in c for c in commands), commands
+        assert any("time.sleep(600)" in c for c in commands), commands
         run.send_signal(signum)
         run.wait(timeout=120)
     finally:
