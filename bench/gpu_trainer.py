@@ -44,13 +44,11 @@ from typing import Any
 import checkpoint_scale
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, DistributedSampler
+import trainer_overhead
 
 from trainer import train
-from trainer.checkpoint import seed_everything
 from trainer.config import Config
 from trainer.distributed import Runtime
-from trainer.tasks import load_task
 
 VARIANTS = {
     "ddp": {},
@@ -64,21 +62,9 @@ MB = 2**20
 
 def bare_loop(config: Config, device: torch.device) -> float:
     """Train by hand on `device` as the trainer would; steps/s over the loop."""
-    task = load_task(config.task)
-    seed_everything(config.seed)
-    model = task.build_model(config).to(device)
-    train_set, _ = task.build_datasets(config)
-    steps_per_epoch = len(train_set) // config.batch_size
-    total = config.epochs * steps_per_epoch
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
-    )
-    schedule = train.lr_schedule(config.lr_schedule, config.warmup_steps, total)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    sampler = DistributedSampler(train_set, num_replicas=1, rank=0, shuffle=True, seed=config.seed)
-    loader = DataLoader(
-        train_set, batch_size=config.batch_size, sampler=sampler, drop_last=True, pin_memory=True
-    )
+    parts = trainer_overhead.bare_parts(config, device, pin_memory=True)
+    model, optimizer, scheduler = parts.model, parts.optimizer, parts.scheduler
+    sampler, loader, total = parts.sampler, parts.loader, parts.total
     forward = torch.compile(model) if config.compile else model
     bf16 = config.precision == "bf16"
     torch.cuda.synchronize(device)

@@ -38,21 +38,51 @@ from trainer.distributed import Runtime
 from trainer.tasks import load_task
 
 
-def bare_loop(config: Config) -> tuple[float, dict[str, torch.Tensor]]:
-    """Train by hand; return steps/s over the loop and the final parameters."""
+@dataclasses.dataclass
+class BareParts:
+    """What a hand-written loop trains with: the trainer's model, optimizer, schedule and data
+    order for `config`, and its step count."""
+
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    sampler: DistributedSampler
+    loader: DataLoader
+    total: int
+
+
+def bare_parts(
+    config: Config, device: torch.device | None = None, pin_memory: bool = False
+) -> BareParts:
+    """The parts of a bare loop as the trainer builds them (model on `device`, if given)."""
     task = load_task(config.task)
     seed_everything(config.seed)
     model = task.build_model(config)
+    if device is not None:
+        model = model.to(device)
     train_set, _ = task.build_datasets(config)
-    steps_per_epoch = len(train_set) // config.batch_size
-    total = config.epochs * steps_per_epoch
+    total = config.epochs * (len(train_set) // config.batch_size)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
     schedule = train.lr_schedule(config.lr_schedule, config.warmup_steps, total)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     sampler = DistributedSampler(train_set, num_replicas=1, rank=0, shuffle=True, seed=config.seed)
-    loader = DataLoader(train_set, batch_size=config.batch_size, sampler=sampler, drop_last=True)
+    loader = DataLoader(
+        train_set,
+        batch_size=config.batch_size,
+        sampler=sampler,
+        drop_last=True,
+        pin_memory=pin_memory,
+    )
+    return BareParts(model, optimizer, scheduler, sampler, loader, total)
+
+
+def bare_loop(config: Config) -> tuple[float, dict[str, torch.Tensor]]:
+    """Train by hand; return steps/s over the loop and the final parameters."""
+    parts = bare_parts(config)
+    model, optimizer, scheduler = parts.model, parts.optimizer, parts.scheduler
+    sampler, loader, total = parts.sampler, parts.loader, parts.total
     start = time.perf_counter()
     for epoch in range(config.epochs):
         sampler.set_epoch(epoch)
