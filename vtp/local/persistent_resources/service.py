@@ -29,7 +29,13 @@ from typing import Any
 from google.cloud.aiplatform_v1 import CustomJobSpec, PersistentResource
 
 from vtp.local.base import errors
-from vtp.local.base.resources import done_operation, new_id, rest_json, set_times
+from vtp.local.base.resources import (
+    clear_output_only,
+    done_operation,
+    new_id,
+    rest_json,
+    set_times,
+)
 from vtp.local.base.routing import parse_message
 from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
@@ -80,9 +86,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
                 f"persistentResourceId {resource_id!r} is invalid: 1 to 63 characters, lowercase "
                 "letters, digits and hyphens, starting with a letter and not ending with a hyphen."
             )
-        for field in _OUTPUT_ONLY:
-            if field in resource:
-                delattr(resource, field)
+        clear_output_only(resource, _OUTPUT_ONLY)
         _check_pools(resource)
         resource.name = f"{parent}/persistentResources/{resource_id}"
         now = datetime.now(UTC)
