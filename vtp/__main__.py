@@ -1,7 +1,6 @@
-"""`python -m vtp` runs the `vtp` CLI."""
+"""`python -m vtp` runs the `vtp` CLI, and ends without the interpreter's teardown
+(`vtp.cli.console`)."""
 
-import sys
+from vtp.cli import console
 
-from vtp.cli import main
-
-sys.exit(main())
+console()

@@ -14,6 +14,7 @@ import pkgutil
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
+from typing import NoReturn
 
 
 class UsageError(Exception):
@@ -133,6 +134,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
+def console() -> NoReturn:
+    """Entry point of the `vtp` console script and `python -m vtp`: `main()`, then the process
+    ends as `sys.exit` would but without the interpreter's teardown (`vtp.process_exit`), which
+    once the aiplatform SDK and kfp are loaded costs a second or more after the command's work
+    is done (a `vtp run` has printed its summary and stopped its service by then)."""
+    from vtp.process_exit import exit_now
+
+    exit_now(main())
+
+
 def _report(message: str, exc: BaseException, debug: bool) -> None:
     if debug:
         traceback.print_exception(exc)
@@ -140,4 +151,4 @@ def _report(message: str, exc: BaseException, debug: bool) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -36,6 +36,9 @@ from vtp.run import spec_cache
 COMPILED_SUFFIXES = (".yaml", ".yml", ".json")
 BASE_IMAGE_WARNING = r"The default base_image used by the @dsl\.component decorator"
 """The start of kfp's FutureWarning for a component that names no base image."""
+DOCUMENTS = "pipeline+platform"
+"""What a `spec_cache` entry of a shipped pipeline holds (in its key: entries that held the
+pipeline document alone are never read as both)."""
 USER_DEFAULTS = {"project": catalog.LOCAL_PROJECT, "output_root": catalog.LOCAL_OUTPUT_ROOT}
 """What a local run of a user's pipeline fills in, for the parameters it declares."""
 
@@ -54,7 +57,8 @@ class Source:
     """Returns a kfp BaseComponent: a @dsl.pipeline, a @dsl.component, or one loaded from YAML."""
     local_params: dict[str, Any] = field(default_factory=dict)
     keep_spec: bool = False
-    """A pipeline this project ships: its compiled spec is kept between runs (`spec_cache`)."""
+    """A pipeline this project ships: its compiled documents (pipeline and platform spec) are
+    kept between runs (`spec_cache`), so a rerun imports neither kfp nor the pipeline."""
 
     @functools.cached_property
     def pipeline(self) -> Any:
@@ -63,22 +67,28 @@ class Source:
 
     def spec(self) -> dict[str, Any]:
         """The compiled PipelineSpec, as a dict (what `kfp.compiler` writes as YAML)."""
-        if self.keep_spec:
-            return spec_cache.cached_spec(self.name, self._compile)
-        return self._compile()
-
-    def _compile(self) -> dict[str, Any]:
-        from google.protobuf import json_format
-
-        return json_format.MessageToDict(self.pipeline.pipeline_spec)
+        return self._documents["pipeline"]
 
     def platform(self) -> dict[str, Any]:
         """The pipeline's platform spec as a dict (what kfp writes as a compiled file's second
         document: a workspace, Kubernetes settings), empty when it has none."""
+        return self._documents["platform"]
+
+    @functools.cached_property
+    def _documents(self) -> dict[str, dict[str, Any]]:
+        if self.keep_spec:
+            return spec_cache.cached_spec(f"{self.name} {DOCUMENTS}", self._compile)
+        return self._compile()
+
+    def _compile(self) -> dict[str, dict[str, Any]]:
+        """Both documents of the compiled file: {"pipeline": ..., "platform": ...}."""
         from google.protobuf import json_format
 
         found = getattr(self.pipeline, "platform_spec", None)
-        return json_format.MessageToDict(found) if found is not None else {}
+        return {
+            "pipeline": json_format.MessageToDict(self.pipeline.pipeline_spec),
+            "platform": json_format.MessageToDict(found) if found is not None else {},
+        }
 
 
 def load(ref: str) -> Source:

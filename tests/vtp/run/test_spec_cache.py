@@ -3,6 +3,8 @@ back only while every source they were compiled from is unchanged."""
 
 import importlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,3 +84,28 @@ def test_a_module_loaded_before_whose_file_is_gone_does_not_matter(module: Path,
         assert calls == [1]
     finally:
         sys.modules.pop("spec_gone_mod", None)
+
+
+READ_TRAIN = """
+import json, sys
+from vtp.run import sources
+source = sources.load("train")
+print(json.dumps({"workspace": "workspace" in json.dumps(source.platform()),
+                  "tasks": len(source.spec()["root"]["dag"]["tasks"]),
+                  "kfp": "kfp" in sys.modules, "pipeline": "pipelines.train" in sys.modules}))
+"""
+
+
+def test_a_rerun_of_a_shipped_pipeline_reads_both_documents_without_kfp(tmp_path: Path) -> None:
+    """The run checks the platform spec's workspace as well as the pipeline: once kept, neither
+    is read by importing kfp and the pipeline again (what a second `vtp run train` costs)."""
+    env = {**os.environ, spec_cache.CACHE_ENV: str(tmp_path / "cache")}
+    runs = [
+        json.loads(subprocess.run([sys.executable, "-c", READ_TRAIN], env=env, check=True,
+                                  capture_output=True, text=True, cwd=tmp_path).stdout)
+        for _ in range(2)
+    ]  # fmt: skip
+    assert runs[0]["kfp"] and runs[0]["pipeline"]  # compiled
+    assert not runs[1]["kfp"] and not runs[1]["pipeline"]  # read back
+    assert runs[1]["tasks"] == runs[0]["tasks"] > 0
+    assert runs[1]["workspace"] == runs[0]["workspace"]
