@@ -181,7 +181,7 @@ WORKSPACE_PLACEHOLDERS = ("{{$.workspace_path}}", "/kfp-workspace")
 def _replace_placeholders(
     original: Any, full_command: list[str], workspace: str = "", **kwargs: Any
 ) -> list[str]:
-    executor_input = _integral_numbers(kwargs["executor_input_dict"])
+    executor_input = _channels_put_in(_integral_numbers(kwargs["executor_input_dict"]))
     values = _with_escapes(vertex_values(kwargs["unique_pipeline_id"]))
     if workspace:
         values.update(dict.fromkeys(WORKSPACE_PLACEHOLDERS, workspace))
@@ -245,6 +245,47 @@ def _integral_numbers(executor_input: dict[str, Any]) -> dict[str, Any]:
     inputs = executor_input.get("inputs", {})
     values = inputs.get("parameterValues", {})
     fixed = {k: whole(v) if isinstance(v, list | dict) else v for k, v in values.items()}
+    return {**executor_input, "inputs": {**inputs, "parameterValues": fixed}}
+
+
+_INPUT_PARAMETER = re.compile(r"\{\{\$\.inputs\.parameters\['([^'\]]+)'\]\}\}")
+
+
+def _channels_put_in(executor_input: dict[str, Any]) -> dict[str, Any]:
+    """The executor input with the task's own pipeline channels put into its other parameters.
+
+    A value that is only known at run time put inside a constant (an upstream task's output in
+    GCPC's `worker_pool_specs=[{"machine_spec": {"accelerator_type": task.output}}]`) is
+    compiled as `{{$.inputs.parameters['pipelinechannel--task-Output']}}` inside the constant,
+    with that channel as another input of the task; the backend (Vertex, KFP's driver) puts its
+    value there before the task runs. A string that is the placeholder alone takes the value
+    as it is (an int stays an int, as the payload's int fields want); one that holds it among
+    other text takes its text (JSON for a non-string).
+    """
+    inputs = executor_input.get("inputs", {})
+    values = inputs.get("parameterValues", {})
+    if not any(_INPUT_PARAMETER.search(json.dumps(v)) for v in values.values()):
+        return executor_input
+
+    def text(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        if value is None:
+            return match.group(0)
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def put_in(value: Any) -> Any:
+        if isinstance(value, str):
+            whole = _INPUT_PARAMETER.fullmatch(value)
+            if whole and values.get(whole.group(1)) is not None:
+                return values[whole.group(1)]
+            return _INPUT_PARAMETER.sub(text, value)
+        if isinstance(value, list):
+            return [put_in(item) for item in value]
+        if isinstance(value, dict):
+            return {key: put_in(item) for key, item in value.items()}
+        return value
+
+    fixed = {name: put_in(value) for name, value in values.items()}
     return {**executor_input, "inputs": {**inputs, "parameterValues": fixed}}
 
 

@@ -75,3 +75,15 @@ def test_gcpc_launchers_and_lightweight_components_are_runnable_others_are_not()
     }
     with pytest.raises(ValueError, match=r"built \(a containerized Python component: its code"):
         vertex_tasks.check_runnable(spec, engine=())
+
+
+def test_a_task_s_pipeline_channels_are_put_into_its_constants():
+    channel = "{{$.inputs.parameters['pipelinechannel--count-Output']}}"
+    specs = [{"count": channel, "args": [f"--count={channel}", "{{$.inputs.parameters['x']}}"]}]
+    parameters = {"specs": specs, "pipelinechannel--count-Output": 2}
+    (resolved,) = resolve(["{{$.inputs.parameters['specs']}}"], parameters)
+    # Alone, the value as it is (an int for an int field); among text, its text; an unknown
+    # name is left as written.
+    assert json.loads(resolved) == [
+        {"count": 2, "args": ["--count=2", "{{$.inputs.parameters['x']}}"]}
+    ]
