@@ -8,13 +8,15 @@ exactly as the fresh interpreter would (`runpy`), so kfp's executor contract is 
 
 Imports come in stages, and each stage lives in its own process: the server inherits a socket
 that already listens (FD), so a client can connect at once; it imports the first stage (what a
-task that submits a Vertex job needs) and forks a zygote for the next stage (the full SDK, then
-torch), and so on. Until a later zygote reports ready, tasks fork from the deepest one that is,
-so the first task never waits for an import. A process with more than one thread is never
+task that submits a Vertex job needs) and forks a zygote for the next stage (torch, then the
+full SDK), and so on. Until a later zygote reports ready, tasks fork from the deepest one that
+is, so the first task never waits for an import. A process with more than one thread is never
 forked from: a lock another thread held would stay locked in the child forever (the hang of
-OpenMP or MKL after fork). A stage whose imports started a thread (torch does) reports itself
-unfit and ends, and tasks fork from the stage above it. Requests travel down the chain
-as file descriptors (SCM_RIGHTS); nothing is copied.
+OpenMP or MKL after fork). numpy's OpenBLAS would start threads as torch imports it, so the
+server runs with one BLAS thread and each task gets its own pools back (`fork_threads.py`); a
+stage whose imports started a thread anyway reports itself unfit and ends, and tasks fork from
+the stage above it. Requests travel down the chain as file descriptors (SCM_RIGHTS); nothing
+is copied.
 
 The wire protocol, per connection (client in `fork_tasks.py`):
 
@@ -49,8 +51,10 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 
+from vtp.engine import fork_threads
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 _log = logging.getLogger("vtp.fork_server")
@@ -58,25 +62,41 @@ _log = logging.getLogger("vtp.fork_server")
 STAGES: tuple[tuple[str, ...], ...] = (
     # What every lightweight task needs: kfp's executor.
     ("kfp.dsl.executor", "kfp.dsl.kfp_config", "kfp.dsl.utils"),
-    # What a job-submitting task needs: the aiplatform_v1 types and clients.
+    # What a job-submitting task needs: the aiplatform_v1 types and clients; and the launchers
+    # of this project's other components, which add milliseconds to them.
     (
         "google.cloud.aiplatform_v1",
         "vtp.launchers.custom_job",
         "vtp.launchers.tuning",
-    ),
-    # What the SDK's users (GCPC's launchers, a team's own components), evaluation, export
-    # and model upload import, torch aside.
-    (
-        "google.cloud.aiplatform",
-        "google_cloud_pipeline_components.types.artifact_types",
         "vtp.launchers.evaluation",
         "vtp.launchers.upload_model",
         "vtp.launchers.deploy_model",
+        "google_cloud_pipeline_components.types.artifact_types",
     ),
-    # torch and what imports it. Importing torch starts a native thread, and a process with
-    # threads is not forked from (see `_serve`): on such a build this stage ends unused, and
-    # tasks import torch themselves.
-    ("torch", "torch.export._trace", "trainer.evaluate", "trainer.export"),
+    # torch and what evaluation and export import, the passes torch.export imports on first
+    # use and the built-in task included, so no task imports them after its fork. numpy's
+    # OpenBLAS, which torch imports, starts no thread under the server's environment
+    # (`fork_threads`); should a build start one anyway, this stage reports itself unfit (see
+    # `_serve`), and tasks import torch themselves.
+    (
+        "torch",
+        "torch.export._trace",
+        "trainer.evaluate",
+        "trainer.export",
+        "trainer.tasks.digits",
+        "threadpoolctl",
+        "torch._inductor.ir",
+        "torch._export.passes.replace_autocast_with_hop_pass",
+        "torch._export.passes.replace_set_grad_with_hop_pass",
+        "torch._subclasses.schema_check_mode",
+        "torch.fx.experimental.validator",
+        "torch.utils.serialization",
+        "sympy.combinatorics",
+        "sympy.tensor.tensor",
+    ),
+    # The full SDK, which GCPC's launchers and a team's own components import: the slowest
+    # import, and none of this project's components needs it, so it comes last.
+    ("google.cloud.aiplatform",),
 )
 FOREGROUND_STAGES = 2
 """Stages after these import at low priority: jobs may be running by then, and take precedence."""
@@ -157,10 +177,24 @@ def _preload(modules: Sequence[str], background: bool) -> None:
         thread = threading.Thread(target=_import_all, args=(modules, True), name="preload")
         thread.start()
         thread.join()
+        _until_thread_ended(thread.native_id)
     else:
         _import_all(modules, False)
     sys.stdout.flush()
     sys.stderr.flush()
+
+
+def _until_thread_ended(native_id: int | None, within: float = 2.0) -> None:
+    """Wait until the native thread `native_id` has ended, for at most `within` seconds.
+
+    `Thread.join` returns once the thread's Python part is done; the native thread ends a
+    moment later (CPython's threads are detached: nothing can join them), and until then
+    `native_threads` counts it, so a stage checked at once could report itself unfit. No event
+    tells when it has gone: /proc is checked every millisecond. Past `within`, the stage checks
+    itself as before."""
+    deadline = time.monotonic() + within
+    while os.path.exists(f"/proc/self/task/{native_id}") and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 def _import_all(modules: Sequence[str], nice: bool) -> None:
@@ -267,13 +301,16 @@ def _run_task(connection: socket.socket) -> int:
 
 
 def _take_environment(env: dict[str, str]) -> None:
-    """The task's environment, its PYTHONPATH on sys.path and, if it asks, the start-up hook.
+    """The task's environment, its PYTHONPATH on sys.path and, if it asks, the start-up hook;
+    the thread pools of numpy and torch as the task's environment would set them.
 
     Modules preloaded before the fork read the server's environment when they were imported;
     everything the task imports or calls afterwards reads the task's.
     """
+    server_env = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
+    fork_threads.as_fresh(server_env, env)
     tempfile.tempdir = None  # TMPDIR may differ
     entries = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     for entry in reversed(entries):

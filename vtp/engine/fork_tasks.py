@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from vtp import private_files
+from vtp.engine.fork_threads import SERVER_ENV
 from vtp.engine.task_commands import Plan, plan
 from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
 
@@ -205,8 +206,8 @@ def serving() -> Iterator[TaskServer | None]:
 
 def _server_env(env: Mapping[str, str]) -> dict[str, str]:
     """The environment the server imports under: without the start-up hook, which each task
-    applies with its own settings once forked."""
+    applies with its own settings once forked, and with one BLAS thread (`fork_threads`)."""
     hook = str(STARTUP_HOOK_DIR)
     path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
     server = {k: v for k, v in env.items() if k not in (API_ENDPOINT_ENV, "PYTHONPATH")}
-    return {**server, **({"PYTHONPATH": os.pathsep.join(path)} if path else {})}
+    return {**server, **SERVER_ENV, **({"PYTHONPATH": os.pathsep.join(path)} if path else {})}

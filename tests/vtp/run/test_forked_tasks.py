@@ -18,12 +18,15 @@ from kfp import dsl
 def where(tag: str, out: str):
     import json, os, pathlib
     import numpy as np
+    import threadpoolctl
     from google.cloud import aiplatform
+    blas = threadpoolctl.ThreadpoolController().select(internal_api="openblas").info()
     report = {
         "pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd(),
         "team_tag": os.environ.get("TEAM_TAG", ""), "draw": float(np.random.rand()),
         "sdk_endpoint": aiplatform.initializer.global_config.api_endpoint,
         "local_endpoint": os.environ["VTP_LOCAL_API_ENDPOINT"],
+        "blas_threads": blas[0]["num_threads"],
     }
     pathlib.Path(out, tag + ".json").write_text(json.dumps(report))
 
@@ -32,6 +35,7 @@ def where(tag: str, out: str):
 def forked(out: str):
     first = where(tag="first", out=out)
     first.set_env_variable(name="TEAM_TAG", value="set-on-the-task")
+    first.set_env_variable(name="OMP_NUM_THREADS", value="1")
     where(tag="second", out=out).after(first)
 """
 
@@ -70,6 +74,15 @@ def _run_forked(folder: Path, **env: str) -> tuple[int, str, dict, dict]:
     return process.pid, output, *reports
 
 
+def _fresh_blas_threads(**env: str) -> int:
+    """numpy's BLAS threads in a fresh interpreter with this environment and `env`."""
+    code = "import numpy, threadpoolctl as t; print(t.threadpool_info()[0]['num_threads'])"
+    run = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True
+    )
+    return int(run.stdout)
+
+
 def test_tasks_fork_from_a_warm_process_and_keep_their_own_state(tmp_path: Path) -> None:
     vtp_pid, output, first, second = _run_forked(tmp_path)
     assert "fresh interpreter" not in output
@@ -78,6 +91,10 @@ def test_tasks_fork_from_a_warm_process_and_keep_their_own_state(tmp_path: Path)
     assert first["team_tag"] == "set-on-the-task" and second["team_tag"] == ""
     assert first["cwd"] == second["cwd"] == str(tmp_path)
     assert first["draw"] != second["draw"]  # numpy reseeded per task, as a fresh process is
+    # The server imports numpy with one BLAS thread (so it can fork); each task has the
+    # threads its own environment gives a fresh interpreter.
+    assert first["blas_threads"] == _fresh_blas_threads(OMP_NUM_THREADS="1")
+    assert second["blas_threads"] == _fresh_blas_threads()
     # The start-up hook took the task's settings after the fork: the SDK talks to the service.
     assert first["sdk_endpoint"] == first["local_endpoint"] != "aiplatform.googleapis.com"
 
