@@ -1,6 +1,7 @@
 """The console's Experiments pages in a real headless Chromium, over an experiment the real
-aiplatform SDK wrote into the local service (`aiplatform.init(experiment=...)`, `start_run`,
-`log_params`, `log_metrics`, `log_time_series_metrics`) plus a pipeline run submitted into it
+aiplatform SDK wrote into the local service from a team's script under `vtp local env`
+(`aiplatform.init(experiment=...)`, `start_run`, `log_params`, `log_metrics`,
+`log_time_series_metrics`) plus a pipeline run submitted into it
 (`PipelineJob.submit(experiment=...)`): the list names the experiment and its runs, the
 experiment's page compares the runs' parameters and metrics side by side, marks each metric's
 best run, sorts by a column, draws each time series with one line per run, and links the
@@ -8,15 +9,17 @@ pipeline run to its page.
 
 Skipped only where no Chromium is installed (`.ci/run` installs it)."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from google.cloud import aiplatform
+from google.cloud.aiplatform_v1 import PipelineState
 
 from tests.browser import browser as browser  # fixture
 from tests.browser import require_chromium, watched_page
 from tests.fixtures import LocalService, wait_until
+from tests.pipelines.tiny_pipeline import pipeline_client, wait_for_pipeline
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 from vtp.local.console import console_url
 
@@ -28,34 +31,52 @@ RUNS = {"run-fast": 0.1, "run-slow": 0.01}
 PIPELINE_RUN = "tiny-run"
 
 
+SCRIPT = """
+import json
+from google.cloud import aiplatform
+
+with open("settings.json") as settings:
+    experiment, runs, pipeline_run, template = json.load(settings)
+aiplatform.init(project="local", location="us-central1")
+board = aiplatform.Tensorboard.create(display_name="compare-board")
+aiplatform.init(experiment=experiment, experiment_tensorboard=board)
+for name, lr in runs.items():
+    aiplatform.start_run(name)
+    aiplatform.log_params({"lr": lr, "optimizer": "sgd"})
+    for step in range(4):
+        aiplatform.log_time_series_metrics({"loss": lr * 10 / (step + 1)})
+    aiplatform.log_metrics({"accuracy": 0.8 + lr, "loss": lr * 2})
+    aiplatform.end_run()
+job = aiplatform.PipelineJob(
+    display_name="tiny",
+    template_path=template,
+    pipeline_root="gs://experiments/root",
+    parameter_values={"marker_uri": "gs://experiments/marker"},
+    job_id=pipeline_run,
+    enable_caching=False,
+)
+job.submit(experiment=experiment)
+"""
+"""A team's script, run from a folder of its own under `vtp local env` (as a user runs it: the
+SDK's Cloud Storage and Resource Manager checks before a submit reach the service)."""
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, tiny_yaml: Path) -> Iterator[LocalService]:
     """A service holding one experiment: two SDK runs with time series, and a pipeline run."""
     service = LocalService(tmp_path_factory.mktemp("experiments") / "state").start()
     try:
-        service.init_sdk()
-        board = aiplatform.Tensorboard.create(display_name="compare-board")
-        aiplatform.init(experiment=EXPERIMENT, experiment_tensorboard=board)
-        for name, lr in RUNS.items():
-            aiplatform.start_run(name)
-            aiplatform.log_params({"lr": lr, "optimizer": "sgd"})
-            for step in range(4):
-                aiplatform.log_time_series_metrics({"loss": lr * 10 / (step + 1)})
-            aiplatform.log_metrics({"accuracy": 0.8 + lr, "loss": lr * 2})
-            aiplatform.end_run()
-        job = aiplatform.PipelineJob(
-            display_name="tiny",
-            template_path=str(tiny_yaml),
-            pipeline_root="gs://experiments/root",
-            parameter_values={"marker_uri": "gs://experiments/marker"},
-            job_id=PIPELINE_RUN,
-            enable_caching=False,
-        )
-        job.submit(experiment=EXPERIMENT)
-        job.wait()
+        folder = tmp_path_factory.mktemp("team")
+        (folder / "experiment.py").write_text(SCRIPT)
+        settings = [EXPERIMENT, RUNS, PIPELINE_RUN, str(tiny_yaml)]
+        (folder / "settings.json").write_text(json.dumps(settings))
+        service.run_user_program(folder, "experiment.py")
+        # Not the SDK's `job.wait()`, which checks every 5 s: the run is seen as it ends.
+        name = f"{service.parent}/pipelineJobs/{PIPELINE_RUN}"
+        ended = wait_for_pipeline(pipeline_client(service.url), name, timeout=120)
+        assert ended.state == PipelineState.PIPELINE_STATE_SUCCEEDED, ended.error
         yield service
     finally:
-        aiplatform.init(api_endpoint=None, api_transport=None, experiment=None)
         service.stop()
 
 
