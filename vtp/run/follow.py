@@ -1,10 +1,12 @@
 """Following a local pipeline job to its end: its log as it grows, its state, and Ctrl-C.
 
-`follow` prints each complete line of the run's log as it appears and polls the job until it
-ends. While it follows, SIGINT and SIGTERM do not end the process (`Interrupts`): the first asks
-the service to cancel the job, which stops the running task and what the tasks started (jobs
-cancelled, models undeployed, each noted in the log), and following goes on until the job is
-CANCELLED; a second stops waiting. Nothing is left half-done by a signal landing in the middle
+`follow` prints each complete line of the run's log as it appears, until the job ends: it asks
+the service's `:logs` long poll, which answers as soon as there is a new line or the job has
+ended (with the job's state), so neither is seen a poll interval late. While it follows,
+SIGINT and SIGTERM do not end the process (`Interrupts`): the first asks the service to cancel
+the job, which stops the running task and what the tasks started (jobs cancelled, models
+undeployed, each noted in the log), and following goes on until the job is CANCELLED; a second
+stops waiting. Nothing is left half-done by a signal landing in the middle
 of a request: the handler only counts.
 
 Lines a task printed carry its path (`[train] ...`): a traceback among them shows only its last
@@ -36,9 +38,8 @@ from vtp.run.job import RunClient
 from vtp.vertex.states import PIPELINE_ENDED
 
 POLL_SECONDS = 0.3
-FIRST_POLL_SECONDS = 0.02
-"""The first wait between polls, doubled after each up to POLL_SECONDS: a run that ends at once
-(every task a cache hit) is seen ending at once, a long one is polled at the usual pace."""
+"""The longest a `:logs` long poll waits for a line or the end: how late a signal (Ctrl-C) may
+be acted on, since the handler only counts it."""
 TAIL_LINES = 12
 DEBUG_ENV = "VTP_DEBUG"
 """Set (as `vtp --debug` does) to print tasks' tracebacks whole."""
@@ -100,11 +101,14 @@ class LogReader:
     offset: int = 0
     partial: str = ""
 
-    def new_lines(self, final: bool = False) -> list[str]:
-        """The lines written since the last call (`final`: an unterminated last one too)."""
+    def new_lines(self, final: bool = False, wait: float = 0.0) -> list[str]:
+        """The lines written since the last call (`final`: an unterminated last one too);
+        `wait`: up to that many seconds for the first text, or the run's end (the state the
+        last answer gave is `client.last_state`)."""
         lines: list[str] = []
         while True:
-            text, offset = self.client.logs(self.name, self.offset)
+            text, offset = self.client.logs(self.name, self.offset, wait)
+            wait = 0.0
             self.offset, data = offset, self.partial + text
             *complete, self.partial = data.split("\n")
             lines += [f"{line}\n" for line in complete]
@@ -210,15 +214,15 @@ def follow(
     `on_cancel()`), a second stops waiting."""
     log, seen, tasks = LogReader(client, name), Followed(), TaskLines()
     colours = out.isatty()
-    pause = FIRST_POLL_SECONDS
     while True:
-        state = client.get(name).state
-        ended = state in PIPELINE_ENDED
-        lines = log.new_lines(final=ended)
+        lines = log.new_lines(wait=POLL_SECONDS)
+        ended = client.last_state in PIPELINE_ENDED  # as of before the text was read
+        if ended:
+            lines += log.new_lines(final=True)  # an unterminated last line
         seen.notes += [line[len(NOTE) :].rstrip() for line in lines if line.startswith(NOTE)]
         for line in tasks.shown(lines, final=ended):
             write(out, line if colours else _ANSI.sub("", line))
-        if state in PIPELINE_ENDED:
+        if ended:
             seen.tails = {task: list(tail) for task, tail in tasks.tails.items()}
             return seen
         if interrupts.count and not seen.cancelled:
@@ -229,5 +233,3 @@ def follow(
         elif interrupts.count > 1:
             seen.waited = False
             return seen
-        interrupts.wait(pause)
-        pause = min(pause * 2, POLL_SECONDS)

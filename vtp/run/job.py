@@ -100,6 +100,8 @@ class RunClient:
         )
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
+        self.last_state = aiplatform_v1.PipelineState.PIPELINE_STATE_UNSPECIFIED
+        """The run's state in the last `logs` answer."""
 
     def experiment(self, name: str) -> aiplatform_v1.Context:
         """The experiment `name`'s context, created as `aiplatform.Experiment.create` creates
@@ -172,11 +174,18 @@ class RunClient:
                 found[name] = str(display)
         return found
 
-    def logs(self, name: str, offset: int) -> tuple[str, int]:
-        """The run's log text from byte `offset`, and the offset to read on from."""
-        answer = self.session.get(
-            f"{self.url}/v1/{name}:logs", params={"offset": offset}, timeout=30
-        )
+    def logs(self, name: str, offset: int, wait: float = 0.0) -> tuple[str, int]:
+        """The run's log text from byte `offset`, and the offset to read on from; with `wait`,
+        once there is some or the run has ended, or after `wait` seconds (the `:logs` long
+        poll). The run's state as of before the text was read is `last_state`."""
+        params: dict[str, Any] = {"offset": offset}
+        if wait:
+            params["timeout"] = f"{wait:.3f}s"
+        answer = self.session.get(f"{self.url}/v1/{name}:logs", params=params, timeout=30 + wait)
         answer.raise_for_status()
         body = answer.json()
+        states: dict[str, aiplatform_v1.PipelineState] = dict(
+            aiplatform_v1.PipelineState.__members__
+        )
+        self.last_state = states.get(body.get("pipelineState", ""), self.last_state)
         return body.get("text", ""), int(body.get("nextOffset", offset))

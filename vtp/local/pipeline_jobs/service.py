@@ -20,6 +20,7 @@ import shlex
 import shutil
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,6 +56,8 @@ State = aiplatform_v1.PipelineState
 _ORPHANS = "cancel_task_jobs"
 """Runtime flag of a run that ended with the service while its tasks' jobs may still run."""
 STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
+LOG_CHECK_SECONDS = 0.05
+"""How often a `read_logs` long poll looks at the run's log for new text."""
 _log = logging.getLogger(__name__)
 
 
@@ -82,6 +85,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             self.config.state_dir / "pipelines.db", "pipeline_jobs", aiplatform_v1.PipelineJob
         )
         self._lock = threading.RLock()
+        self._changed = threading.Condition()
+        """Notified at every state change (`read_logs` long polls wait on it)."""
         self._runs: dict[str, RunProcess] = {}
         self._watchers: list[threading.Thread] = []
         self._started = False
@@ -118,6 +123,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             if self._stopping:
                 return
             self._stopping = True
+            with self._changed:  # long polls answer now
+                self._changed.notify_all()
             for run in self._runs.values():
                 run.kill()
             watchers = list(self._watchers)
@@ -203,10 +210,24 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
         return self.root.operations.deleted(record.parent)
 
-    def read_logs(self, name: str, offset: int, max_bytes: int) -> dict:
-        """The run's log text from byte `offset`, and where to read on from."""
-        record = self._record(name)
-        entry = read_log(self._run_dir(record.id) / "run.log", "pipeline", offset, max_bytes)
+    def read_logs(self, name: str, offset: int, max_bytes: int, timeout: float = 0.0) -> dict:
+        """The run's log text from byte `offset`, where to read on from, and the run's state as
+        of before the text was read (so an ended run's text is all there is). With `timeout`,
+        a long poll: it answers once there is text past `offset` or the run has ended (woken
+        by the state's change; the log, which the worker writes, is looked at every
+        LOG_CHECK_SECONDS), or after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                record = self._record(name)
+                log = self._run_dir(record.id) / "run.log"
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stopping or record.resource.state in PIPELINE_ENDED:
+                    break
+                if _size(log) > offset:
+                    break
+                self._changed.wait(min(left, LOG_CHECK_SECONDS))
+        entry = read_log(log, "pipeline", offset, max_bytes)
         entry.pop("replica")
         return {"name": record.resource.name, "pipelineState": record.resource.state.name, **entry}
 
@@ -341,6 +362,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         if state in PIPELINE_ENDED:
             set_times(job, now, "end_time")
         self.store.update(record)
+        with self._changed:
+            self._changed.notify_all()
         _log.info("pipeline job %s: %s", record.id, State(state).name)
 
     def _finish(self, record: Record, state: int, code: int = 0, message: str = "") -> None:
@@ -372,3 +395,11 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         run_dir = self._run_dir(job_id)
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / worker.REQUEST).write_text(json.dumps(request))
+
+
+def _size(path: Path) -> int:
+    """The size of the file at `path`; 0 when there is none yet."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -166,6 +166,47 @@ def test_bad_requests_are_refused_before_anything_runs(local_service, tiny_yaml,
     assert len(list((local_service.state_dir / "pipelines").glob("*"))) == before
 
 
+def test_the_logs_long_poll_answers_with_new_lines_and_with_the_end(
+    local_service, client, tiny_yaml
+):
+    """`:logs?timeout=` (what `vtp run` follows a run with) waits for text past the offset or
+    the run's end, then answers with both; a bad timeout is a 400 naming it."""
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/poll", sleep_seconds=2)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    url = f"{local_service.url}/v1/{created.name}:logs"
+    session = local_service.session()
+    first = session.get(url, params={"offset": 0, "timeout": "60s"}, timeout=90).json()
+    assert first["text"]  # waited for the run's lines (it prints none while its task sleeps)
+    text, answer = first["text"], first
+    while answer["pipelineState"] != "PIPELINE_STATE_SUCCEEDED":
+        params = {"offset": answer["nextOffset"], "timeout": "60s"}
+        answer = session.get(url, params=params, timeout=90).json()
+        assert answer["text"] or answer["pipelineState"] == "PIPELINE_STATE_SUCCEEDED"
+        text += answer["text"]
+    assert text.endswith("pipeline run succeeded\n")  # all of it, once it says it has ended
+    for bad in ("soon", "61s", "-1s"):
+        refused = session.get(url, params={"timeout": bad}, timeout=10)
+        assert refused.status_code == 400
+        assert '"timeout"' in refused.json()["error"]["message"]
+
+
+def test_the_logs_long_poll_answers_when_a_cancelled_run_ends(local_service, client, tiny_yaml):
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/poll-cancel", sleep_seconds=120)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
+    wait_until(lambda: marker(local_service, "poll-cancel.started").exists(), 60, "the task")
+    client.cancel_pipeline_job(name=created.name)
+    url = f"{local_service.url}/v1/{created.name}:logs"
+    answer, offset = {}, 0
+    for _ in range(20):  # each answer: new lines (the cancel's) or the end
+        params = {"offset": offset, "timeout": "60s"}
+        answer = local_service.session().get(url, params=params, timeout=90).json()
+        assert answer["text"] or answer["pipelineState"] == "PIPELINE_STATE_CANCELLED"
+        offset = answer["nextOffset"]
+        if answer["pipelineState"] == "PIPELINE_STATE_CANCELLED":
+            break
+    assert answer["pipelineState"] == "PIPELINE_STATE_CANCELLED"
+
+
 def test_job_ids_are_checked_and_unique(local_service, client, tiny_yaml):
     job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/dup")
     with pytest.raises(exceptions.BadRequest, match="pipelineJobId 'Bad_ID' is invalid"):
