@@ -37,23 +37,47 @@ def request(spec: dict[str, Any], arguments: dict[str, Any], pipeline_root: Path
 
 
 def run(run_dir: Path) -> dict[str, Any]:
-    """Run the requested pipeline with the engine; return the result."""
+    """Run the requested pipeline with the engine; return the result.
+
+    The fork server starts with the first task that forks, so that a run whose tasks are all
+    cache hits never pays for its imports; but a run that cannot hit the cache (caching off,
+    or nothing cached yet: a first run) starts it at once, so that its imports overlap this
+    process's own and the first task finds them done."""
+    from vtp.engine import fork_tasks
+    from vtp.engine.cache import CACHE_DIR_ENV
+
+    asked = json.loads((run_dir / REQUEST).read_text())
+    cache_dir = os.environ.get(CACHE_DIR_ENV) or asked.get("cacheDir") or run_dir.parent / ".cache"
+    caching = asked.get("enableCaching", True)
+    with fork_tasks.serving() as server:
+        if server is not None and not (caching and _has_entries(Path(cache_dir))):
+            server.start()
+        return _run(run_dir, asked, Path(cache_dir), caching)
+
+
+def _has_entries(cache_dir: Path) -> bool:
+    """Whether the cache folder holds any entry (`<key>.json`)."""
+    try:
+        with os.scandir(cache_dir) as entries:
+            return any(entry.name.endswith(".json") for entry in entries)
+    except OSError:  # no cache folder yet
+        return False
+
+
+def _run(run_dir: Path, asked: dict[str, Any], cache_dir: Path, caching: bool) -> dict[str, Any]:
     _import_kfp_runtime()
     from google.protobuf import json_format
     from kfp.pipeline_spec import pipeline_spec_pb2
 
-    from vtp.engine import fork_tasks, vertex_tasks
-    from vtp.engine.cache import CACHE_DIR_ENV, Cache
+    from vtp.engine import vertex_tasks
+    from vtp.engine.cache import Cache
     from vtp.engine.dag import Engine
     from vtp.engine.journal import Journal
 
     global _engine
-    asked = json.loads((run_dir / REQUEST).read_text())
     vertex_tasks.check_runnable(asked["pipelineSpec"])
     spec = pipeline_spec_pb2.PipelineSpec()
     json_format.ParseDict(asked["pipelineSpec"], spec, ignore_unknown_fields=True)
-    cache_dir = os.environ.get(CACHE_DIR_ENV) or asked.get("cacheDir") or run_dir.parent / ".cache"
-    caching = asked.get("enableCaching", True)
     project = os.environ.get(vertex_tasks.PROJECT_ENV) or "local"
     location = os.environ.get(vertex_tasks.LOCATION_ENV) or "us-central1"
     job_name = f"projects/{project}/locations/{location}/pipelineJobs/{run_dir.name}"
@@ -65,12 +89,11 @@ def run(run_dir: Path) -> dict[str, Any]:
         run_dir.name,
         job_name,
         Journal(run_dir),
-        Cache(Path(cache_dir)) if caching else None,
+        Cache(cache_dir) if caching else None,
         str(workspace.resolve()),
     )
     (run_dir / STARTED).touch()
-    with fork_tasks.serving():
-        node = _engine.run(asked["arguments"])
+    node = _engine.run(asked["arguments"])
     if node.state == "SUCCEEDED":
         return {"succeeded": True, "error": ""}
     error = "\n".join(_engine.failures) or node.error or node.state.lower()
