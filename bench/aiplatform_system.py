@@ -34,7 +34,11 @@ Progress goes to stderr, with the folder that keeps each file's output; stdout g
 `skipped_because` gives every skip's reason as the test report has it: the plugin's (each
 "cannot run here: ...") and the suite's own (`pytest.mark.skip` in the test files).
 
-    python bench/aiplatform_system.py [--only SUBSTRING ...] [--jobs N] [--timeout SECONDS]
+    python bench/aiplatform_system.py [--only SUBSTRING ...] [-k EXPRESSION] [--jobs N]
+                                      [--timeout SECONDS]
+
+`--only` picks files by name, `-k` tests within them (pytest's expression; the JSON line then
+counts only those, and says so in its "select" field).
 """
 
 import argparse
@@ -95,15 +99,18 @@ def test_files(only: list[str]) -> list[Path]:
     return [f for f in files if not only or any(part in f.name for part in only)]
 
 
-def run_file(file: Path, python: Path, env: dict[str, str], out: Path, limit: float) -> dict:
-    """One test file under `vtp local exec`: its counts, seconds and first failures."""
+def run_file(
+    file: Path, python: Path, env: dict[str, str], out: Path, limit: float, select: str = ""
+) -> dict:
+    """One test file under `vtp local exec`: its counts, seconds and first failures; only its
+    tests that the pytest `-k` expression `select` matches, when given."""
     report = out / f"{file.stem}.xml"
     argv = [
         str(python), "-m", "vtp", "local", "exec", "--",
         str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
         "-p", "aiplatform_system_plugin", f"--timeout={int(limit)}",
         "-c", str(out / "pytest.ini"), f"--rootdir={SUITE}",
-        f"--junitxml={report}", str(file),
+        f"--junitxml={report}", *(["-k", select] if select else []), str(file),
     ]  # fmt: skip
     folder = out / file.stem  # what a test writes in its working folder goes here
     folder.mkdir()
@@ -149,6 +156,7 @@ def seed_samples(python: Path, env: dict[str, str], folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", nargs="*", default=[], help="run files whose name holds one")
+    parser.add_argument("-k", dest="select", default="", help="pytest -k: tests to run")
     parser.add_argument("--jobs", type=int, default=1, help="test files run at once")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per test")
     options = parser.parse_args()
@@ -169,7 +177,7 @@ def main() -> None:
         seed_samples(python, env, work)
 
         def one(file: Path) -> None:
-            results[file.name] = run_file(file, python, env, work, options.timeout)
+            results[file.name] = run_file(file, python, env, work, options.timeout, options.select)
             print(f"aiplatform_system: {file.name}: {results[file.name]}", file=sys.stderr)
 
         with ThreadPoolExecutor(max(1, options.jobs)) as pool:
@@ -178,7 +186,8 @@ def main() -> None:
     skipped = sum(r["skipped"] for r in results.values())
     print(
         json.dumps(
-            {"sdk_tag": SDK_TAG, "commit": measured_on, "files": len(files), **totals,
+            {"sdk_tag": SDK_TAG, "commit": measured_on, "files": len(files),
+             **({"select": options.select} if options.select else {}), **totals,
              "skipped": skipped,
              "by_file": dict(sorted(results.items())),
              "seconds": round(time.monotonic() - started, 1)}

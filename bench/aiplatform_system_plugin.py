@@ -6,9 +6,12 @@ It marks as skipped, with the reason, each test that needs something no machine 
 have: a service that only Google runs (its hosted foundation models), or data that only Google
 holds (BigQuery's public data sets, Google-owned sample buckets the test reads in place). A test
 not listed here runs and counts, pass or fail: this list is not a way to hide failures, and each
-entry says why the test cannot run anywhere but on Google's cloud. (test_custom_job.py's autolog
-tests are not listed: outside Google's CI, where `KOKORO_GIT_COMMIT` is unset, their jobs install
-the SDK's `autologging` extra from the package index, which this machine reaches.)
+entry says why the test cannot run anywhere but on Google's cloud.
+
+It also skips, under PACKAGE_CONFLICTS, the tests whose job cannot install what it asks for with
+pip, naming the conflict as pip reports it: test_custom_job.py's two autolog tests (outside
+Google's CI, where `KOKORO_GIT_COMMIT` is unset, their jobs install the SDK's `autologging` extra
+from the package index, which this machine reaches; what they get there does not install).
 
 It also makes `google.cloud.aiplatform.tests.unit.aiplatform.constants` importable, as
 test_persistent_resource.py imports it: in Google's own build the SDK's `tests/` folder sits
@@ -62,11 +65,28 @@ CANNOT_RUN: dict[str, str] = {
 }
 """Test file name, or `file::test` node suffix, -> why it cannot run here."""
 
+_AUTOLOG = (
+    "its job pip-installs google-cloud-aiplatform[autologging]==1.165.1, whose extra caps mlflow "
+    "at <=2.16.0 (Python < 3.13): mlflow 2.16.0 needs protobuf<6 (through mlflow-skinny) and "
+    "google-api-core 2.44.0 needs protobuf>=6.33.5 (pip: ResolutionImpossible for the two); "
+    "pip >= 24.1 (what the job's `pip install --upgrade pip` gives) backtracks through mlflow's "
+    "releases for over 15 minutes, in an environment with nothing else installed too, and "
+    "pip < 24.1 takes mlflow 1.27.0, which declares protobuf>=3.12.0 uncapped and fails to import "
+    "under protobuf 6 (cannot import name 'service' from 'google.protobuf')"
+)
+PACKAGE_CONFLICTS: dict[str, str] = {
+    "test_custom_job.py::test_from_local_script_enable_autolog_prebuilt_container": _AUTOLOG,
+    "test_custom_job.py::test_from_local_script_enable_autolog_custom_container": _AUTOLOG,
+}
+"""`file::test` -> the package conflict that keeps its job's requirements from installing."""
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip the tests CANNOT_RUN names, saying why."""
+    """Skip the tests CANNOT_RUN and PACKAGE_CONFLICTS name, saying why."""
     for item in items:
         file = item.path.name
         reason = CANNOT_RUN.get(file) or CANNOT_RUN.get(f"{file}::{item.name}")
         if reason:
             item.add_marker(pytest.mark.skip(reason=f"cannot run here: {reason}"))
+        elif conflict := PACKAGE_CONFLICTS.get(f"{file}::{item.name}"):
+            item.add_marker(pytest.mark.skip(reason=f"package conflict: {conflict}"))
