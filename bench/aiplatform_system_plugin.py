@@ -71,8 +71,9 @@ _AUTOLOG = (
     "google-api-core 2.44.0 needs protobuf>=6.33.5 (pip: ResolutionImpossible for the two); "
     "pip >= 24.1 (what the job's `pip install --upgrade pip` gives) backtracks through mlflow's "
     "releases past the test's 900 s (pip 26.3 in an empty virtual environment: no answer after "
-    "10 minutes either), and pip < 24.1 takes mlflow 1.27.0, which declares protobuf>=3.12.0 uncapped and fails to import "
-    "under protobuf 6 (cannot import name 'service' from 'google.protobuf')"
+    "10 minutes either), and pip < 24.1 takes mlflow 1.27.0, which declares protobuf>=3.12.0 "
+    "uncapped and fails to import under protobuf 6 (cannot import name 'service' from "
+    "'google.protobuf')"
 )
 PACKAGE_CONFLICTS: dict[str, str] = {
     "test_custom_job.py::test_from_local_script_enable_autolog_prebuilt_container": _AUTOLOG,
