@@ -18,8 +18,15 @@ stage whose imports started a thread anyway reports itself unfit and ends, and t
 the stage above it. Requests travel down the chain as file descriptors (SCM_RIGHTS); nothing
 is copied.
 
+A task may want a stage that is still importing: one whose modules its code names (the
+job-submitting task names the launcher that stage 1 imports; `wanted_stage`). A foreground stage
+imports at normal priority and its import has started already, so such a task waits for it
+(the stage above holds the request until its zygote reports) instead of importing the same
+modules again beside it. A background stage may wait behind running jobs: no task waits for one.
+
 The wire protocol, per connection (client in `fork_tasks.py`):
 
+    client -> 1 byte                               the stage the task wants (`wanted_stage`)
     client -> 1 byte with SCM_RIGHTS [stdout fd]   where the task writes (stdout and stderr)
     client -> 8-byte length, JSON {"module", "argv", "env", "cwd"}
     server -> 4-byte exit status, once the task ends (none if it was killed by a signal)
@@ -52,7 +59,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from vtp.engine import fork_threads
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
@@ -104,6 +111,8 @@ PRELOAD_ENV = "VTP_TASK_PRELOAD"
 """Comma-separated modules a pipeline's own tasks import, added to the last stage."""
 HOOK_FILE = STARTUP_HOOK_DIR / "sitecustomize.py"
 _READY, _UNFIT = b"R", b"U"
+_FIRST_BYTE_SECONDS = 10.0
+"""How long the server waits for a client's first byte (the stage it wants): it is sent at once."""
 _STATUS = struct.Struct("!i")
 _LENGTH = struct.Struct("!Q")
 
@@ -140,6 +149,8 @@ def _serve(
         upstream.sendall(_READY)
     zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
     zygote_ready = False
+    waits_for_zygote = depth + 1 < FOREGROUND_STAGES  # a task may wait for the next stage
+    pending: list[tuple[socket.socket, int]] = []  # requests waiting for the zygote
     client = os.getppid()
     while True:
         readable, _, _ = select.select([source, *([zygote] if zygote else [])], [], [], 1.0)
@@ -150,15 +161,44 @@ def _serve(
             if not zygote_ready:  # the zygote died: fork from here from now on
                 zygote.close()
                 zygote = None
+            for connection, wanted in pending:
+                _hand_on(connection, wanted, zygote, (source, zygote, *(c for c, _ in pending)))
+            pending.clear()
         if source in readable:
-            connection = _next_request(source, upstream)
-            if connection is None:  # the stage above ended
+            request = _next_request(source, upstream)
+            if request is None:  # the stage above ended
                 return
-            if zygote is not None and zygote_ready:
-                socket.send_fds(zygote, [b"T"], [connection.fileno()])
-                connection.close()
+            connection, wanted = request
+            if zygote is not None and not zygote_ready and waits_for_zygote and wanted > depth:
+                pending.append(request)
             else:
-                _fork_task(connection, (source, zygote))
+                ready = zygote if zygote_ready else None
+                _hand_on(connection, wanted, ready, (source, zygote, *(c for c, _ in pending)))
+
+
+def _hand_on(
+    connection: socket.socket,
+    wanted: int,
+    zygote: socket.socket | None,
+    inherited: Sequence[socket.socket | None],
+) -> None:
+    """Hand the request on to the (ready) `zygote`, or fork its task here when there is none;
+    the child closes what it `inherited` of this stage's sockets."""
+    if zygote is not None:
+        socket.send_fds(zygote, [bytes([wanted])], [connection.fileno()])
+        connection.close()
+    else:
+        _fork_task(connection, [s for s in inherited if s is not connection])
+
+
+def wanted_stage(imports: Iterable[str], stages: Sequence[tuple[str, ...]]) -> int:
+    """The deepest foreground stage that preloads a module of `imports` or a package of one
+    (a task's code names `vtp.launchers.custom_job`: stage 1); 0 when none does."""
+    wanted = 0
+    for depth, modules in enumerate(stages[:FOREGROUND_STAGES]):
+        if any(name == m or name.startswith(m + ".") for name in imports for m in modules):
+            wanted = depth
+    return wanted
 
 
 def native_threads() -> int:
@@ -240,13 +280,22 @@ def _exit_on_term(zygote: int | None) -> Callable[[int, object], None]:
     return handler
 
 
-def _next_request(source: socket.socket, upstream: socket.socket | None) -> socket.socket | None:
-    """Accept a client, or take one handed down from the stage above (None when it ended)."""
+def _next_request(
+    source: socket.socket, upstream: socket.socket | None
+) -> tuple[socket.socket, int] | None:
+    """Accept a client and read the stage it wants, or take a request handed down from the
+    stage above (None when it ended)."""
     if upstream is None:
         connection, _ = source.accept()
-        return connection
-    _, fds, _, _ = socket.recv_fds(source, 1, 1)
-    return socket.socket(fileno=fds[0]) if fds else None
+        connection.settimeout(_FIRST_BYTE_SECONDS)  # the client sends it as it connects
+        try:
+            wanted = connection.recv(1)
+        except OSError:
+            wanted = b""
+        connection.settimeout(None)
+        return connection, wanted[0] if wanted else 0
+    message, fds, _, _ = socket.recv_fds(source, 1, 1)
+    return (socket.socket(fileno=fds[0]), message[0] if message else 0) if fds else None
 
 
 def _fork_task(connection: socket.socket, inherited: Sequence[socket.socket | None]) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from vtp import private_files
+from vtp.engine import fork_server
 from vtp.engine.fork_threads import SERVER_ENV
 from vtp.engine.task_commands import Plan, plan
 from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
@@ -54,6 +55,7 @@ class TaskServer:
         self.socket_path = ""
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self._stages = fork_server.stages()
 
     def start(self) -> None:
         """Start importing now, unless started already. The socket listens before the server
@@ -100,6 +102,7 @@ class TaskServer:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             connection.connect(self.socket_path)
+            connection.sendall(bytes([fork_server.wanted_stage(task.imports, self._stages)]))
             read_end, write_end = os.pipe()
             socket.send_fds(connection, [b"T"], [write_end])
             os.close(write_end)

@@ -15,6 +15,7 @@ names must be this one. Anything else gets the reason a fresh interpreter runs i
 kfp.local has already put this interpreter's path in place of `python3`.
 """
 
+import ast
 import os
 import re
 import shlex
@@ -48,6 +49,9 @@ class Plan:
     module: str
     argv: list[str]
     env: dict[str, str]
+    imports: frozenset[str] = frozenset()
+    """The modules the task's code names: its import statements (a lightweight component's
+    source), or its module. The fork server reads which of its stages the task wants."""
 
 
 def plan(full_command: list[str]) -> Plan | str:
@@ -71,7 +75,24 @@ def _executor(script: str, source: str, args: list[str]) -> Plan | str:
     program = Path(tempfile.mkdtemp()) / "ephemeral_component.py"
     program.write_text(source)
     argv = ["--component_module_path", str(program), *args]
-    return Plan("kfp.dsl.executor_main", argv, {"_KFP_RUNTIME": "true"})
+    return Plan("kfp.dsl.executor_main", argv, {"_KFP_RUNTIME": "true"}, imported(source))
+
+
+def imported(source: str) -> frozenset[str]:
+    """Every module an import statement of `source` names (`from a import b`: `a` and `a.b`,
+    b may be a module); none when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return frozenset(names)
 
 
 def _module(full_command: list[str]) -> Plan | str:
@@ -81,7 +102,8 @@ def _module(full_command: list[str]) -> Plan | str:
         return "its command is not `python [-u] -m MODULE ...`"
     if not _this_python(python):
         return f"it asks for another Python ({python})"
-    return Plan(rest[len(flags) + 1], rest[len(flags) + 2 :], {"PYTHONUNBUFFERED": "1"})
+    module = rest[len(flags) + 1]
+    return Plan(module, rest[len(flags) + 2 :], {"PYTHONUNBUFFERED": "1"}, frozenset({module}))
 
 
 def _unmet_installs(prelude: str) -> str:

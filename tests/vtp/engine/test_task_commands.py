@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from kfp import dsl
 
+from vtp.engine import fork_server
 from vtp.engine.task_commands import Plan, plan
 
 
@@ -70,7 +71,28 @@ def test_a_module_launcher_runs_as_python_dash_m():
         "google_cloud_pipeline_components.container.v1.x",
         ["--type", "CustomJob"],
         {"PYTHONUNBUFFERED": "1"},
+        frozenset({"google_cloud_pipeline_components.container.v1.x"}),
     )
+
+
+def submits(display_name: str) -> str:
+    import json
+
+    from vtp.launchers import custom_job
+
+    return json.dumps(custom_job.task_name([display_name]))
+
+
+def test_a_task_names_what_its_code_imports_and_so_the_stage_it_wants():
+    found = plan(_full_command(dsl.component(submits, install_kfp_package=False)))
+    assert isinstance(found, Plan)
+    assert {"json", "vtp.launchers", "vtp.launchers.custom_job"} <= found.imports
+    # The job-submitting task waits for the stage that imports its launcher; a task that
+    # names nothing a stage preloads forks from the first stage at once.
+    assert fork_server.wanted_stage(found.imports, fork_server.stages()) == 1
+    plain = plan(_full_command(dsl.component(add, install_kfp_package=False)))
+    assert isinstance(plain, Plan)
+    assert fork_server.wanted_stage(plain.imports, fork_server.stages()) == 0
 
 
 @pytest.mark.parametrize(
