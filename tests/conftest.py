@@ -2,10 +2,12 @@
 
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 
+from tests import durations
 from tests.fixtures import Gcloud, LocalService
 
 
@@ -15,6 +17,25 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("VTP_RUNTIME_DIR", tempfile.mkdtemp(prefix="vtp-runtime-"))
     # Nor does an image the user built (`vtp image build`) become the tests' default image.
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="vtp-state-")
+    # Under `-n 2 --dist loadfile`, pytest-xdist hands out files in the order collected below
+    # (its own default would put files with many quick tests first, and so the few long ones
+    # last, where one of them can keep a process busy while the other has finished).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (`tests/durations.py`), then the others, those with the most
+    tests first: the long runs start early, and the short files fill in at the end."""
+    seconds = durations.load()
+    count = Counter(item.nodeid.split("::", 1)[0] for item in items)
+
+    def longest_first(item: pytest.Item) -> tuple[float, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return (-seconds.get(path, 0.0), -count[path])
+
+    items.sort(key=longest_first)
 
 
 @pytest.fixture(scope="module")
