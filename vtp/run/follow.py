@@ -25,6 +25,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -215,8 +216,11 @@ def follow(
     log, seen, tasks = LogReader(client, name), Followed(), TaskLines()
     colours = out.isatty()
     while True:
+        asked, offset = time.monotonic(), log.offset
         lines = log.new_lines(wait=POLL_SECONDS)
         ended = client.last_state in PIPELINE_ENDED  # as of before the text was read
+        if log.offset == offset and not ended:  # a service that does not long-poll: at once
+            interrupts.wait(POLL_SECONDS - (time.monotonic() - asked))
         if ended:
             lines += log.new_lines(final=True)  # an unterminated last line
         seen.notes += [line[len(NOTE) :].rstrip() for line in lines if line.startswith(NOTE)]
