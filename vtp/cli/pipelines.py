@@ -117,13 +117,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.from_job:
         spec, arguments = _described(args)
         args.pipeline = str(args.from_job)
-        source = sources.Source(args.pipeline, lambda: None)  # a description has no platform spec
+        platform: dict[str, Any] = {}  # a described job carries no platform spec
     else:
         if not args.pipeline:
             raise UsageError("PIPELINE: name the pipeline to run, or give --from-job JOB.json")
         try:
             source = sources.load(args.pipeline)
             spec = source.spec()
+            platform = source.platform()
         except sources.SourceError as exc:
             raise UsageError(str(exc)) from None
         arguments = run_params(spec, source.name, args.param, source.local_params)
@@ -137,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
         raise UsageError(f"PIPELINE {args.pipeline!r}: {exc}") from None
     try:  # the workspace its platform spec asks for, in the state directory
-        compiled.check_workspace(source.platform(), args.state_dir)
+        compiled.check_workspace(platform, args.state_dir)
     except ValueError as exc:
         raise UsageError(f"PIPELINE {args.pipeline!r}: {exc}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
