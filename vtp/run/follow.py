@@ -115,10 +115,13 @@ class LogReader:
             lines += [f"{line}\n" for line in complete]
             if not text:
                 break
-        if final and self.partial:
-            lines.append(self.partial + "\n")
-            self.partial = ""
-        return lines
+        return lines + (self.rest() if final else [])
+
+    def rest(self) -> list[str]:
+        """The unterminated last line, if any, as a line: for when the log has no more to
+        give (an empty answer once the run had ended), so no request need ask again."""
+        rest, self.partial = self.partial, ""
+        return [rest + "\n"] if rest else []
 
 
 class TaskLines:
@@ -221,8 +224,8 @@ def follow(
         ended = client.last_state in PIPELINE_ENDED  # as of before the text was read
         if log.offset == offset and not ended:  # a service that does not long-poll: at once
             interrupts.wait(POLL_SECONDS - (time.monotonic() - asked))
-        if ended:
-            lines += log.new_lines(final=True)  # an unterminated last line
+        if ended:  # its last answer was empty, and the run had ended before it was read
+            lines += log.rest()  # an unterminated last line
         seen.notes += [line[len(NOTE) :].rstrip() for line in lines if line.startswith(NOTE)]
         for line in tasks.shown(lines, final=ended):
             write(out, line if colours else _ANSI.sub("", line))
