@@ -23,6 +23,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -98,23 +99,31 @@ class RunProcess:
         self, on_started: Callable[[], None], on_poll: Callable[[], None] = lambda: None
     ) -> int:
         """Wait for the worker to exit (calling `on_started` once its pipeline runs, and
-        `on_poll` at every poll while it runs); its status."""
-        assert self._process is not None, "start() first"
+        `on_poll` at every poll while it runs); its status.
+
+        A thread of its own waits for the exit (a blocking waitpid), so the exit is seen when
+        it happens, not up to 50 ms later as `Popen.wait(timeout)`'s sleeps between polls
+        would see it; this loop wakes at once then, or every poll interval to do its work."""
+        process = self._process
+        assert process is not None, "start() first"
+        exited = threading.Event()
+
+        def reap() -> None:
+            process.wait()
+            exited.set()
+
+        threading.Thread(target=reap, name=f"reap-{process.pid}", daemon=True).start()
         started = False
-        while True:
-            try:
-                code = self._process.wait(timeout=self.poll)
-                break
-            except subprocess.TimeoutExpired:
-                if not started and (self.run_dir / worker.STARTED).exists():
-                    started = True
-                    on_started()
-                if started:
-                    on_poll()
-                if self._cancelled_at is not None and time.monotonic() > self._cancelled_at:
-                    self.kill()
+        while not exited.wait(self.poll):
+            if not started and (self.run_dir / worker.STARTED).exists():
+                started = True
+                on_started()
+            if started:
+                on_poll()
+            if self._cancelled_at is not None and time.monotonic() > self._cancelled_at:
+                self.kill()
         self.kill()  # whatever the run left behind in its group
-        return code
+        return process.wait()
 
     def cancel(self) -> None:
         """SIGTERM the whole group now, SIGKILL it after the grace period."""
