@@ -534,5 +534,16 @@ class FrontEnds:
         self.front.stop()
         self.grpc.stop(grace=1.0)
         if self._thread.is_alive():
-            self.http.shutdown()
+            self._shut_down_http()
         self.http.server_close()
+
+    def _shut_down_http(self) -> None:
+        """Stop the HTTP loop without waiting out its poll interval: `shutdown()` only sets a
+        flag, which the loop reads when its select returns, so a connection to the listening
+        port wakes it (the loop stops before accepting it; `server_close` drops it)."""
+        stopping = threading.Thread(target=self.http.shutdown, name="http-shutdown", daemon=True)
+        stopping.start()
+        while stopping.is_alive():
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", self.http.server_port), timeout=1).close()
+            stopping.join(0.01)
