@@ -96,13 +96,15 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
 
     def start(self) -> None:
         """Settle the runs a previous service left in flight, stop what their tasks started,
-        and start the runs still queued (or cancel them, when the config does not resume)."""
+        and start the runs still queued (or cancel them, when the config does not resume).
+        The stored runs are read once (each holds its whole spec) and settled in place."""
         with self._lock:
-            self._recover()
-        self._cancel_orphans()
+            records = list(self.store.all())
+            self._recover(records)
+        self._cancel_orphans(records)
         with self._lock:
             self._started = True
-            for record in list(self.store.all()):
+            for record in records:
                 if record.resource.state == State.PIPELINE_STATE_QUEUED:
                     self._restore(record)
 
@@ -327,17 +329,18 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
                 record, State.PIPELINE_STATE_FAILED, errors.FAILED_PRECONDITION, result["error"]
             )
 
-    def _cancel_orphans(self) -> None:
-        """Cancel the jobs of runs that ended with the service: nothing watches them any more."""
-        for record in [r for r in self.store.all() if r.runtime.get(_ORPHANS)]:
+    def _cancel_orphans(self, records: list[Record]) -> None:
+        """Cancel the jobs of `records`' runs that ended with the service: nothing watches them
+        any more."""
+        for record in [r for r in records if r.runtime.get(_ORPHANS)]:
             self._cancel_task_jobs(record)
             with self._lock:
                 record.runtime.pop(_ORPHANS)
                 self.store.update(record)
 
-    def _recover(self) -> None:
-        """Settle the runs a stopped (or killed) service left in flight."""
-        for record in list(self.store.all()):
+    def _recover(self, records: list[Record]) -> None:
+        """Settle the runs of `records` a stopped (or killed) service left in flight."""
+        for record in records:
             state = record.resource.state
             if state in PIPELINE_ENDED or state == State.PIPELINE_STATE_QUEUED:
                 continue
