@@ -38,7 +38,7 @@ def test_a_long_job(local_vertex):
     # The replica's own words: the service's "starting" line quotes its command, not these.
     local_vertex.wait_for_log(job, "replica up")
     print("READY", flush=True)
-    job.wait()
+    job.wait_for_completion()  # job.wait() returns at once for a submitted job
 """
 
 
@@ -80,6 +80,7 @@ def test_stopping_the_run_leaves_no_process(tmp_path: Path, signum: int) -> None
     run = subprocess.Popen(
         pytest_command(folder, "-s", "tests/test_hang.py"),
         cwd=folder, env=team_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=terminal_signals,
     )  # fmt: skip
     try:
         output = read_until(run, "READY", timeout=300)
@@ -97,6 +98,12 @@ def test_stopping_the_run_leaves_no_process(tmp_path: Path, signum: int) -> None
     assert not left, f"left running: {[command(pid) for pid in left]}\n{output}"
     if signum == signal.SIGINT:
         assert run.returncode == 2  # pytest's "interrupted"
+
+
+def terminal_signals() -> None:
+    """In the child: Ctrl-C as a team's terminal delivers it (a test runner's worker may have
+    left SIGINT ignored, which its children inherit)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> str:
