@@ -220,15 +220,14 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         LOG_CHECK_SECONDS), or after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while True:
-                record = self._record(name)
-                log = self._run_dir(record.id) / "run.log"
+            record = self._record(name)
+            log = self._run_dir(record.id) / "run.log"
+            while not (self._stopping or record.resource.state in PIPELINE_ENDED):
                 left = deadline - time.monotonic()
-                if left <= 0 or self._stopping or record.resource.state in PIPELINE_ENDED:
+                if left <= 0 or _size(log) > offset:
                     break
-                if _size(log) > offset:
-                    break
-                self._changed.wait(min(left, LOG_CHECK_SECONDS))
+                if self._changed.wait(min(left, LOG_CHECK_SECONDS)):  # a state changed
+                    record = self._record(name)
         entry = read_log(log, "pipeline", offset, max_bytes)
         entry.pop("replica")
         return {"name": record.resource.name, "pipelineState": record.resource.state.name, **entry}
