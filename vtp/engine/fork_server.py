@@ -8,21 +8,22 @@ exactly as the fresh interpreter would (`runpy`), so kfp's executor contract is 
 
 Imports come in stages, and each stage lives in its own process: the server inherits a socket
 that already listens (FD), so a client can connect at once; it imports the first stage (what a
-task that submits a Vertex job needs) and forks a zygote for the next stage (torch, then the
-full SDK), and so on. Until a later zygote reports ready, tasks fork from the deepest one that
-is, so the first task never waits for an import. A process with more than one thread is never
-forked from: a lock another thread held would stay locked in the child forever (the hang of
-OpenMP or MKL after fork). numpy's OpenBLAS would start threads as torch imports it, so the
-server runs with one BLAS thread and each task gets its own pools back (`fork_threads.py`); a
-stage whose imports started a thread anyway reports itself unfit and ends, and tasks fork from
-the stage above it. Requests travel down the chain as file descriptors (SCM_RIGHTS); nothing
-is copied.
+task that submits a Vertex job needs) and forks a zygote for the next stage (torch, then what
+torch.export needs, then the full SDK), and so on. Until a later zygote reports ready, tasks
+fork from the deepest one that is, so the first task never waits for an import. A process with
+more than one thread is never forked from: a lock another thread held would stay locked in the
+child forever (the hang of OpenMP or MKL after fork). numpy's OpenBLAS would start threads as
+torch imports it, so the server runs with one BLAS thread and each task gets its own pools back
+(`fork_threads.py`); a stage whose imports started a thread anyway reports itself unfit and
+ends, and tasks fork from the stage above it. Requests travel down the chain as file
+descriptors (SCM_RIGHTS); nothing is copied.
 
 A task may want a stage that is still importing: one whose modules its code names (the
-job-submitting task names the launcher that stage 1 imports; `wanted_stage`). A foreground stage
-imports at normal priority and its import has started already, so such a task waits for it
-(the stage above holds the request until its zygote reports) instead of importing the same
-modules again beside it. A background stage may wait behind running jobs: no task waits for one.
+job-submitting task names the launcher that stage 1 imports, evaluation and export theirs, which
+stage 2 imports; `wanted_stage`). A foreground stage imports at normal priority and its import
+has started already, so such a task waits for it (the stage above holds the request until its
+zygote reports) instead of importing the same modules again beside it. A background stage may
+wait behind running jobs: no task waits for one.
 
 The wire protocol, per connection (client in `fork_tasks.py`):
 
@@ -75,23 +76,27 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "google.cloud.aiplatform_v1",
         "vtp.launchers.custom_job",
         "vtp.launchers.tuning",
-        "vtp.launchers.evaluation",
         "vtp.launchers.upload_model",
         "vtp.launchers.deploy_model",
         "google_cloud_pipeline_components.types.artifact_types",
     ),
-    # torch and what evaluation and export import, the passes torch.export imports on first
-    # use and the built-in task included, so no task imports them after its fork. numpy's
-    # OpenBLAS, which torch imports, starts no thread under the server's environment
-    # (`fork_threads`); should a build start one anyway, this stage reports itself unfit (see
-    # `_serve`), and tasks import torch themselves.
+    # torch and this project's torch tasks (evaluation, export, the built-in task): what a task
+    # after a training job needs first. numpy's OpenBLAS, which torch imports, starts no thread
+    # under the server's environment (`fork_threads`); should a build start one anyway, this
+    # stage reports itself unfit (see `_serve`), and tasks import torch themselves.
     (
         "torch",
-        "torch.export._trace",
+        "vtp.launchers.evaluation",
         "trainer.evaluate",
         "trainer.export",
         "trainer.tasks.digits",
         "threadpoolctl",
+    ),
+    # What torch.export imports on first use (the export task's trace, its passes and sympy),
+    # so no task imports them after its fork: twice the time torch takes, and only export
+    # needs it.
+    (
+        "torch.export._trace",
         "torch._inductor.ir",
         "torch._export.passes.replace_autocast_with_hop_pass",
         "torch._export.passes.replace_set_grad_with_hop_pass",
@@ -105,8 +110,14 @@ STAGES: tuple[tuple[str, ...], ...] = (
     # import, and none of this project's components needs it, so it comes last.
     ("google.cloud.aiplatform",),
 )
-FOREGROUND_STAGES = 2
-"""Stages after these import at low priority: jobs may be running by then, and take precedence."""
+FOREGROUND_STAGES = 3
+"""Stages after these import at low priority: jobs may be running by then, and take precedence.
+
+torch itself (stage 2) is a foreground stage: the task after a training job evaluates its
+checkpoints, and at the lowest priority the stage got no CPU while the job's replicas trained
+(two replicas on two cores), so evaluation imported torch cold, 1.5-2 s after the job. At
+normal priority the stage takes 1.6 s of CPU while the job starts, and evaluation forks from it
+(0.25 s in all). Its sequel (what torch.export imports, 2 s more) stays in the background."""
 PRELOAD_ENV = "VTP_TASK_PRELOAD"
 """Comma-separated modules a pipeline's own tasks import, added to the last stage."""
 HOOK_FILE = STARTUP_HOOK_DIR / "sitecustomize.py"
