@@ -12,6 +12,13 @@ every statement (a flush of the log at each checkpoint instead): only a crash of
 itself, which takes every process the rows describe with it, can lose the last statements. A
 run's bookkeeping is tens of statements (states, ML Metadata lineage), so waiting for the disk
 at each cost a rerun of cached tasks most of its end on a busy disk.
+
+A new file is made apart and put in place whole (`_create`): SQLite's own creation of a WAL
+database waits for the disk seven or eight times (the first page, the switch to WAL, each
+table), which made a service's start in a new state directory, with its fifteen files, 0.3 s
+slower. The file is built without those waits under a name of its own, flushed once, then
+linked in under its real name: a crash leaves either no file (made again at the next start)
+or a whole one, never half a database.
 """
 
 import contextlib
@@ -26,6 +33,8 @@ class Database:
 
     def __init__(self, path: Path, schema: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            _create(path, schema)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -49,3 +58,30 @@ class Database:
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+
+def _create(path: Path, schema: str) -> None:
+    """Make the database `path` with `schema`, in WAL mode, mode 0600, all at once: built under
+    a scratch name without waiting for the disk, flushed once, then linked in (if no other
+    process made it meanwhile)."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        db = sqlite3.connect(scratch, isolation_level=None)
+        try:
+            db.execute("PRAGMA synchronous=OFF")
+            db.execute("PRAGMA journal_mode=WAL")  # kept in the file's header
+            db.executescript(schema)
+        finally:
+            db.close()  # the last connection: its log is written into the file and removed
+        os.chmod(scratch, 0o600)
+        fd = os.open(scratch, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):  # another process made it first: theirs
+            os.link(scratch, path)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{scratch}{suffix}")
