@@ -10,8 +10,19 @@ Cancelling sends SIGTERM to the whole group: the running tasks get it too (the c
 component cancels its job), so this process tells the engine to start nothing more, lets the
 tasks end and reports. The result goes to `RUN_DIR/result.json`: `{"succeeded": bool,
 "error": str}`, the error naming each task that failed and why.
+
+`python -m vtp.engine.worker --standby CACHE_DIR` is a worker started before its run (the
+service's standby, `vtp.local.pipeline_jobs.standby`): it does what does not depend on the run
+(the imports below, and its fork server, unless CACHE_DIR holds entries: then its run may be
+all cache hits, and those imports wait as for any run), then reads its run from stdin, one JSON
+line `{"runDir", "env"}`. It takes `env` into its environment (which its tasks get from it at
+task time), applies the start-up hook, puts what it printed so far and its output from then on
+in `RUN_DIR/run.log`, and runs as `python -m vtp.engine.worker RUN_DIR` does. End of file on
+stdin (the service is gone, or stopped) ends it at once.
 """
 
+import importlib
+import importlib.util
 import json
 import os
 import signal
@@ -25,9 +36,20 @@ if TYPE_CHECKING:
     from vtp.engine.dag import Engine
 
 REQUEST, RESULT, STARTED = "request.json", "result.json", "started"
+STANDBY = "--standby"
+"""The flag of a worker started before its run (see above)."""
 WORKSPACE = "workspace"
 """The run's workspace, `RUN_DIR/workspace`: the folder KFP gives a run's tasks to share
 (`dsl.WORKSPACE_PATH_PLACEHOLDER`; mounted at /kfp-workspace in a task's container)."""
+_ENGINE_MODULES = (
+    "google.protobuf.json_format",
+    "kfp.pipeline_spec.pipeline_spec_pb2",
+    "vtp.engine.cache",
+    "vtp.engine.dag",
+    "vtp.engine.journal",
+    "vtp.engine.vertex_tasks",
+)
+"""What `_run` imports besides kfp's runtime."""
 _engine: "Engine | None" = None
 
 
@@ -64,8 +86,16 @@ def _has_entries(cache_dir: Path) -> bool:
         return False
 
 
-def _run(run_dir: Path, asked: dict[str, Any], cache_dir: Path, caching: bool) -> dict[str, Any]:
+def _import_engine() -> None:
+    """Import what running a spec takes: kfp (`_import_kfp_runtime`), its spec's types, the
+    engine."""
     _import_kfp_runtime()
+    for name in _ENGINE_MODULES:
+        importlib.import_module(name)
+
+
+def _run(run_dir: Path, asked: dict[str, Any], cache_dir: Path, caching: bool) -> dict[str, Any]:
+    _import_engine()
     from google.protobuf import json_format
     from kfp.pipeline_spec import pipeline_spec_pb2
 
@@ -127,8 +157,72 @@ def read_result(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def standby(cache_dir: Path) -> int:
+    """A worker waiting for its run: import, start the fork server (unless `cache_dir`, or
+    $VTP_PIPELINE_CACHE_DIR, holds entries), read the run from stdin, run it (`main`); 0 at
+    once on end of file."""
+    from vtp.engine import fork_tasks
+    from vtp.engine.cache import CACHE_DIR_ENV
+
+    signal.signal(signal.SIGTERM, _note_cancel)
+    _import_engine()
+    with fork_tasks.serving() as server:  # `run` serves its tasks from this one
+        if server is not None and not _has_entries(
+            Path(os.environ.get(CACHE_DIR_ENV) or cache_dir)
+        ):
+            server.start()
+        line = sys.stdin.buffer.readline()
+        if not line:  # the service closed the pipe, or is gone
+            return 0
+        assignment = json.loads(line)
+        run_dir = Path(assignment["runDir"])
+        os.environ.update(assignment["env"])
+        _install_startup_hook()
+        _take_run_log(run_dir / "run.log")
+        return main([str(run_dir)])
+
+
+def _install_startup_hook() -> None:
+    """Apply the start-up hook (`vtp.vertex.startup`) when it is on PYTHONPATH, as a forked task
+    does: it found none of its settings at this process's start, and patches what is imported
+    already and what is imported later."""
+    from vtp.engine.fork_server import HOOK_FILE
+
+    if str(HOOK_FILE.parent) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        return
+    spec = importlib.util.spec_from_file_location("_vtp_startup_hook", HOOK_FILE)
+    assert spec is not None and spec.loader is not None  # a .py file's spec has both
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    hook.install()
+
+
+def _take_run_log(log_path: Path) -> None:
+    """Append what this process printed so far (to the file its stdout is, when it can be read)
+    to `log_path`, and make it its stdout and stderr from now on; stdin is /dev/null, as a fresh
+    worker's, so no task inherits the pipe its run came by."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        written = os.pread(1, os.fstat(1).st_size, 0)
+    except OSError:  # not a readable file
+        written = b""
+    if written:
+        os.write(log, written)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+
 def main(argv: list[str]) -> int:
-    """Entry point: run, write the result, exit 0 on success."""
+    """Entry point: run, write the result, exit 0 on success (`--standby`: wait for the run
+    first)."""
+    if argv[:1] == [STANDBY]:
+        return standby(Path(argv[1]))
     run_dir = Path(argv[0])
     signal.signal(signal.SIGTERM, _note_cancel)
     try:

@@ -47,6 +47,7 @@ from vtp.local.persistent_resources import routes as persistent_resource_routes
 from vtp.local.persistent_resources.service import PersistentResources
 from vtp.local.pipeline_jobs import routes as pipeline_job_routes
 from vtp.local.pipeline_jobs.service import PipelineJobs
+from vtp.local.pipeline_jobs.standby import Standby
 from vtp.local.projects import routes as project_routes
 from vtp.local.schedules import routes as schedule_routes
 from vtp.local.schedules.service import Schedules
@@ -102,8 +103,9 @@ class Resources:
         ]
 
 
-def build_resources(root: Service) -> Resources:
-    """Every resource service over `root`, each given the services it uses."""
+def build_resources(root: Service, standby: Standby | None = None) -> Resources:
+    """Every resource service over `root`, each given the services it uses (pipeline jobs the
+    `standby` worker spawned for their runs, if any)."""
     persistent_resources = PersistentResources(root)
     custom_jobs = CustomJobs(root, persistent_resources)
     tuning = Tuner(root, custom_jobs)
@@ -113,7 +115,7 @@ def build_resources(root: Service) -> Resources:
     datasets = Datasets(root)
     training = TrainingPipelines(root, custom_jobs, models, datasets)
     endpoints = Endpoints(root, models)
-    pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints, metadata)
+    pipeline_jobs = PipelineJobs(root, custom_jobs, tuning, endpoints, metadata, standby)
     schedules = Schedules(root, pipeline_jobs)
     vizier = Vizier(root)
     batch_prediction = BatchPredictionJobs(root, models)
@@ -157,7 +159,10 @@ def add_routes(router: Router, root: Service, resources: Resources) -> None:
 class App:
     """One local Vertex service: bound and built by the constructor, then `start`, `close`."""
 
-    def __init__(self, config: ServiceConfig) -> None:
+    def __init__(self, config: ServiceConfig, standby: Standby | None = None) -> None:
+        """`standby`: a pipeline run's worker spawned for this service ahead of it
+        (`pipeline_jobs/standby.py`), which the service kills when it closes unless a run took
+        it (should this raise, the caller still has it to kill)."""
         self.config = config
         state_dir = StateDir(config.state_dir, config.storage_root)
         try:
@@ -168,7 +173,7 @@ class App:
             raise
         self.root = Service(config, state_dir, self.front.addresses)
         try:
-            self.resources = build_resources(self.root)
+            self.resources = build_resources(self.root, standby)
         except BaseException:
             self.front.stop()
             self.root.close()
@@ -230,10 +235,11 @@ class Running:
         self.app.close()
 
 
-def running(config: ServiceConfig) -> Running:
-    """Build and start a service for `config`; serve it as a context manager. A busy port or a
-    state directory in use fails here, before anything starts."""
-    app = App(config)
+def running(config: ServiceConfig, standby: Standby | None = None) -> Running:
+    """Build and start a service for `config` (and `standby`, as `App` takes it); serve it as a
+    context manager. A busy port or a state directory in use fails here, before anything
+    starts."""
+    app = App(config, standby)
     try:
         app.start()
     except BaseException:

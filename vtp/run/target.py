@@ -6,8 +6,11 @@ console shows everything in it. So when a `vtp local serve` holds the directory,
 submits to that service, found through the runtime file it publishes (`vtp.vertex.local_auth`);
 its jobs and console outlive the run. Otherwise `vtp run` starts its own service on free ports,
 which resumes nothing an earlier run left unfinished (`ServiceConfig.resume_unfinished=False`)
-and ends with the run. Another `vtp run`'s service is not shared: it ends with that run, and
-with it anything of ours. `OWNER_FILE` tells one from a `vtp local serve`.
+and ends with the run. Its run comes at once, so the run's worker is started first, before the
+service is even imported (`vtp.local.pipeline_jobs.standby`): its imports overlap the service's
+start and the job's creation (`ServiceConfig.prepare_runs`). Another `vtp run`'s service is not
+shared: it ends with that run, and with it anything of ours. `OWNER_FILE` tells one from a
+`vtp local serve`.
 """
 
 import contextlib
@@ -56,9 +59,8 @@ class Target:
 def service_for(state_dir: Path) -> Iterator[Target]:
     """The service of `state_dir` for the duration: a `vtp local serve`'s, or one of our own
     (stopped on the way out). StateDirBusy when another `vtp run` holds the directory."""
-    from vtp.local.app import running
     from vtp.local.base.config import ServiceConfig
-    from vtp.local.base.state_dir import StateDirInUse
+    from vtp.local.pipeline_jobs.standby import spawn_standby
     from vtp.local.runtime.capacity import detect_gpus
 
     state_dir = state_dir.resolve()
@@ -67,13 +69,23 @@ def service_for(state_dir: Path) -> Iterator[Target]:
         yield serving
         return
     config = ServiceConfig.from_env(
-        state_dir, port=0, gpus=tuple(detect_gpus()), resume_unfinished=False
+        state_dir, port=0, gpus=tuple(detect_gpus()), resume_unfinished=False, prepare_runs=True
     )
+    standby = spawn_standby(config)  # before the service's imports, which it overlaps
+    from vtp.local.app import running
+    from vtp.local.base.state_dir import StateDirInUse
+
     try:
-        service = running(config)
+        service = running(config, standby)
     except StateDirInUse:
+        if standby is not None:
+            standby.kill()
         yield _holder(state_dir)
         return
+    except BaseException:
+        if standby is not None:
+            standby.kill()
+        raise
     with service:
         owner = state_dir / OWNER_FILE
         owner.write_text(json.dumps({"pid": os.getpid()}))

@@ -96,6 +96,12 @@ class ServiceConfig:
     (`vtp run`'s own service) starts none of it: those jobs end CANCELLED with a message saying
     why, and deployed models stay recorded but unserved until a service that resumes starts."""
 
+    prepare_runs: bool = False
+    """Have a pipeline run's worker ready from the start, its imports done, before any run is
+    created (`pipeline_jobs/standby.py`): for a service whose run comes at once (`vtp run`'s).
+    Any service prepares the next run's worker once a run has ended; this one does not wait for
+    a first run."""
+
     def __post_init__(self) -> None:
         # Replicas run in their own working directories: every path they get must be absolute.
         object.__setattr__(self, "state_dir", Path(self.state_dir).resolve())

@@ -3,19 +3,25 @@
 The worker and every task it starts share one process group, so a cancel reaches the running
 task directly (SIGTERM; the custom_job component then cancels its CustomJob), and SIGKILL after
 the grace period ends whatever ignored it. Whatever is left of the group when the worker exits
-is killed too, so no task outlives its run. The group carries a token in its environment, which
-a restarted service uses to find what a killed one left behind (`vtp.local.runtime.process`),
-and the run's directory (`RUN_DIR_ENV`), so a process of the run can be told by its environment
+is killed too, so no task outlives its run. The group carries a token in its environment from
+its start, which a restarted service uses to find what a killed one left behind
+(`vtp.local.runtime.process`); every task of the run also gets the run's directory
+(`RUN_DIR_ENV`) in its environment, so a process of the run can be told by its environment
 whatever its command line and working directory.
 
 The worker starts from a container's environment (`runtime/cluster.py`'s, the one replicas
 get), not the service's: its tasks inherit it, so credentials in the service's shell reach no
 task. Over it go what the service gives (its clients' settings, the token, the start-up hook on
-PYTHONPATH, the service's id) and the engine's own settings named in `ENGINE_NAMES`.
+PYTHONPATH, the service's id) and the engine's own settings named in `ENGINE_NAMES`
+(`worker_environment`).
 
 The worker works in the user's folder (the service's `project_dir`), which is also on its
 PYTHONPATH, as a replica's: a task that imports a module of the user's finds it, whichever
 client created the run.
+
+A run's worker is either started for it (`RunProcess.start`) or was started before the run, a
+standby that had done its imports already (`standby.py`), and is adopted (`RunProcess.adopt`):
+watched, cancelled and killed the same way.
 """
 
 import os
@@ -55,32 +61,28 @@ RUN_DIR_ENV = "VTP_PIPELINE_RUN_DIR"
 """The run's directory (where request.json is), in the environment of every process of the run."""
 
 
-class RunProcess:
-    """The worker process of one run, started, watched, cancelled and killed."""
+def worker_environment(settings: Mapping[str, str], passed: Sequence[str] = ()) -> dict[str, str]:
+    """A run worker's environment but its token: a container's, with the names of `passed`
+    (`--pass-env`), `ENGINE_NAMES` and the container engine's client settings kept of the
+    service's own, then the service's `settings` over it."""
+    interpreter_bin = str(Path(sys.executable).parent)
+    # the container engine's client settings, for container components (`task_containers`)
+    own = [k for k in os.environ if k.startswith(containers.ENGINE_PREFIXES)]
+    return {
+        **container_environment(os.environ, interpreter_bin, (*ENGINE_NAMES, *passed, *own)),
+        **settings,
+        "PYTHONUNBUFFERED": "1",
+    }
 
-    def __init__(
-        self,
-        run_dir: Path,
-        env: Mapping[str, str],
-        poll: float,
-        grace: float,
-        cwd: Path,
-        passed: Sequence[str] = (),
-    ) -> None:
-        """`env` goes over a container's environment; `passed` names more of the service's to
-        keep (`--pass-env`)."""
-        self.run_dir, self.poll, self.grace, self.cwd = run_dir, poll, grace, cwd
-        self.token = secrets.token_hex(16)
-        interpreter_bin = str(Path(sys.executable).parent)
-        # the container engine's client settings, for container components (`task_containers`)
-        own = [k for k in os.environ if k.startswith(containers.ENGINE_PREFIXES)]
-        self._env = {
-            **container_environment(os.environ, interpreter_bin, (*ENGINE_NAMES, *passed, *own)),
-            **env,
-            TOKEN_ENV: self.token,
-            RUN_DIR_ENV: str(run_dir),
-            "PYTHONUNBUFFERED": "1",
-        }
+
+class RunProcess:
+    """The worker process of one run, started (or adopted), watched, cancelled and killed."""
+
+    def __init__(self, run_dir: Path, poll: float, grace: float, token: str = "") -> None:
+        """`token`: the one the worker's environment holds (an adopted worker's); by default a
+        new one, for `start`."""
+        self.run_dir, self.poll, self.grace = run_dir, poll, grace
+        self.token = token or secrets.token_hex(16)
         self._process: subprocess.Popen | None = None
         self._cancelled_at: float | None = None
 
@@ -89,11 +91,19 @@ class RunProcess:
         """The worker's pid, which is also its process group's ID."""
         return self._process.pid if self._process else 0
 
-    def start(self) -> int:
-        """Spawn the worker in a process group of its own; return its pid."""
+    def start(self, env: Mapping[str, str], cwd: Path) -> int:
+        """Spawn the worker in a process group of its own, with `env` (`worker_environment`'s,
+        `RUN_DIR_ENV` included) and the token, in `cwd`; return its pid."""
         argv = [sys.executable, "-m", "vtp.engine.worker", str(self.run_dir)]
-        self._process = spawn(argv, self._env, self.cwd, self.run_dir / "run.log")
+        env = {**env, TOKEN_ENV: self.token}
+        self._process = spawn(argv, env, cwd, self.run_dir / "run.log")
         return self._process.pid
+
+    def adopt(self, process: subprocess.Popen) -> int:
+        """Take `process`, a worker already started with this token and given this run
+        (`standby.py`); return its pid."""
+        self._process = process
+        return process.pid
 
     def watch(
         self, on_started: Callable[[], None], on_poll: Callable[[], None] = lambda: None

@@ -11,6 +11,13 @@ A service that closes while runs are in flight kills them; on the next start, ru
 unfinished fail with a message saying so, and what their tasks had started is stopped, since
 nothing watches it any more. Runs still queued start then, or, under a config that does not
 resume unfinished work (`vtp run`'s service), are cancelled saying why.
+
+A run's worker is, when there is one, the service's standby (`standby.py`): a worker started
+before the run, with its imports done, that the run is handed to. A service that prepares runs
+(`ServiceConfig.prepare_runs`: `vtp run`'s, whose run comes at once) has one from its start (or
+is given the one its caller spawned before importing it); after a run ends, with no run left
+active, any service spawns one for the next run. A standby that died, or whose environment is
+not the run's, is killed, and the run gets a fresh worker.
 """
 
 import json
@@ -40,8 +47,9 @@ from vtp.local.endpoints.service import Endpoints
 from vtp.local.metadata.service import Metadata
 from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs.lineage import RunLineage
-from vtp.local.pipeline_jobs.process import RunProcess
+from vtp.local.pipeline_jobs.process import RUN_DIR_ENV, RunProcess, worker_environment
 from vtp.local.pipeline_jobs.resource import created_job
+from vtp.local.pipeline_jobs.standby import Standby, spawn_standby
 from vtp.local.pipeline_jobs.task_details import task_details
 from vtp.local.pipeline_jobs.teardown import Teardown
 from vtp.local.runtime.logs import read as read_log
@@ -76,7 +84,10 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         tuning: Tuner,
         endpoints: Endpoints,
         metadata: Metadata,
+        standby: Standby | None = None,
     ) -> None:
+        """`standby`: a worker spawned for this service's runs (`Standby(config)`) ahead of it,
+        which it now owns."""
         self.root, self.jobs, self.tuning = root, jobs, tuning
         self.teardown = Teardown(jobs, tuning, endpoints)
         self.config = root.config
@@ -89,6 +100,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         """Notified at every state change (`read_logs` long polls wait on it)."""
         self._runs: dict[str, RunProcess] = {}
         self._watchers: list[threading.Thread] = []
+        self._standby = standby
+        """The worker waiting for the next run, if any (at most one)."""
         self._started = False
         self._stopping = False
 
@@ -104,6 +117,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         self._cancel_orphans(records)
         with self._lock:
             self._started = True
+            if self.config.prepare_runs:
+                self._prepare()
             for record in records:
                 if record.resource.state == State.PIPELINE_STATE_QUEUED:
                     self._restore(record)
@@ -132,6 +147,10 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             watchers = list(self._watchers)
         for watcher in watchers:
             watcher.join()
+        with self._lock:  # no watcher spawns one any more
+            standby, self._standby = self._standby, None
+        if standby is not None:
+            standby.kill()
         self.store.close()
 
     # -- the API ------------------------------------------------------------------------------
@@ -243,34 +262,26 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
     # -- runs ---------------------------------------------------------------------------------
 
     def _launch(self, record: Record) -> None:
-        env = {
-            **self.root.client_env,
-            LOCAL_ENDPOINT_ENV: self.root.url,
-            storage.GCS_ROOT_ENV: str(self.config.storage_root.resolve()),
-            local_auth.TOKEN_ENV: self.root.token,
-            SERVICE_ENV: self.root.service_id,
-            vertex_tasks.PROJECT_ENV: record.parent.split("/")[1],
-            vertex_tasks.LOCATION_ENV: record.parent.split("/")[3],
-        }
-        if self.config.container_engine:  # container components run in their images
-            env[containers.ENGINE_ENV] = shlex.join(self.config.container_engine)
+        run_dir = self._run_dir(record.id)
+        env = worker_environment(self._settings(record), self.config.pass_env)
         config = self.config
         assert config.project_dir is not None, "ServiceConfig resolves it"
-        # The start-up hook first, then the user's folder (as replicas have it), then what the
-        # service was given.
-        paths = [env.get("PYTHONPATH"), str(config.project_dir), os.environ.get("PYTHONPATH")]
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+        standby, overlay = self._take_standby(record.id, env)
         run = RunProcess(
-            self._run_dir(record.id),
-            env,
-            config.poll_interval,
-            config.grace_period,
-            cwd=config.project_dir,
-            passed=config.pass_env,
+            run_dir, config.poll_interval, config.grace_period, standby.token if standby else ""
         )
         record.runtime["token"] = run.token
-        self.store.update(record)  # before the process exists: a restart can find it
-        record.runtime["pid"] = run.start()
+        self.store.update(record)  # before the process has the run: a restart can find it
+        if standby is not None and standby.assign(run_dir, overlay):
+            record.runtime["pid"] = run.adopt(standby.process)
+        else:
+            if standby is not None:  # it died before it read its run
+                _log.info("pipeline job %s: the standby worker is gone; a fresh one", record.id)
+                standby.kill()
+                run = RunProcess(run_dir, config.poll_interval, config.grace_period)
+                record.runtime["token"] = run.token
+                self.store.update(record)
+            record.runtime["pid"] = run.start(env, config.project_dir)
         self._runs[record.id] = run
         self._set_state(record, State.PIPELINE_STATE_PENDING)
         watcher = threading.Thread(
@@ -281,6 +292,47 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         )
         self._watchers.append(watcher)
         watcher.start()
+
+    def _settings(self, record: Record) -> dict[str, str]:
+        """What the service gives the worker of `record`'s run over a container's environment
+        (`standby.early_settings` are those known before the service bound its ports)."""
+        env = {
+            **self.root.client_env,
+            LOCAL_ENDPOINT_ENV: self.root.url,
+            storage.GCS_ROOT_ENV: str(self.config.storage_root.resolve()),
+            local_auth.TOKEN_ENV: self.root.token,
+            SERVICE_ENV: self.root.service_id,
+            vertex_tasks.PROJECT_ENV: record.parent.split("/")[1],
+            vertex_tasks.LOCATION_ENV: record.parent.split("/")[3],
+            RUN_DIR_ENV: str(self._run_dir(record.id)),
+        }
+        if self.config.container_engine:  # container components run in their images
+            env[containers.ENGINE_ENV] = shlex.join(self.config.container_engine)
+        # The start-up hook first, then the user's folder (as replicas have it), then what the
+        # service was given.
+        paths = [env.get("PYTHONPATH"), str(self.config.project_dir), os.environ.get("PYTHONPATH")]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+        return env
+
+    def _take_standby(self, job_id: str, env: dict[str, str]) -> tuple[Standby | None, dict]:
+        """The standby, if there is one that can run with `env`, and the settings to send it;
+        one that cannot is killed (the service's log says why)."""
+        standby, self._standby = self._standby, None
+        if standby is None:
+            return None, {}
+        overlay = standby.overlay(env)
+        if isinstance(overlay, str):
+            _log.info("pipeline job %s: a fresh worker, not the standby: %s", job_id, overlay)
+            standby.kill()
+            return None, {}
+        _log.info("pipeline job %s: runs in the standby worker", job_id)
+        return standby, overlay
+
+    def _prepare(self) -> None:
+        """Spawn a standby for the next run, unless there is one, a run is active (whose CPU
+        its imports would take) or the service is stopping."""
+        if self._standby is None and not self._runs and not self._stopping:
+            self._standby = spawn_standby(self.config)
 
     def _watch(self, job_id: str, job_name: str, run: RunProcess) -> None:
         code = run.watch(
@@ -295,6 +347,7 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             record = self.store.get(job_id)
             if record is not None:
                 self._settle(record, code)
+            self._prepare()  # for the next run, now that none takes the CPU
 
     def _cancel_task_jobs(self, record: Record) -> None:
         """Stop what the run's tasks started: their jobs cancelled, their models undeployed."""

@@ -51,10 +51,15 @@ def spawn(
 
 
 def start(
-    argv: Sequence[str], env: Mapping[str, str], cwd: Path, output: IO[bytes] | int
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    output: IO[bytes] | int,
+    stdin: int = subprocess.DEVNULL,
 ) -> subprocess.Popen:
     """Start `argv` under the shim in a process group of its own (the shim leads it), stdout and
-    stderr to `output`. OSError, as Popen raises it, when `argv[0]` cannot be executed."""
+    stderr to `output`, stdin from `stdin` (a file descriptor; none by default). OSError, as
+    Popen raises it, when `argv[0]` cannot be executed."""
     cwd.mkdir(parents=True, exist_ok=True)
     _check_executable(argv[0], env, cwd)
     watched = _service_fd()
@@ -62,7 +67,7 @@ def start(
         [sys.executable, "-I", "-S", str(SHIM), str(watched), *argv],
         env=dict(env),
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=output,
         stderr=subprocess.STDOUT,
         process_group=0,
