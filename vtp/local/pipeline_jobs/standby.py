@@ -145,13 +145,17 @@ class Standby:
             return False
         return True
 
+    def close(self) -> None:
+        """Close the pipe its run would come by: it ends on its own, having run nothing."""
+        if self._assignments >= 0:
+            os.close(self._assignments)
+            self._assignments = -1
+
     def kill(self) -> None:
         """Kill it and its group (its fork server too), and wait for its end."""
         signal_group(self.process.pid, signal.SIGKILL)
         self.process.wait()
-        if self._assignments >= 0:
-            os.close(self._assignments)
-            self._assignments = -1
+        self.close()
 
 
 def spawn_standby(config: ServiceConfig) -> Standby | None:
