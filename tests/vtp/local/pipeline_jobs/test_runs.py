@@ -22,6 +22,8 @@ from tests.pipelines.tiny_pipeline import (
     wait_for_pipeline,
 )
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+from tests.vtp.local.pipeline_jobs.test_standby import processes_with, run_token
+from vtp.local.runtime.process import TOKEN_ENV
 
 PARENT = "projects/local/locations/us-central1"
 
@@ -96,6 +98,10 @@ def test_cancel_stops_the_running_task_and_its_processes(local_service, client, 
     job = tiny_job(tiny_yaml, root, marker_uri="gs://vtp-test/markers/cancelled", sleep_seconds=120)
     created = client.create_pipeline_job(parent=PARENT, pipeline_job=job)
     wait_for_pipeline(client, created.name, (PipelineState.PIPELINE_STATE_RUNNING,))
+    # Every process of the run carries its token (the run may be in the service's standby
+    # worker, whose environment was set before it knew the run's directory).
+    carrying = f"{TOKEN_ENV}={run_token(local_service, created.name)}"
+    assert processes_with(carrying)
     with pytest.raises(exceptions.BadRequest, match="cancel it and wait"):
         client.delete_pipeline_job(name=created.name)
     client.cancel_pipeline_job(name=created.name)
@@ -105,6 +111,7 @@ def test_cancel_stops_the_running_task_and_its_processes(local_service, client, 
     task_outputs = local_service.gcs_root / "vtp-test" / "cancelled-root"
     assert processes_mentioning(str(task_outputs)) == []  # the sleeping task too
     assert processes_mentioning(str(run_dir)) == []
+    assert processes_with(carrying) == []
     assert not marker(local_service, "cancelled").exists()
     with pytest.raises(exceptions.BadRequest, match="already in state"):
         client.cancel_pipeline_job(name=created.name)
@@ -255,8 +262,9 @@ def start_sleeping_run(service: LocalService, tiny_yaml: Path, name: str) -> tup
     started = service.gcs_root / "vtp-test" / "m" / f"{name}.started"
     wait_until(started.exists, 30, "the task to start")
     # Every process of the run (worker, fork server, the task forked from it) has the run's
-    # directory in its environment; a task in a fresh interpreter also names its outputs in its
-    # command line.
+    # directory in its environment (a worker started for the run, as a service's first run has;
+    # a standby worker has only the run's token); a task in a fresh interpreter also names its
+    # outputs in its command line.
     return created.name, str(service.state_dir / "pipelines" / created.name.rsplit("/", 1)[1])
 
 
