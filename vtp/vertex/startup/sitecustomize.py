@@ -155,6 +155,63 @@ def _patch_polling(module: ModuleType) -> None:
         _rebind(module, _POLLING_INTERVAL_IN_SECONDS=1)
 
 
+SDK_POLL_SECONDS = 0.2
+"""How often the SDK reads a job's state while it waits (`CustomJob.run()`, `job.wait()`, ...):
+5 s in the SDK, made for the cloud; a local job's end is seen within this."""
+
+LRO_POLLING = (0.2, 1.0)
+"""First and longest delay between polls of a long-running operation (google-api-core's default
+polling starts at 1 s and grows 1.5 times a poll up to 20 s)."""
+
+
+def _patch_job_waits(module: ModuleType) -> None:
+    """The SDK's job, training pipeline and pipeline job waits read `_JOB_WAIT_TIME` between
+    state reads; their log lines keep their own cadence (`_LOG_WAIT_TIME`, ...)."""
+    if hasattr(module, "_JOB_WAIT_TIME"):
+        _rebind(module, _JOB_WAIT_TIME=SDK_POLL_SECONDS)
+
+
+class _PollClock:
+    """The `time` module, except that `sleep` waits at most `SDK_POLL_SECONDS` (the SDK's waits
+    that sleep a fixed literal between checks: 1 s for a resource's creation, 5 s a schedule's
+    state). Any other name is the `time` module's, looked up at each use."""
+
+    def __getattr__(self, name: str) -> object:
+        import time
+
+        return getattr(time, name)
+
+    def sleep(self, seconds: float) -> None:
+        import time
+
+        time.sleep(min(seconds, SDK_POLL_SECONDS))
+
+
+def _patch_fixed_sleeps(module: ModuleType) -> None:
+    _patch_job_waits(module)
+    if getattr(module, "time", None) is sys.modules.get("time"):
+        _rebind(module, time=_PollClock())
+
+
+def _patch_lro_polling(module: ModuleType) -> None:
+    """A long-running operation that a client starts with the library's default polling (every
+    generated client's `operation.from_gapic`) polls from `LRO_POLLING[0]` s up to
+    `LRO_POLLING[1]` s; its predicate and 900 s timeout stay, as does any polling the caller
+    passes."""
+    default = module.DEFAULT_POLLING
+    local = default.with_delay(initial=LRO_POLLING[0], maximum=LRO_POLLING[1])
+    original = module.PollingFuture.__init__
+
+    @functools.wraps(original)
+    def __init__(self: object, polling: object = default, **kwargs: object) -> None:
+        if kwargs.get("retry", polling) is default:  # `retry`, deprecated, wins if given
+            kwargs.pop("retry", None)
+            polling = local
+        original(self, polling=polling, **kwargs)
+
+    module.PollingFuture.__init__ = __init__
+
+
 def _patch_storage(module: ModuleType) -> None:
     original = module.Client.__init__
 
@@ -230,6 +287,11 @@ def _client_patches() -> dict[str, Callable[[ModuleType], None]]:
         "google.api_core.client_options": _patch_client_options,
         "requests.sessions": _patch_requests,
     }
+    for name in ("jobs", "training_jobs"):
+        patches["google.cloud.aiplatform." + name] = _patch_job_waits
+    for name in ("base", "pipeline_jobs", "schedules"):
+        patches["google.cloud.aiplatform." + name] = _patch_fixed_sleeps
+    patches["google.api_core.future.polling"] = _patch_lro_polling
     launchers = "google_cloud_pipeline_components.container.v1.gcp_launcher."
     for runner in ("job_remote_runner", "lro_remote_runner", "pipeline_remote_runner"):
         patches[launchers + runner] = _patch_polling
