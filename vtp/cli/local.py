@@ -12,14 +12,13 @@ Ctrl-C or SIGTERM stops it: replicas are stopped and their jobs run again on the
 import argparse
 import json
 import re
-import signal
 import sys
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from vtp.cli import UsageError, add_repeatable, command_group, local_clients
+from vtp.stop_signals import StopSignals
 
 DEFAULT_PORT = 8765
 DEFAULT_STATE_DIR = ".vtp/local"
@@ -154,28 +153,26 @@ def _serve(args: argparse.Namespace) -> int:
     )
     level = logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    try:
-        service = running(config)
-    except StateDirInUse as exc:
-        raise UsageError(f"--state-dir: {exc}") from None
-    except OSError as exc:  # most often: the port is taken
-        if exc.filename:  # the gRPC front end's port
-            raise UsageError(f"--tls-port: {exc.strerror}") from None
-        raise UsageError(f"--port {config.port}: {exc.strerror}") from None
-    with service:
-        print(
-            f"Serving the local Vertex API at {service.url} (state in {config.state_dir})\n"
-            f"aiplatform SDK endpoint (gRPC and REST over TLS, CA in {config.state_dir / 'tls'}): "
-            f"api_endpoint={service.api_endpoint!r}\n"
-            f"Bearer token in {config.state_dir / 'token'}: vtp commands find it themselves; "
-            "`vtp local env` prints what gcloud and Python clients need.\n"
-            f"Console: {console_url(service.url, service.token)}",
-            flush=True,
-        )
-        stop.wait()
+    with StopSignals() as stop:  # taken by whichever thread the kernel picks (vtp.stop_signals)
+        try:
+            service = running(config)
+        except StateDirInUse as exc:
+            raise UsageError(f"--state-dir: {exc}") from None
+        except OSError as exc:  # most often: the port is taken
+            if exc.filename:  # the gRPC front end's port
+                raise UsageError(f"--tls-port: {exc.strerror}") from None
+            raise UsageError(f"--port {config.port}: {exc.strerror}") from None
+        with service:
+            print(
+                f"Serving the local Vertex API at {service.url} (state in {config.state_dir})\n"
+                "aiplatform SDK endpoint (gRPC and REST over TLS, CA in "
+                f"{config.state_dir / 'tls'}): api_endpoint={service.api_endpoint!r}\n"
+                f"Bearer token in {config.state_dir / 'token'}: vtp commands find it themselves; "
+                "`vtp local env` prints what gcloud and Python clients need.\n"
+                f"Console: {console_url(service.url, service.token)}",
+                flush=True,
+            )
+            stop.wait()
     return 0
 
 

@@ -10,10 +10,11 @@ Ctrl-C, even SIGKILL), the service stops too, and its replicas with it.
 
 import json
 import logging
-import signal
 import sys
 import threading
 from pathlib import Path
+
+from vtp.stop_signals import StopSignals
 
 POLL_INTERVAL = 0.05
 """Seconds between the supervisor's checks of replicas: a job's end is seen at once."""
@@ -37,11 +38,8 @@ def main(argv: list[str]) -> int:
         resume_unfinished=False,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    threading.Thread(target=_until_eof, args=(stop,), name="parent-watch", daemon=True).start()
-    with running(config) as service:
+    with StopSignals() as stop, running(config) as service:  # vtp.stop_signals: any thread
+        threading.Thread(target=_until_eof, args=(stop,), name="parent-watch", daemon=True).start()
         info = {
             "url": service.url,
             "api_endpoint": service.api_endpoint,
@@ -55,11 +53,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _until_eof(stop: threading.Event) -> None:
-    """Set `stop` once standard input ends: the session that started us is gone."""
+def _until_eof(stop: StopSignals) -> None:
+    """Stop once standard input ends: the session that started us is gone."""
     while sys.stdin.buffer.read(4096):
         pass
-    stop.set()
+    stop.request()
 
 
 if __name__ == "__main__":
