@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.containers",
         "vtp.private_files",
         "vtp.process_exit",
+        "vtp.stop_signals",
         "vtp",
     ),
 ]
