@@ -128,6 +128,16 @@ def _patch_client_options(module: ModuleType) -> None:
             self.api_endpoint = _local_host(endpoint)
 
     module.ClientOptions.__init__ = __init__
+    from_dict = module.from_dict  # `client_options={"api_endpoint": ...}`: set, not passed
+
+    @functools.wraps(from_dict)
+    def from_dict_local(options: dict) -> "ClientOptions":
+        made = from_dict(options)
+        if isinstance(made.api_endpoint, str):
+            made.api_endpoint = _local_host(made.api_endpoint)
+        return made
+
+    _rebind(module, from_dict=from_dict_local)
 
 
 def _patch_requests(module: ModuleType) -> None:
