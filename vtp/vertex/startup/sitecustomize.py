@@ -27,11 +27,28 @@ imported early, so start-up stays fast):
   service.
 - GCPC's launchers (`..._remote_runner`): they poll every 20 s, which costs nothing locally;
   they poll every second here.
+- The SDK's waits (`google.cloud.aiplatform.jobs`, `.training_jobs`, `.pipeline_jobs`,
+  `.schedules`, `.base`): `CustomJob.run()`, `job.wait()`, tuning and batch prediction jobs,
+  training pipelines, `PipelineJob.run()` and `Schedule.wait()` read the state every 5 s
+  (`_JOB_WAIT_TIME`), so a local job that ends is seen up to 5 s late. Here each wait sleeps a
+  tenth of the time it has waited so far, from 0.2 s up to 1 s: a job that ran t seconds is seen
+  at most max(0.2, t/10) s after it ended, and a long one is read about once a second (a read
+  costs the service a few ms of CPU). Their "current state" log lines keep the SDK's cadence
+  (`_LOG_WAIT_TIME`, 5 s doubling up to 5 min). The SDK's other fixed sleeps in those modules
+  (a resource's creation after `run(sync=False)`, 1 s; a pipeline run's context, 1 s) last
+  0.2 s.
+- `google.api_core.future.polling`: a long-running operation started with the library's default
+  polling (every generated client's; `Model.deploy`, `Endpoint.create`, persistent resources,
+  dataset imports, ...) polls from 0.2 s up to 1 s instead of from 1 s up to 20 s, with the
+  same predicate, multiplier and 900 s timeout; the local service ends a deployment's operation
+  when its model server answers, so `Model.deploy()` returns within a second of that rather
+  than up to 20 s later. Polling that the caller passes is kept.
 - `kfp.dsl.types.artifact_types` (with VTP_GCS_ROOT, the local storage root): an artifact whose
   URI is `gs://...` has its `.path` under that root, where Vertex has the `/gcs/` mount.
-- `google.api_core.client_options` and `requests.sessions`: a client or a request addressed to
-  Vertex's hosts (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to
-  the service's TLS endpoint instead: code with hard-coded Vertex endpoints (GCPC's launchers,
+- `google.api_core.client_options` and `requests.sessions`: a client (its `ClientOptions` or
+  `client_options={"api_endpoint": ...}` dict) or a request addressed to Vertex's hosts
+  (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to the service's TLS
+  endpoint instead: code with hard-coded Vertex endpoints (GCPC's launchers,
   a team's own clients) reaches the service unchanged.
 
 TLS trust comes from the environment (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE). The
@@ -165,42 +182,79 @@ def _patch_polling(module: ModuleType) -> None:
         _rebind(module, _POLLING_INTERVAL_IN_SECONDS=1)
 
 
-SDK_POLL_SECONDS = 0.2
-"""How often the SDK reads a job's state while it waits (`CustomJob.run()`, `job.wait()`, ...):
-5 s in the SDK, made for the cloud; a local job's end is seen within this."""
+SDK_POLL_SECONDS = (0.2, 1.0)
+"""Shortest and longest sleep of the SDK's waits between two reads of a job's state (5 s in the
+SDK): a wait sleeps a tenth of the time it has waited so far, within these bounds. A job that
+ran t seconds is seen at most max(0.2, t/10) s (at most 1 s) after it ended; a long one is read
+about once a second (each read costs the service a few ms of CPU)."""
 
 LRO_POLLING = (0.2, 1.0)
 """First and longest delay between polls of a long-running operation (google-api-core's default
 polling starts at 1 s and grows 1.5 times a poll up to 20 s)."""
 
 
-def _patch_job_waits(module: ModuleType) -> None:
-    """The SDK's job, training pipeline and pipeline job waits read `_JOB_WAIT_TIME` between
-    state reads; their log lines keep their own cadence (`_LOG_WAIT_TIME`, ...)."""
-    if hasattr(module, "_JOB_WAIT_TIME"):
-        _rebind(module, _JOB_WAIT_TIME=SDK_POLL_SECONDS)
-
-
 class _PollClock:
-    """The `time` module, except that `sleep` waits at most `SDK_POLL_SECONDS` (the SDK's waits
-    that sleep a fixed literal between checks: 1 s for a resource's creation, 5 s a schedule's
-    state). Any other name is the `time` module's, looked up at each use."""
+    """The `time` module as the SDK's wait modules see it, except `sleep`: within a wait (a
+    method `_block_until_complete` that `waiting` wraps), a sleep lasts a tenth of the time
+    waited so far, within `SDK_POLL_SECONDS`; outside one, the shortest. A sleep is never longer
+    than asked. Any other name is the `time` module's, looked up at each use."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._waits = threading.local()  # `start`: when this thread's current wait began
 
     def __getattr__(self, name: str) -> object:
         import time
 
         return getattr(time, name)
 
+    def waiting(self, wait: Callable[..., object]) -> Callable[..., object]:
+        """`wait`, timed from its start for `sleep`."""
+
+        @functools.wraps(wait)
+        def timed(*args: object, **kwargs: object) -> object:
+            import time
+
+            outer = getattr(self._waits, "start", None)
+            self._waits.start = time.monotonic()
+            try:
+                return wait(*args, **kwargs)
+            finally:
+                self._waits.start = outer
+
+        return timed
+
     def sleep(self, seconds: float) -> None:
         import time
 
-        time.sleep(min(seconds, SDK_POLL_SECONDS))
+        start = getattr(self._waits, "start", None)
+        waited = time.monotonic() - start if start is not None else 0.0
+        shortest, longest = SDK_POLL_SECONDS
+        time.sleep(min(seconds, max(shortest, min(waited / 10, longest))))
 
 
-def _patch_fixed_sleeps(module: ModuleType) -> None:
-    _patch_job_waits(module)
-    if getattr(module, "time", None) is sys.modules.get("time"):
-        _rebind(module, time=_PollClock())
+_CLOCK: list[_PollClock] = []
+"""The one clock, made when the first SDK module is patched."""
+
+
+def _patch_sdk_waits(module: ModuleType) -> None:
+    """The SDK's job, training pipeline, pipeline job and schedule waits (`_block_until_complete`
+    of the module's classes) and its other fixed sleeps (`base`: a resource's creation after
+    `run(sync=False)`, 1 s) sleep by `_PollClock`; `_JOB_WAIT_TIME` is the longest sleep. Their
+    log lines keep their own cadence (`_LOG_WAIT_TIME`, ...)."""
+    if hasattr(module, "_JOB_WAIT_TIME"):
+        _rebind(module, _JOB_WAIT_TIME=SDK_POLL_SECONDS[1])
+    if getattr(module, "time", None) is not sys.modules.get("time"):
+        return
+    if not _CLOCK:
+        _CLOCK.append(_PollClock())
+    clock = _CLOCK[0]
+    _rebind(module, time=clock)
+    for value in list(vars(module).values()):
+        own = vars(value) if isinstance(value, type) else {}
+        if "_block_until_complete" in own and value.__module__ == module.__name__:
+            value._block_until_complete = clock.waiting(own["_block_until_complete"])
 
 
 def _patch_lro_polling(module: ModuleType) -> None:
@@ -297,10 +351,8 @@ def _client_patches() -> dict[str, Callable[[ModuleType], None]]:
         "google.api_core.client_options": _patch_client_options,
         "requests.sessions": _patch_requests,
     }
-    for name in ("jobs", "training_jobs"):
-        patches["google.cloud.aiplatform." + name] = _patch_job_waits
-    for name in ("base", "pipeline_jobs", "schedules"):
-        patches["google.cloud.aiplatform." + name] = _patch_fixed_sleeps
+    for name in ("base", "jobs", "training_jobs", "pipeline_jobs", "schedules"):
+        patches["google.cloud.aiplatform." + name] = _patch_sdk_waits
     patches["google.api_core.future.polling"] = _patch_lro_polling
     launchers = "google_cloud_pipeline_components.container.v1.gcp_launcher."
     for runner in ("job_remote_runner", "lro_remote_runner", "pipeline_remote_runner"):
