@@ -10,6 +10,7 @@ Ctrl-C, even SIGKILL), the service stops too, and its replicas with it.
 
 import json
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -54,8 +55,10 @@ def main(argv: list[str]) -> int:
 
 
 def _until_eof(stop: StopSignals) -> None:
-    """Stop once standard input ends: the session that started us is gone."""
-    while sys.stdin.buffer.read(4096):
+    """Stop once standard input ends: the session that started us is gone. Read from the fd:
+    a thread blocked in `sys.stdin.buffer.read` holds its lock, and the interpreter's exit,
+    which flushes sys.stdin, aborted on it (SIGABRT) when we stopped on a signal instead."""
+    while os.read(sys.stdin.fileno(), 4096):
         pass
     stop.request()
 
