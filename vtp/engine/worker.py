@@ -158,19 +158,18 @@ def read_result(run_dir: Path) -> dict[str, Any] | None:
 
 
 def standby(cache_dir: Path) -> int:
-    """A worker waiting for its run: import, start the fork server (unless `cache_dir`, or
-    $VTP_PIPELINE_CACHE_DIR, holds entries), read the run from stdin, run it (`main`); 0 at
-    once on end of file."""
+    """A worker waiting for its run: start the fork server (unless `cache_dir`, or
+    $VTP_PIPELINE_CACHE_DIR, holds entries), import, read the run from stdin, run it (`main`);
+    0 at once on end of file."""
     from vtp.engine import fork_tasks
     from vtp.engine.cache import CACHE_DIR_ENV
 
     signal.signal(signal.SIGTERM, _note_cancel)
-    _import_engine()
+    cache_dir = Path(os.environ.get(CACHE_DIR_ENV) or cache_dir)
     with fork_tasks.serving() as server:  # `run` serves its tasks from this one
-        if server is not None and not _has_entries(
-            Path(os.environ.get(CACHE_DIR_ENV) or cache_dir)
-        ):
-            server.start()
+        if server is not None and not _has_entries(cache_dir):
+            server.start()  # first: its imports overlap this process's own
+        _import_engine()
         line = sys.stdin.buffer.readline()
         if not line:  # the service closed the pipe, or is gone
             return 0
