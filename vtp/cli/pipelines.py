@@ -107,8 +107,11 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from vtp.run import target
+
+    target.prepare(args.state_dir)  # the run's worker imports while this process does
     from vtp.engine import vertex_tasks
-    from vtp.run import job, sources, target
+    from vtp.run import job, sources
     from vtp.run.follow import write
     from vtp.run.local_run import run_pipeline
     from vtp.run.summary import summarize

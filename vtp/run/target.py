@@ -6,9 +6,10 @@ console shows everything in it. So when a `vtp local serve` holds the directory,
 submits to that service, found through the runtime file it publishes (`vtp.vertex.local_auth`);
 its jobs and console outlive the run. Otherwise `vtp run` starts its own service on free ports,
 which resumes nothing an earlier run left unfinished (`ServiceConfig.resume_unfinished=False`)
-and ends with the run. Its run comes at once, so the run's worker is started first, before the
-service is even imported (`vtp.local.pipeline_jobs.standby`): its imports overlap the service's
-start and the job's creation (`ServiceConfig.prepare_runs`). Another `vtp run`'s service is not
+and ends with the run. Its run comes at once, so the run's worker is started first
+(`vtp.local.pipeline_jobs.standby`, `ServiceConfig.prepare_runs`): by `prepare`, which `vtp
+run` calls before its own imports, or else before the service is imported; its imports overlap
+the command's, the service's start and the job's creation. Another `vtp run`'s service is not
 shared: it ends with that run, and with it anything of ours. `OWNER_FILE` tells one from a
 `vtp local serve`.
 """
@@ -21,9 +22,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtp.local.console import console_url
 from vtp.vertex import local_auth
+
+if TYPE_CHECKING:
+    from vtp.local.pipeline_jobs.standby import Standby
 
 OWNER_FILE = "vtp-run.json"
 """In a state directory while a `vtp run` serves it: {"pid"} of that run."""
@@ -31,6 +36,8 @@ PUBLISH_WAIT_SECONDS = 10.0
 """How long a service that holds the directory may take to publish its address (it publishes
 right after its front ends bind)."""
 _log = logging.getLogger(__name__)
+_prepared: dict[Path, "Standby"] = {}
+"""The standby `prepare` spawned, by state directory, for `service_for` to hand its service."""
 
 
 class StateDirBusy(RuntimeError):
@@ -55,6 +62,23 @@ class Target:
         return console_url(self.url, self.token, page)
 
 
+def prepare(state_dir: Path) -> None:
+    """Spawn the worker for the run that `service_for(state_dir)` is about to serve now, while
+    the caller imports and compiles; nothing when a `vtp local serve` holds the directory (its
+    own service runs the run). Should no service take it, it ends with this process (its shim
+    watches this process)."""
+    from vtp.local.base.config import ServiceConfig
+    from vtp.local.pipeline_jobs.standby import spawn_standby
+
+    state_dir = state_dir.resolve()
+    if state_dir in _prepared or _served(state_dir) is not None:
+        return
+    config = ServiceConfig.from_env(state_dir, port=0, resume_unfinished=False, prepare_runs=True)
+    standby = spawn_standby(config)
+    if standby is not None:
+        _prepared[state_dir] = standby
+
+
 @contextlib.contextmanager
 def service_for(state_dir: Path) -> Iterator[Target]:
     """The service of `state_dir` for the duration: a `vtp local serve`'s, or one of our own
@@ -65,13 +89,17 @@ def service_for(state_dir: Path) -> Iterator[Target]:
 
     state_dir = state_dir.resolve()
     serving = _served(state_dir)
+    prepared = _prepared.pop(state_dir, None)
     if serving is not None:
+        if prepared is not None:  # that service runs the run
+            prepared.kill()
         yield serving
         return
     config = ServiceConfig.from_env(
         state_dir, port=0, gpus=tuple(detect_gpus()), resume_unfinished=False, prepare_runs=True
     )
-    standby = spawn_standby(config)  # before the service's imports, which it overlaps
+    # before the service's imports, which it overlaps (`prepare`'s, if it came first)
+    standby = prepared or spawn_standby(config)
     from vtp.local.app import running
     from vtp.local.base.state_dir import StateDirInUse
 
