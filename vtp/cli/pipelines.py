@@ -109,7 +109,7 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def _run(args: argparse.Namespace) -> int:
     from vtp.run import target
 
-    target.prepare(args.state_dir)  # the run's worker imports while this process does
+    target.prepare(args.state_dir, args.cache)  # the run's worker imports while this does
     from vtp.engine import vertex_tasks
     from vtp.run import job, sources
     from vtp.run.follow import write

@@ -11,14 +11,15 @@ component cancels its job), so this process tells the engine to start nothing mo
 tasks end and reports. The result goes to `RUN_DIR/result.json`: `{"succeeded": bool,
 "error": str}`, the error naming each task that failed and why.
 
-`python -m vtp.engine.worker --standby CACHE_DIR` is a worker started before its run (the
-service's standby, `vtp.local.pipeline_jobs.standby`): it does what does not depend on the run
-(the imports below, and its fork server, unless CACHE_DIR holds entries: then its run may be
-all cache hits, and those imports wait as for any run), then reads its run from stdin, one JSON
-line `{"runDir", "env"}`. It takes `env` into its environment (which its tasks get from it at
-task time), applies the start-up hook, puts what it printed so far and its output from then on
-in `RUN_DIR/run.log`, and runs as `python -m vtp.engine.worker RUN_DIR` does. End of file on
-stdin (the service is gone, or stopped) ends it at once.
+`python -m vtp.engine.worker --standby CACHE_DIR [--no-cache]` is a worker started before its
+run (the service's standby, `vtp.local.pipeline_jobs.standby`): it does what does not depend on
+the run (the imports below, and its fork server, unless CACHE_DIR holds entries and its run may
+read them, which `--no-cache` says it will not: then the run may be all cache hits, and those
+imports wait as for any run), then reads its run from stdin, one JSON line `{"runDir", "env"}`.
+It takes `env` into its environment (which its tasks get from it at task time), applies the
+start-up hook, puts what it printed so far and its output from then on in `RUN_DIR/run.log`,
+and runs as `python -m vtp.engine.worker RUN_DIR` does. End of file on stdin (the service is
+gone, or stopped) ends it at once.
 """
 
 import importlib
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from vtp.engine.dag import Engine
 
 REQUEST, RESULT, STARTED = "request.json", "result.json", "started"
-STANDBY = "--standby"
-"""The flag of a worker started before its run (see above)."""
+STANDBY, NO_CACHE = "--standby", "--no-cache"
+"""The flags of a worker started before its run (see above)."""
 WORKSPACE = "workspace"
 """The run's workspace, `RUN_DIR/workspace`: the folder KFP gives a run's tasks to share
 (`dsl.WORKSPACE_PATH_PLACEHOLDER`; mounted at /kfp-workspace in a task's container)."""
@@ -157,17 +158,17 @@ def read_result(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def standby(cache_dir: Path) -> int:
-    """A worker waiting for its run: start the fork server (unless `cache_dir`, or
-    $VTP_PIPELINE_CACHE_DIR, holds entries), import, read the run from stdin, run it (`main`);
-    0 at once on end of file."""
+def standby(cache_dir: Path, caching: bool = True) -> int:
+    """A worker waiting for its run: start the fork server (unless `caching` and `cache_dir`,
+    or $VTP_PIPELINE_CACHE_DIR, holds entries), import, read the run from stdin, run it
+    (`main`); 0 at once on end of file."""
     from vtp.engine import fork_tasks
     from vtp.engine.cache import CACHE_DIR_ENV
 
     signal.signal(signal.SIGTERM, _note_cancel)
     cache_dir = Path(os.environ.get(CACHE_DIR_ENV) or cache_dir)
     with fork_tasks.serving() as server:  # `run` serves its tasks from this one
-        if server is not None and not _has_entries(cache_dir):
+        if server is not None and not (caching and _has_entries(cache_dir)):
             server.start()  # first: its imports overlap this process's own
         _import_engine()
         line = sys.stdin.buffer.readline()
@@ -221,7 +222,7 @@ def main(argv: list[str]) -> int:
     """Entry point: run, write the result, exit 0 on success (`--standby`: wait for the run
     first)."""
     if argv[:1] == [STANDBY]:
-        return standby(Path(argv[1]))
+        return standby(Path(argv[1]), caching=NO_CACHE not in argv[2:])
     run_dir = Path(argv[0])
     signal.signal(signal.SIGTERM, _note_cancel)
     try:

@@ -62,11 +62,12 @@ class Target:
         return console_url(self.url, self.token, page)
 
 
-def prepare(state_dir: Path) -> None:
+def prepare(state_dir: Path, cache: bool | None = None) -> None:
     """Spawn the worker for the run that `service_for(state_dir)` is about to serve now, while
-    the caller imports and compiles; nothing when a `vtp local serve` holds the directory (its
-    own service runs the run). Should no service take it, it ends with this process (its shim
-    watches this process)."""
+    the caller imports and compiles (`cache=False`: the run reads no cache, as `vtp run
+    --no-cache`); nothing when a `vtp local serve` holds the directory (its own service runs the
+    run). Should no service take it, it ends with this process (its shim watches this
+    process)."""
     from vtp.local.base.config import ServiceConfig
     from vtp.local.pipeline_jobs.standby import spawn_standby
 
@@ -74,7 +75,7 @@ def prepare(state_dir: Path) -> None:
     if state_dir in _prepared or _served(state_dir) is not None:
         return
     config = ServiceConfig.from_env(state_dir, port=0, resume_unfinished=False, prepare_runs=True)
-    standby = spawn_standby(config)
+    standby = spawn_standby(config, caching=cache is not False)
     if standby is not None:
         _prepared[state_dir] = standby
 

@@ -1,6 +1,6 @@
 """`vtp run` starts its run's worker first thing, before its own imports and its service (the
 service's standby, `vtp.local.pipeline_jobs.standby`): the run is the same, a rerun of cache
-hits too, and nothing of either is left once the command has exited."""
+hits too, and one with `--no-cache`, and nothing of any is left once the command has exited."""
 
 import subprocess
 from pathlib import Path
@@ -45,4 +45,9 @@ def test_vtp_run_runs_in_the_worker_it_started_first_and_leaves_nothing(tmp_path
     summary = succeeded(rerun)
     assert "runs in the standby worker" in rerun.stderr
     assert "  greet: cached\n    Output hello world\n" in summary
+    assert processes_with(str(state_dir)) == []
+    again = vtp(tmp_path, "run", "my_pipeline.py", "--no-cache")  # its worker serves tasks at once
+    summary = succeeded(again)
+    assert "runs in the standby worker" in again.stderr
+    assert "  greet:\n    Output hello world\n" in summary  # ran again
     assert processes_with(str(state_dir)) == []

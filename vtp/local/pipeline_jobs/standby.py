@@ -98,14 +98,17 @@ def _late(name: str) -> bool:
 class Standby:
     """A worker waiting for its run, and the write end of the pipe its assignment comes by."""
 
-    def __init__(self, config: ServiceConfig) -> None:
-        """Spawn it for runs of a service with `config` (see the module's docstring)."""
+    def __init__(self, config: ServiceConfig, caching: bool = True) -> None:
+        """Spawn it for runs of a service with `config` (see the module's docstring);
+        `caching=False`: its run will read no cache (`vtp run --no-cache`), so its fork server
+        starts at once whatever the cache holds."""
         assert config.project_dir is not None, "ServiceConfig resolves it"
         self.token = secrets.token_hex(16)  # a run token, as `RunProcess` makes one
         settings = early_settings(config)
         self.env = {**worker_environment(settings, config.pass_env), TOKEN_ENV: self.token}
         cache_dir = config.state_dir / "pipelines" / ".cache"  # `worker.run`'s default
         argv = [sys.executable, "-m", "vtp.engine.worker", worker.STANDBY, str(cache_dir)]
+        argv += [] if caching else [worker.NO_CACHE]
         read_end, self._assignments = os.pipe()
         try:
             # What it prints before its run goes to a file of its own; the worker copies it
@@ -158,10 +161,11 @@ class Standby:
         self.close()
 
 
-def spawn_standby(config: ServiceConfig) -> Standby | None:
-    """A standby for runs of a service with `config`, or None when one cannot be started (it
-    would fail as a fresh worker then fails, with the run's error in the run's log)."""
+def spawn_standby(config: ServiceConfig, caching: bool = True) -> Standby | None:
+    """A standby for runs of a service with `config` (`caching` as `Standby` takes it), or None
+    when one cannot be started (a fresh worker then fails, with the run's error in the run's
+    log)."""
     try:
-        return Standby(config)
+        return Standby(config, caching)
     except OSError:
         return None
