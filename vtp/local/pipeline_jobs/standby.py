@@ -123,11 +123,6 @@ class Standby:
         finally:
             os.close(read_end)
 
-    @property
-    def pid(self) -> int:
-        """The pid of its shim, which leads its process group."""
-        return self.process.pid
-
     def overlay(self, env: Mapping[str, str]) -> dict[str, str] | str:
         """What a fresh worker with environment `env` (its token aside) would have that this
         standby lacks: the settings to send with the run; or why this standby cannot take it."""
