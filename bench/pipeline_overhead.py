@@ -63,7 +63,7 @@ FIRST_LINE_JOBS = 5
 
 def job_seconds(state_dir: Path) -> list[float]:
     """Create-to-end seconds of every CustomJob the run's service recorded."""
-    with service_for(state_dir) as service:
+    with service_for(state_dir, run_coming=False) as service:
         client = aiplatform_v1.JobServiceClient(
             transport="rest",
             client_options=ClientOptions(api_endpoint=service.url),
@@ -112,7 +112,7 @@ def train(state_dir: Path, trainer_args: list[str]) -> tuple[float, float, int, 
 
 def run_trace(state_dir: Path, started: float) -> dict[str, float]:
     """The phases of the only pipeline run in `state_dir`, whose command started at `started`."""
-    with service_for(state_dir) as service:
+    with service_for(state_dir, run_coming=False) as service:
         return trace.ServiceReader(service.url, service.token).run_phases(started)
 
 
@@ -132,7 +132,7 @@ def first_lines(state_dir: Path) -> tuple[float, float]:
         "baseOutputDirectory": {"outputUriPrefix": "gs://vtp-local/bench-first-lines"},
     }
     firsts, steps = [], []
-    with service_for(state_dir) as service:
+    with service_for(state_dir, run_coming=False) as service:
         reader = trace.ServiceReader(service.url, service.token)
         for attempt in range(FIRST_LINE_JOBS):
             body = {"displayName": f"first-line-{attempt}", "jobSpec": spec}

@@ -81,9 +81,11 @@ def prepare(state_dir: Path, cache: bool | None = None) -> None:
 
 
 @contextlib.contextmanager
-def service_for(state_dir: Path) -> Iterator[Target]:
+def service_for(state_dir: Path, run_coming: bool = True) -> Iterator[Target]:
     """The service of `state_dir` for the duration: a `vtp local serve`'s, or one of our own
-    (stopped on the way out). StateDirBusy when another `vtp run` holds the directory."""
+    (stopped on the way out). StateDirBusy when another `vtp run` holds the directory.
+    `run_coming=False`: the caller only reads what the directory holds, so our own service
+    prepares no worker (whose imports would take the CPU of whatever else runs)."""
     from vtp.local.base.config import ServiceConfig
     from vtp.local.pipeline_jobs.standby import spawn_standby
     from vtp.local.runtime.capacity import detect_gpus
@@ -97,10 +99,14 @@ def service_for(state_dir: Path) -> Iterator[Target]:
         yield serving
         return
     config = ServiceConfig.from_env(
-        state_dir, port=0, gpus=tuple(detect_gpus()), resume_unfinished=False, prepare_runs=True
+        state_dir,
+        port=0,
+        gpus=tuple(detect_gpus()),
+        resume_unfinished=False,
+        prepare_runs=run_coming,
     )
     # before the service's imports, which it overlaps (`prepare`'s, if it came first)
-    standby = prepared or spawn_standby(config)
+    standby = prepared or (spawn_standby(config) if run_coming else None)
     from vtp.local.app import running
     from vtp.local.base.state_dir import StateDirInUse
 
