@@ -110,6 +110,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         "also give replicas this variable of the service's environment (repeatable); "
         "by default they get only what a container on Vertex would have",
     )  # fmt: skip
+    add(
+        "--prepare-runs",
+        action="store_true",
+        help="keep a pipeline run's worker ready, its imports done, so that a run starts about "
+        "a second sooner (it holds about 0.9 GB of memory while it waits)",
+    )
     add("--verbose", action="store_true", help="log every request")
     parser.set_defaults(func=_serve)
 
@@ -150,6 +156,7 @@ def _serve(args: argparse.Namespace) -> int:
         strict_buckets=args.strict_buckets,
         project_images=tuple(args.project_image),
         pass_env=tuple(_variable_name(name) for name in args.pass_env),
+        prepare_runs=args.prepare_runs,
     )
     level = logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)

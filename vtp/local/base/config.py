@@ -97,10 +97,9 @@ class ServiceConfig:
     why, and deployed models stay recorded but unserved until a service that resumes starts."""
 
     prepare_runs: bool = False
-    """Have a pipeline run's worker ready from the start, its imports done, before any run is
-    created (`pipeline_jobs/standby.py`): for a service whose run comes at once (`vtp run`'s).
-    Any service prepares the next run's worker once a run has ended; this one does not wait for
-    a first run."""
+    """Keep a pipeline run's worker ready, its imports done (`pipeline_jobs/standby.py`): from
+    the start, and again after each run ends. `vtp run`'s service, whose run comes at once, and
+    `vtp local serve --prepare-runs`; other services start a worker per run."""
 
     def __post_init__(self) -> None:
         # Replicas run in their own working directories: every path they get must be absolute.

@@ -13,11 +13,14 @@ nothing watches it any more. Runs still queued start then, or, under a config th
 resume unfinished work (`vtp run`'s service), are cancelled saying why.
 
 A run's worker is, when there is one, the service's standby (`standby.py`): a worker started
-before the run, with its imports done, that the run is handed to. A service that prepares runs
-(`ServiceConfig.prepare_runs`: `vtp run`'s, whose run comes at once) has one from its start (or
-is given the one its caller spawned before importing it); after a run ends, with no run left
-active, any service spawns one for the next run. A standby that died, or whose environment is
-not the run's, is killed, and the run gets a fresh worker.
+before the run, with its imports done, that the run is handed to. Only a service that prepares
+runs has one (`ServiceConfig.prepare_runs`: `vtp run`'s, whose run comes at once, and `vtp local
+serve --prepare-runs`): from its start (or the one its caller spawned before importing it), and
+again after each run ends with no run left active. Other services start a fresh worker per run:
+a standby spawned after every run cost a test file that runs one small pipeline after another a
+third more time (its imports, torch among them, took the CPU of the runs that followed), and
+holds about 0.9 GB while idle. A standby that died, or whose environment is not the run's, is
+killed, and the run gets a fresh worker.
 """
 
 import json
@@ -347,7 +350,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             record = self.store.get(job_id)
             if record is not None:
                 self._settle(record, code)
-            self._prepare()  # for the next run, now that none takes the CPU
+            if self.config.prepare_runs:
+                self._prepare()  # for the next run, now that none takes the CPU
 
     def _cancel_task_jobs(self, record: Record) -> None:
         """Stop what the run's tasks started: their jobs cancelled, their models undeployed."""

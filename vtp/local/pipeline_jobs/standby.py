@@ -26,14 +26,15 @@ hook's settings (the service's address, its token, the storage root) are all lat
 patches nothing at the standby's start, and the worker applies it once it has them, as a forked
 task does.
 
-When (`service.py`): a service started for a run that comes at once (`vtp run`'s,
-`ServiceConfig.prepare_runs`) has one from its start; `vtp run` spawns it before importing the
-service (`vtp.run.target`), so its imports overlap the service's. After a run ends, with no
-other run active, every service spawns one for the next run: never while a run is active, whose
-CPU it would take. There is never more than one; it is killed (its whole group, by its shim)
-when the service stops. An idle standby holds its imports in memory (with its fork server's
-stages, torch among them, about 0.9 GB of PSS on the train pipeline's machine), which is why a
-service that never ran a pipeline has none.
+When (`service.py`): a service that prepares runs (`ServiceConfig.prepare_runs`: `vtp run`'s,
+whose run comes at once, and `vtp local serve --prepare-runs`) has one from its start; `vtp run`
+spawns it before importing the service (`vtp.run.target`), so its imports overlap the service's.
+After a run ends, with no other run active, such a service spawns one for the next run: never
+while a run is active, whose CPU it would take. There is never more than one; it is killed (its
+whole group, by its shim) when the service stops. An idle standby holds its imports in memory
+(with its fork server's stages, torch among them, about 0.9 GB of PSS on the train pipeline's
+machine), and one spawned after every run took the CPU of the runs that followed in a test file
+that runs small pipelines one after another: other services start a worker per run.
 """
 
 import json

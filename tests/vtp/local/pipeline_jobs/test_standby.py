@@ -1,8 +1,8 @@
 """A run's worker prepared ahead of the run (the service's standby): the same run, the same
 isolation, and nothing of it left once the service is gone.
 
-The first run on a `vtp local serve` gets a fresh worker; once it ends, the service spawns a
-standby for the next run, which these tests then create.
+A `vtp local serve --prepare-runs` has a standby from its start, and spawns one for the next run
+once a run has ended, which these tests then create; a plain `vtp local serve` has none.
 """
 
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from google.cloud.aiplatform_v1 import PipelineState
 
-from tests.fixtures import LocalService, wait_until
+from tests.fixtures import FAST_FLAGS, LocalService, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job, wait_for_pipeline
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
 from vtp.local.base.config import ServiceConfig
@@ -21,6 +21,7 @@ from vtp.local.runtime.process import TOKEN_ENV
 
 PARENT = "projects/local/locations/us-central1"
 IN_STANDBY = "runs in the standby worker"
+PREPARING = (*FAST_FLAGS, "--prepare-runs")
 
 
 def processes_with(text: str) -> list[int]:
@@ -62,12 +63,12 @@ def run_tiny(service: LocalService, template: Path, name: str, **params: object)
 def test_a_run_in_the_standby_gives_the_same_results_and_nothing_outlives_the_service(
     tmp_path, tiny_yaml
 ):
-    service = LocalService(tmp_path / "state").start()
+    service = LocalService(tmp_path / "state", *PREPARING).start()
     try:
         client = pipeline_client(service.url)
         first = wait_for_pipeline(client, run_tiny(service, tiny_yaml, "first", a=3, b=4))
         assert first.state == PipelineState.PIPELINE_STATE_SUCCEEDED, first.error.message
-        assert IN_STANDBY not in service.service_log()  # no standby before a run
+        assert f"pipeline job first: {IN_STANDBY}" in service.service_log()  # from the start
         wait_until(lambda: standby_processes(service), 30, "the standby for the next run")
         # other inputs, so that its tasks run rather than hit the cache
         second = wait_for_pipeline(client, run_tiny(service, tiny_yaml, "second", a=2, b=5))
@@ -96,7 +97,7 @@ def test_a_run_in_the_standby_gives_the_same_results_and_nothing_outlives_the_se
 def test_a_run_in_the_standby_carries_its_token_and_a_restarted_service_settles_it(
     tmp_path, tiny_yaml
 ):
-    service = LocalService(tmp_path / "state").start()
+    service = LocalService(tmp_path / "state", *PREPARING).start()
     try:
         client = pipeline_client(service.url)
         wait_for_pipeline(client, run_tiny(service, tiny_yaml, "before"))
@@ -120,7 +121,7 @@ def test_a_run_in_the_standby_carries_its_token_and_a_restarted_service_settles_
 
 
 def test_a_run_gets_a_fresh_worker_when_the_standby_has_died(tmp_path, tiny_yaml):
-    service = LocalService(tmp_path / "state").start()
+    service = LocalService(tmp_path / "state", *PREPARING).start()
     try:
         client = pipeline_client(service.url)
         wait_for_pipeline(client, run_tiny(service, tiny_yaml, "before"))
@@ -139,7 +140,7 @@ def test_a_run_gets_a_fresh_worker_when_the_standby_has_died(tmp_path, tiny_yaml
 
 
 def test_runs_in_the_standby_without_the_fork_server(tmp_path, tiny_yaml):
-    service = LocalService(tmp_path / "state", env={"VTP_TASK_FORK": "0"}).start()
+    service = LocalService(tmp_path / "state", *PREPARING, env={"VTP_TASK_FORK": "0"}).start()
     try:
         client = pipeline_client(service.url)
         wait_for_pipeline(client, run_tiny(service, tiny_yaml, "before"))
@@ -149,6 +150,20 @@ def test_runs_in_the_standby_without_the_fork_server(tmp_path, tiny_yaml):
         assert f"pipeline job after: {IN_STANDBY}" in service.service_log()
         ours = set(processes_with(str(service.state_dir)))
         assert ours and not ours & set(processes_with("vtp.engine.fork_server"))
+    finally:
+        service.stop()
+
+
+def test_a_service_that_does_not_prepare_runs_starts_a_worker_per_run(tmp_path, tiny_yaml):
+    service = LocalService(tmp_path / "state").start()
+    try:
+        client = pipeline_client(service.url)
+        for name, a in (("first", 1), ("second", 2)):
+            done = wait_for_pipeline(client, run_tiny(service, tiny_yaml, name, a=a))
+            assert done.state == PipelineState.PIPELINE_STATE_SUCCEEDED, done.error.message
+            # A standby would be spawned as the run is settled, before its end is readable.
+            assert standby_processes(service) == []
+        assert IN_STANDBY not in service.service_log()
     finally:
         service.stop()
 
