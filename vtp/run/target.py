@@ -7,9 +7,10 @@ submits to that service, found through the runtime file it publishes (`vtp.verte
 its jobs and console outlive the run. Otherwise `vtp run` starts its own service on free ports,
 which resumes nothing an earlier run left unfinished (`ServiceConfig.resume_unfinished=False`)
 and ends with the run. Its run comes at once, so the run's worker is started first
-(`vtp.local.pipeline_jobs.standby`, `ServiceConfig.prepare_runs`): by `prepare`, which `vtp
-run` calls before its own imports, or else before the service is imported; its imports overlap
-the command's, the service's start and the job's creation. Another `vtp run`'s service is not
+(`vtp.local.pipeline_jobs.standby`) and handed to the service: by `prepare`, which `vtp run`
+calls before its own imports, or else before the service is imported; its imports overlap the
+command's, the service's start and the job's creation. The service prepares no other
+(`ServiceConfig.prepare_runs` is off): it ends with this run. Another `vtp run`'s service is not
 shared: it ends with that run, and with it anything of ours. `OWNER_FILE` tells one from a
 `vtp local serve`.
 """
@@ -74,7 +75,7 @@ def prepare(state_dir: Path, cache: bool | None = None) -> None:
     state_dir = state_dir.resolve()
     if state_dir in _prepared or _served(state_dir) is not None:
         return
-    config = ServiceConfig.from_env(state_dir, port=0, resume_unfinished=False, prepare_runs=True)
+    config = ServiceConfig.from_env(state_dir, port=0, resume_unfinished=False)
     standby = spawn_standby(config, caching=cache is not False)
     if standby is not None:
         _prepared[state_dir] = standby
@@ -103,7 +104,6 @@ def service_for(state_dir: Path, run_coming: bool = True) -> Iterator[Target]:
         port=0,
         gpus=tuple(detect_gpus()),
         resume_unfinished=False,
-        prepare_runs=run_coming,
     )
     # before the service's imports, which it overlaps (`prepare`'s, if it came first)
     standby = prepared or (spawn_standby(config) if run_coming else None)

@@ -98,8 +98,8 @@ class ServiceConfig:
 
     prepare_runs: bool = False
     """Keep a pipeline run's worker ready, its imports done (`pipeline_jobs/standby.py`): from
-    the start, and again after each run ends. `vtp run`'s service, whose run comes at once, and
-    `vtp local serve --prepare-runs`; other services start a worker per run."""
+    the start, and again after each run ends (`vtp local serve --prepare-runs`). Other services
+    start a worker per run, or take the one their caller spawned (`vtp run`'s)."""
 
     def __post_init__(self) -> None:
         # Replicas run in their own working directories: every path they get must be absolute.

@@ -13,10 +13,10 @@ nothing watches it any more. Runs still queued start then, or, under a config th
 resume unfinished work (`vtp run`'s service), are cancelled saying why.
 
 A run's worker is, when there is one, the service's standby (`standby.py`): a worker started
-before the run, with its imports done, that the run is handed to. Only a service that prepares
-runs has one (`ServiceConfig.prepare_runs`: `vtp run`'s, whose run comes at once, and `vtp local
-serve --prepare-runs`): from its start (or the one its caller spawned before importing it), and
-again after each run ends with no run left active. Other services start a fresh worker per run:
+before the run, with its imports done, that the run is handed to: the one its caller spawned
+before importing the service (`vtp run`'s, whose one run comes at once), or, for a service that
+prepares runs (`ServiceConfig.prepare_runs`: `vtp local serve --prepare-runs`), one from its
+start and again after each run ends with no run left active. Otherwise a fresh worker per run:
 a standby spawned after every run cost a test file that runs one small pipeline after another a
 third more time (its imports, torch among them, took the CPU of the runs that followed), and
 holds about 0.9 GB while idle. A standby that died, or whose environment is not the run's, is

@@ -26,10 +26,10 @@ hook's settings (the service's address, its token, the storage root) are all lat
 patches nothing at the standby's start, and the worker applies it once it has them, as a forked
 task does.
 
-When (`service.py`): a service that prepares runs (`ServiceConfig.prepare_runs`: `vtp run`'s,
-whose run comes at once, and `vtp local serve --prepare-runs`) has one from its start; `vtp run`
-spawns it before importing the service (`vtp.run.target`), so its imports overlap the service's.
-After a run ends, with no other run active, such a service spawns one for the next run: never
+When (`service.py`): `vtp run` spawns one before importing the service (`vtp.run.target`), so its
+imports overlap the service's, and hands it to its service, which ends with that one run. A
+service that prepares runs (`ServiceConfig.prepare_runs`: `vtp local serve --prepare-runs`) has
+one from its start and, after a run ends with no other run active, spawns one for the next: never
 while a run is active, whose CPU it would take. There is never more than one; it is killed (its
 whole group, by its shim) when the service stops. An idle standby holds its imports in memory
 (with its fork server's stages, torch among them, about 0.9 GB of PSS on the train pipeline's
