@@ -110,14 +110,17 @@ STAGES: tuple[tuple[str, ...], ...] = (
     # import, and none of this project's components needs it, so it comes last.
     ("google.cloud.aiplatform",),
 )
-FOREGROUND_STAGES = 3
-"""Stages after these import at low priority: jobs may be running by then, and take precedence.
-
-torch itself (stage 2) is a foreground stage: the task after a training job evaluates its
-checkpoints, and at the lowest priority the stage got no CPU while the job's replicas trained
-(two replicas on two cores), so evaluation imported torch cold, 1.5-2 s after the job. At
-normal priority the stage takes 1.6 s of CPU while the job starts, and evaluation forks from it
-(0.25 s in all). Its sequel (what torch.export imports, 2 s more) stays in the background."""
+FOREGROUND_STAGES = 2
+"""These stages import at normal priority; the ones after them at low priority (jobs may be
+running by then, and take precedence), except the torch stage when the run wants it."""
+TORCH_STAGE = 2
+"""The torch stage imports at normal priority when the client says its run has tasks that want
+it (`wanted_stage`), through the decision pipe (`main`), else in the background. Evaluation
+after a training job forks from it: at the lowest priority two replicas training on two cores
+starved it, and evaluation imported torch cold after the job (1.5-3 s); at normal priority it
+takes 1.6 s of CPU while the job starts, and evaluation takes 0.25 s. A run without such tasks
+(most small pipelines) would only lose that CPU to it: it stays in the background there."""
+_TORCH_FIRST = b"F"
 PRELOAD_ENV = "VTP_TASK_PRELOAD"
 """Comma-separated modules a pipeline's own tasks import, added to the last stage."""
 HOOK_FILE = STARTUP_HOOK_DIR / "sitecustomize.py"
@@ -134,14 +137,33 @@ def stages() -> list[tuple[str, ...]]:
     return [*STAGES[:-1], STAGES[-1] + extra]
 
 
+_decision_fd = -1
+"""The read end of the client's decision pipe (`main`), if it gave one."""
+
+
 def main(argv: Sequence[str]) -> int:
     """Serve task requests on the listening socket inherited as fd `argv[0]` until the client
-    ends this process or exits itself."""
+    ends this process or exits itself. `argv[1]`, if given, is the read end of a pipe on which
+    the client writes one byte once it knows its run: `F` when the run has tasks that want the
+    torch stage (it then imports at normal priority), anything else or its end: background. The
+    torch stage waits for that byte before it imports; the stages above it serve meanwhile."""
+    global _decision_fd
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the tasks; the client stops us
     listener = socket.socket(fileno=int(argv[0]))
+    _decision_fd = int(argv[1]) if len(argv) > 1 else -1
     _serve(listener, stages(), upstream=None, depth=0)
     return 0
+
+
+def _torch_wanted() -> bool:
+    """The client's decision for the torch stage (blocks until it writes it or goes away)."""
+    if _decision_fd < 0:
+        return False
+    try:
+        return os.read(_decision_fd, 1) == _TORCH_FIRST
+    except OSError:
+        return False
 
 
 def _serve(
@@ -151,7 +173,8 @@ def _serve(
     depth: int,
 ) -> None:
     """Import this stage, start the next, then hand each request on or fork a task for it."""
-    _preload(remaining[0], background=depth >= FOREGROUND_STAGES)
+    background = not _torch_wanted() if depth == TORCH_STAGE else depth >= FOREGROUND_STAGES
+    _preload(remaining[0], background=background)
     if upstream is not None:
         if native_threads() > 1:  # forking now could copy a lock another thread holds
             _log.debug("fork server: stage %d started threads; tasks fork from above", depth)
@@ -160,7 +183,9 @@ def _serve(
         upstream.sendall(_READY)
     zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
     zygote_ready = False
-    waits_for_zygote = depth + 1 < FOREGROUND_STAGES  # a task may wait for the next stage
+    # A task may wait for the next stage while it imports at normal priority: a client asks for
+    # the torch stage only when it said it wants it.
+    waits_for_zygote = depth + 1 <= TORCH_STAGE
     pending: list[tuple[socket.socket, int]] = []  # requests waiting for the zygote
     client = os.getppid()
     while True:
@@ -202,11 +227,15 @@ def _hand_on(
         _fork_task(connection, [s for s in inherited if s is not connection])
 
 
-def wanted_stage(imports: Iterable[str], stages: Sequence[tuple[str, ...]]) -> int:
-    """The deepest foreground stage that preloads a module of `imports` or a package of one
-    (a task's code names `vtp.launchers.custom_job`: stage 1); 0 when none does."""
+def wanted_stage(
+    imports: Iterable[str], stages: Sequence[tuple[str, ...]], torch_first: bool = True
+) -> int:
+    """The deepest stage a task may wait for that preloads a module of `imports` or a package of
+    one (a task's code names `vtp.launchers.custom_job`: stage 1; `vtp.launchers.evaluation`:
+    the torch stage, when `torch_first`, i.e. it imports at normal priority); 0 when none does."""
     wanted = 0
-    for depth, modules in enumerate(stages[:FOREGROUND_STAGES]):
+    waitable = TORCH_STAGE + 1 if torch_first else FOREGROUND_STAGES
+    for depth, modules in enumerate(stages[:waitable]):
         if any(name == m or name.startswith(m + ".") for name in imports for m in modules):
             wanted = depth
     return wanted

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from vtp import private_files
-from vtp.engine import fork_server
+from vtp.engine import fork_server, task_commands
 from vtp.engine.fork_threads import SERVER_ENV
 from vtp.engine.task_commands import Plan, plan
 from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
@@ -56,6 +56,24 @@ class TaskServer:
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._stages = fork_server.stages()
+        self._decision = -1  # the write end of the server's decision pipe, until written
+        self.torch_first: bool | None = None
+
+    def decide(self, torch_first: bool) -> None:
+        """Say whether this run has tasks that want the torch stage (`wants_torch`): it then
+        imports at normal priority, and those tasks wait for it (`fork_server.TORCH_STAGE`).
+        The server's torch stage waits for this; a server started before its run was known (a
+        standby's) learns it when the run comes."""
+        with self._lock:
+            self.torch_first = torch_first
+            self._send_decision()
+
+    def _send_decision(self) -> None:
+        if self._decision >= 0 and self.torch_first is not None:
+            with contextlib.suppress(OSError):  # the server is gone: nothing waits for it
+                os.write(self._decision, b"F" if self.torch_first else b"B")
+            os.close(self._decision)
+            self._decision = -1
 
     def start(self) -> None:
         """Start importing now, unless started already. The socket listens before the server
@@ -69,25 +87,33 @@ class TaskServer:
             # temporary folder no other user can swap it out of ($TMPDIR checked too).
             private_files.check_private_dir(Path(self._folder.name))
             self.socket_path = str(Path(self._folder.name) / "fork.sock")
+            decision_read, self._decision = os.pipe()
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
                 listener.bind(self.socket_path)
                 listener.listen(64)
-                fd = str(listener.fileno())
-                argv = [sys.executable, "-m", "vtp.engine.fork_server", fd]
-                with open(Path(self._folder.name) / "server.log", "wb") as log:
-                    self._process = subprocess.Popen(
-                        argv,
-                        env=_server_env(os.environ),
-                        stdin=subprocess.DEVNULL,
-                        stdout=subprocess.DEVNULL,
-                        stderr=log,
-                        pass_fds=[listener.fileno()],
-                    )
+                fds = [listener.fileno(), decision_read]
+                argv = [sys.executable, "-m", "vtp.engine.fork_server", *map(str, fds)]
+                try:
+                    with open(Path(self._folder.name) / "server.log", "wb") as log:
+                        self._process = subprocess.Popen(
+                            argv,
+                            env=_server_env(os.environ),
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
+                            stderr=log,
+                            pass_fds=fds,
+                        )
+                finally:
+                    os.close(decision_read)
+            self._send_decision()
 
     def stop(self) -> None:
         """End the server and its zygotes, if it started; tasks still running finish on
         their own."""
         with self._lock:
+            if self._decision >= 0:
+                os.close(self._decision)
+                self._decision = -1
             if self._process is not None:
                 self._process.terminate()
                 self._process.wait()
@@ -102,7 +128,8 @@ class TaskServer:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             connection.connect(self.socket_path)
-            connection.sendall(bytes([fork_server.wanted_stage(task.imports, self._stages)]))
+            wanted = fork_server.wanted_stage(task.imports, self._stages, bool(self.torch_first))
+            connection.sendall(bytes([wanted]))
             read_end, write_end = os.pipe()
             socket.send_fds(connection, [b"T"], [write_end])
             os.close(write_end)
@@ -214,3 +241,24 @@ def _server_env(env: Mapping[str, str]) -> dict[str, str]:
     path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != hook]
     server = {k: v for k, v in env.items() if k not in (API_ENDPOINT_ENV, "PYTHONPATH")}
     return {**server, **SERVER_ENV, **({"PYTHONPATH": os.pathsep.join(path)} if path else {})}
+
+
+def wants_torch(spec: Mapping[str, object]) -> bool:
+    """Whether a task of the PipelineSpec `spec` (as a dict) wants the fork server's torch
+    stage: its component's code, or the module its container runs, names a module that stage
+    preloads (`fork_server.wanted_stage`)."""
+    stages = fork_server.stages()
+    deployment = spec.get("deploymentSpec")
+    executors = deployment.get("executors", {}) if isinstance(deployment, dict) else {}
+    for executor in executors.values() if isinstance(executors, dict) else ():
+        container = executor.get("container", {}) if isinstance(executor, dict) else {}
+        words = [*container.get("command", []), *container.get("args", [])]
+        imports: set[str] = set()
+        for word in words:
+            if isinstance(word, str) and "import" in word:
+                imports |= task_commands.imported(word)
+        if "-m" in words[:-1]:
+            imports.add(str(words[words.index("-m") + 1]))
+        if fork_server.wanted_stage(imports, stages) == fork_server.TORCH_STAGE:
+            return True
+    return False

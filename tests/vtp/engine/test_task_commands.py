@@ -119,3 +119,24 @@ def test_the_tasks_after_a_training_job_wait_for_the_torch_stage(name):
 )
 def test_anything_else_needs_a_fresh_interpreter(command):
     assert isinstance(plan(command), str)
+
+
+def test_only_a_run_with_torch_tasks_imports_torch_at_normal_priority():
+    # The train pipeline evaluates and exports (the torch stage's tasks); a pipeline of plain
+    # components has none, and its fork server leaves torch in the background.
+    from google.protobuf import json_format
+
+    from pipelines import catalog
+    from vtp.engine.fork_tasks import wants_torch
+
+    train = json_format.MessageToDict(catalog.entry("train").load().pipeline_spec)
+    assert wants_torch(train)
+
+    @dsl.pipeline(name="plain")
+    def plain(x: int = 1):
+        dsl.component(add, base_image="python:3.11")(x=x)
+
+    assert not wants_torch(json_format.MessageToDict(plain.pipeline_spec))
+    # Without the run's word, a task waits for no stage the server may import in the background.
+    stages = fork_server.stages()
+    assert fork_server.wanted_stage({"vtp.launchers.evaluation"}, stages, torch_first=False) == 0
