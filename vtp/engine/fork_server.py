@@ -405,14 +405,22 @@ def _take_environment(env: dict[str, str]) -> None:
     for entry in reversed(entries):
         if entry not in sys.path:
             sys.path.insert(0, entry)
-    if str(HOOK_FILE.parent) in entries:
-        spec = importlib.util.spec_from_file_location("_vtp_startup_hook", HOOK_FILE)
-        assert spec is not None and spec.loader is not None  # a .py file's spec has both
-        hook = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(hook)
-        hook.install()
+    install_startup_hook(entries)
     if "numpy" in sys.modules:  # a fresh interpreter seeds numpy's global generator afresh
         sys.modules["numpy"].random.seed()
+
+
+def install_startup_hook(python_path: Sequence[str]) -> None:
+    """Apply the start-up hook (`vtp.vertex.startup`) when its folder is on `python_path`, as
+    Python would have at start-up: a process that started without its settings (a forked task,
+    a standby worker) patches what is imported already and what is imported later."""
+    if str(HOOK_FILE.parent) not in python_path:
+        return
+    spec = importlib.util.spec_from_file_location("_vtp_startup_hook", HOOK_FILE)
+    assert spec is not None and spec.loader is not None  # a .py file's spec has both
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    hook.install()
 
 
 def _exit_status(code: object) -> int:

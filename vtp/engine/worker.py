@@ -23,7 +23,6 @@ gone, or stopped) ends it at once.
 """
 
 import importlib
-import importlib.util
 import json
 import os
 import signal
@@ -166,6 +165,7 @@ def standby(cache_dir: Path, caching: bool = True) -> int:
     (`main`); 0 at once on end of file."""
     from vtp.engine import fork_tasks
     from vtp.engine.cache import CACHE_DIR_ENV
+    from vtp.engine.fork_server import install_startup_hook
 
     signal.signal(signal.SIGTERM, _note_cancel)
     cache_dir = Path(os.environ.get(CACHE_DIR_ENV) or cache_dir)
@@ -179,24 +179,9 @@ def standby(cache_dir: Path, caching: bool = True) -> int:
         assignment = json.loads(line)
         run_dir = Path(assignment["runDir"])
         os.environ.update(assignment["env"])
-        _install_startup_hook()
+        install_startup_hook(os.environ.get("PYTHONPATH", "").split(os.pathsep))
         _take_run_log(run_dir / "run.log")
         return main([str(run_dir)])
-
-
-def _install_startup_hook() -> None:
-    """Apply the start-up hook (`vtp.vertex.startup`) when it is on PYTHONPATH, as a forked task
-    does: it found none of its settings at this process's start, and patches what is imported
-    already and what is imported later."""
-    from vtp.engine.fork_server import HOOK_FILE
-
-    if str(HOOK_FILE.parent) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-        return
-    spec = importlib.util.spec_from_file_location("_vtp_startup_hook", HOOK_FILE)
-    assert spec is not None and spec.loader is not None  # a .py file's spec has both
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
-    hook.install()
 
 
 def _take_run_log(log_path: Path) -> None:
