@@ -138,9 +138,13 @@ def console() -> NoReturn:
     """Entry point of the `vtp` console script and `python -m vtp`: `main()`, then the process
     ends as `sys.exit` would but without the interpreter's teardown (`vtp.process_exit`), which
     once the aiplatform SDK and kfp are loaded costs a second or more after the command's work
-    is done (a `vtp run` has printed its summary and stopped its service by then)."""
+    is done (a `vtp run` has printed its summary and stopped its service by then). The aiplatform
+    client package imports what the command uses of it, as it would on Python 3.15
+    (`vtp.lazy_imports`)."""
+    from vtp import lazy_imports
     from vtp.process_exit import exit_now
 
+    lazy_imports.install()
     exit_now(main())
 
 

@@ -70,10 +70,15 @@ _log = logging.getLogger("vtp.fork_server")
 STAGES: tuple[tuple[str, ...], ...] = (
     # What every lightweight task needs: kfp's executor.
     ("kfp.dsl.executor", "kfp.dsl.kfp_config", "kfp.dsl.utils"),
-    # What a job-submitting task needs: the aiplatform_v1 types and clients; and the launchers
-    # of this project's other components, which add milliseconds to them.
+    # What a job-submitting task needs: the aiplatform_v1 types and the clients this project's
+    # launchers use (the package imports the others when a task names them: `main`); and the
+    # launchers of this project's other components, which add milliseconds to them.
     (
         "google.cloud.aiplatform_v1",
+        "google.cloud.aiplatform_v1.types",
+        "google.cloud.aiplatform_v1.services.job_service",
+        "google.cloud.aiplatform_v1.services.model_service",
+        "google.cloud.aiplatform_v1.services.endpoint_service",
         "vtp.launchers.custom_job",
         "vtp.launchers.tuning",
         "vtp.launchers.upload_model",
@@ -445,4 +450,7 @@ def _read_exactly(connection: socket.socket, size: int) -> bytes:
 
 
 if __name__ == "__main__":
+    from vtp import lazy_imports
+
+    lazy_imports.install()  # what Python 3.15 defers of aiplatform_v1, tasks import when used
     sys.exit(main(sys.argv[1:]))
