@@ -231,13 +231,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _choices(name: str, owner: type | None = None) -> tuple[str, ...]:
-    kind = typing.get_type_hints(owner or Config)[name]
+    kind = _type_hints(owner or Config)[name]
     return typing.get_args(kind) if typing.get_origin(kind) is Literal else ()
+
+
+@cache
+def _type_hints(owner: type) -> dict[str, Any]:
+    """`typing.get_type_hints(owner)`, evaluated once per class (callers only read it): every
+    Config checks each field's choices, and evaluating the hints took longer than the checks."""
+    return typing.get_type_hints(owner)
 
 
 def _add_flags(parser: argparse._ActionsContainer, owner: type) -> None:
     docs = field_docs(owner)
-    hints = typing.get_type_hints(owner)
+    hints = _type_hints(owner)
     for field in flag_fields(owner):
         kind = hints[field.name]
         default = field.default

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
@@ -33,3 +34,22 @@ def test_datasets_are_the_split_images_scaled():
     x, y = evaluation.tensors
     np.testing.assert_allclose(x.numpy(), images[shipped["eval"]] / 16.0, rtol=1e-6)
     np.testing.assert_array_equal(y.numpy(), targets[shipped["eval"]])
+
+
+def test_the_file_is_parsed_once_per_process_and_callers_get_their_own_arrays(monkeypatch):
+    parses = []
+    loadtxt = np.loadtxt
+    monkeypatch.setattr(np, "loadtxt", lambda *a, **k: parses.append(a) or loadtxt(*a, **k))
+    digits._parsed.cache_clear()
+    first_eval = digits.build_datasets(None)[1]
+    images, targets = digits.load_digits()
+    images[:] = -1  # the caller's own copy: what later callers get is unchanged
+    targets[:] = -1
+    again_images, again_targets = digits.load_digits()
+    second_eval = digits.build_datasets(None)[1]
+    assert len(parses) == 1
+    expected_images, expected_targets = load_digits(return_X_y=True)
+    np.testing.assert_array_equal(again_images, expected_images)
+    np.testing.assert_array_equal(again_targets, expected_targets)
+    for first, second in zip(first_eval.tensors, second_eval.tensors, strict=True):
+        assert torch.equal(first, second)

@@ -8,8 +8,13 @@ evaluation: the images are read from the file scikit-learn ships (`datasets/data
 the way `load_digits` reads it, and the split is `digits_split.json`, the indices that
 `train_test_split(test_size=0.2, random_state=SPLIT_SEED, stratify=targets)` returns, in its
 order (a test recomputes them with scikit-learn).
+
+The file is parsed once per process (`_parsed`): evaluating several checkpoints in one process
+(the `evaluate_checkpoints` task) builds the data sets once per checkpoint, and the parse is
+most of that. Callers get their own copies, so nothing they do changes what the next one gets.
 """
 
+import functools
 import importlib.util
 import json
 from collections.abc import Sequence
@@ -49,8 +54,8 @@ SPLIT_FILE = Path(__file__).with_name("digits_split.json")
 
 def build_datasets(config: Config) -> tuple[TensorDataset, TensorDataset]:
     """1437 training and 360 evaluation images."""
-    images, targets = load_digits()
-    split = json.loads(SPLIT_FILE.read_text())
+    images, targets = _parsed()  # read-only: indexing with a list below makes new arrays
+    split = _split()
 
     def tensors(indices: list[int]) -> TensorDataset:
         x, y = images[indices], targets[indices]
@@ -60,11 +65,28 @@ def build_datasets(config: Config) -> tuple[TensorDataset, TensorDataset]:
 
 
 def load_digits() -> tuple[np.ndarray, np.ndarray]:
-    """The 1797 images (flattened, 0 to 16) and their labels: `load_digits(return_X_y=True)`."""
+    """The 1797 images (flattened, 0 to 16) and their labels: `load_digits(return_X_y=True)`.
+    The caller's own (writable) copies of the arrays parsed once per process."""
+    images, targets = _parsed()
+    return images.copy(), targets.copy()
+
+
+@functools.cache
+def _split() -> dict[str, list[int]]:
+    """`digits_split.json`: the "train" and "eval" indices (callers do not change them)."""
+    return json.loads(SPLIT_FILE.read_text())
+
+
+@functools.cache
+def _parsed() -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels parsed from scikit-learn's file, once; read-only, so a caller that
+    would change them in place fails instead of changing every later caller's data."""
     spec = importlib.util.find_spec("sklearn")  # finds the package without importing it
     if spec is None or spec.origin is None:
         raise ModuleNotFoundError("the digits task reads its data from scikit-learn's package")
     data = np.loadtxt(
         Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz", delimiter=","
     )
-    return data[:, :-1], data[:, -1].astype(int)
+    images, targets = data[:, :-1], data[:, -1].astype(int)
+    images.flags.writeable = targets.flags.writeable = False
+    return images, targets
