@@ -7,6 +7,7 @@ import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+from trainer.config import Config
 from trainer.tasks import digits
 
 
@@ -39,14 +40,19 @@ def test_datasets_are_the_split_images_scaled():
 def test_the_file_is_parsed_once_per_process_and_callers_get_their_own_arrays(monkeypatch):
     parses = []
     loadtxt = np.loadtxt
-    monkeypatch.setattr(np, "loadtxt", lambda *a, **k: parses.append(a) or loadtxt(*a, **k))
+
+    def counted(*args, **kwargs):
+        parses.append(args)
+        return loadtxt(*args, **kwargs)
+
+    monkeypatch.setattr(np, "loadtxt", counted)
     digits._parsed.cache_clear()
-    first_eval = digits.build_datasets(None)[1]
+    first_eval = digits.build_datasets(Config())[1]
     images, targets = digits.load_digits()
     images[:] = -1  # the caller's own copy: what later callers get is unchanged
     targets[:] = -1
     again_images, again_targets = digits.load_digits()
-    second_eval = digits.build_datasets(None)[1]
+    second_eval = digits.build_datasets(Config())[1]
     assert len(parses) == 1
     expected_images, expected_targets = load_digits(return_X_y=True)
     np.testing.assert_array_equal(again_images, expected_images)
