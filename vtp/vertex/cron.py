@@ -8,8 +8,6 @@ clock (03:00 Paris stays 03:00 across daylight-saving changes) and are returned 
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterError, croniter
-
 _PREFIXES = ("TZ=", "CRON_TZ=")
 _REFERENCE = datetime(2000, 1, 1, tzinfo=UTC)
 """Where `check` looks for a first fire time: day-of-month, month and day-of-week repeat within
@@ -41,6 +39,8 @@ def check(expression: str, zone: str) -> None:
             f"{expression!r} has {len(fields)} fields; unix cron has 5: "
             "minute hour day-of-month month day-of-week (e.g. '0 3 * * *')"
         )
+    from croniter import CroniterError, croniter  # here: every local service imports this module
+
     if not croniter.is_valid(expression):
         raise CronError(f"{expression!r} is not a valid cron expression (e.g. '*/15 * * * *')")
     try:
@@ -71,6 +71,8 @@ def parse(cron: str) -> tuple[str, str]:
 def next_time(cron: str, after: datetime) -> datetime:
     """The first fire time of `cron` strictly after `after`, in UTC; CronError when there is
     none before the end of the calendar (year 9999)."""
+    from croniter import CroniterError, croniter
+
     zone, expression = split(cron)
     try:
         start = after.astimezone(zone_info(zone))
@@ -81,6 +83,8 @@ def next_time(cron: str, after: datetime) -> datetime:
 
 def first_time(cron: str, start: datetime) -> datetime:
     """The first fire time at or after `start` (a run may fire exactly at its start time)."""
+    from croniter import croniter
+
     zone, expression = split(cron)
     try:
         local = start.astimezone(zone_info(zone))
