@@ -53,6 +53,20 @@ def test_aiplatform_imports_only_what_is_used() -> None:
     assert out.split() == ["(False,", "False)", "True", "True", "False", "True"]
 
 
+def test_kfp_leaves_its_backend_client_until_it_is_used() -> None:
+    out = python("""
+        import sys
+        from vtp import lazy_imports
+        lazy_imports.install()
+        import kfp
+        from kfp import compiler, dsl
+        before = "kfp.client" in sys.modules, "kubernetes" in sys.modules
+        from kfp.client import Client
+        print(before, kfp.Client is Client, kfp.dsl is dsl, "Client" in dir(kfp))
+    """)
+    assert out.split() == ["(False,", "False)", "True", "True", "True"]
+
+
 def test_every_exported_name_is_the_object_an_eager_import_binds() -> None:
     eager = json.loads(python(EXPORTS.format(prelude="")))
     lazy = json.loads(
@@ -67,11 +81,14 @@ def test_a_package_is_lazy_only_as_it_declares(tmp_path: Path) -> None:
     package.mkdir()
     (package / "slow.py").write_text("print('slow imported')\nVALUE = 1\n")
     (package / "other.py").write_text("print('other imported')\nOTHER = 2\n")
+    (package / "never.py").write_text("raise SystemExit('a branch not taken was imported')\n")
     (package / "__init__.py").write_text(
         textwrap.dedent("""
-            __lazy_modules__ = {"pkg.slow"}
+            __lazy_modules__ = {"pkg.slow", "pkg.never"}
             from .slow import VALUE as renamed
             from pkg.other import OTHER
+            if OTHER == 3:
+                from .never import NEVER
             print("init ran")
             __all__ = ("renamed", "OTHER")
         """)
@@ -79,10 +96,10 @@ def test_a_package_is_lazy_only_as_it_declares(tmp_path: Path) -> None:
     out = python(
         """
         from vtp import lazy_imports
-        lazy_imports.install(("pkg",))
+        lazy_imports.install({"pkg": frozenset()})
         import pkg
         print("imported")
-        print(pkg.renamed, "renamed" in dir(pkg))
+        print(pkg.renamed, "renamed" in dir(pkg), "NEVER" in dir(pkg))
         try:
             pkg.missing
         except AttributeError as exc:
@@ -95,7 +112,7 @@ def test_a_package_is_lazy_only_as_it_declares(tmp_path: Path) -> None:
         "init ran",
         "imported",
         "slow imported",
-        "1 True",
+        "1 True False",
         "AttributeError: module 'pkg' has no attribute 'missing'",
     ]
 
@@ -115,7 +132,7 @@ def test_a_package_that_cannot_be_lazy_imports_as_written(tmp_path: Path, init: 
     out = python(
         """
         from vtp import lazy_imports
-        lazy_imports.install(("pkg",))
+        lazy_imports.install({"pkg": frozenset()})
         import pkg
         print("imported", pkg.VALUE)
         """,
