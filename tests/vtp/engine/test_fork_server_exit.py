@@ -20,6 +20,8 @@ import torch
 
 out = sys.argv[1]
 print("preloaded torch" if "torch.library" in sys.modules else "imported torch", flush=True)
+with open(f"{out}/draw.txt", "w") as draw:
+    draw.write(repr(torch.rand(4).tolist()))
 # The task's own operator library: its exit removes it, as a fresh interpreter's would.
 library = torch.library.Library("vtp_exit_test", "DEF")
 library.define("twice(Tensor x) -> Tensor")
@@ -124,3 +126,20 @@ def test_the_output_ends_by_the_time_the_status_comes(
         task.close()
     assert ended
     assert data.decode().splitlines() == ["preloaded torch", "the task's exit handler ran"]
+
+
+def test_each_task_draws_its_own_random_numbers_as_a_fresh_interpreter_does(
+    server: fork_tasks.TaskServer, tmp_path: Path
+) -> None:
+    draws = []
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        task = _start(server, tmp_path / name)
+        try:
+            first, *_ = task.lines
+            assert first == "preloaded torch\n"
+            assert task.wait() == 0
+        finally:
+            task.close()
+        draws.append((tmp_path / name / "draw.txt").read_text())
+    assert draws[0] != draws[1]  # torch seeds its generator afresh in every interpreter
