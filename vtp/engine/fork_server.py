@@ -356,7 +356,16 @@ def _warm_torch_export() -> None:
     FakeTensorMode.cache_bypasses.clear()
 
 
-_WARM_UPS: dict[str, Callable[[], None]] = {"torch.export._trace": _warm_torch_export}
+def _read_digits() -> None:
+    """Parse the built-in digits task's data set once here (the task keeps it, read-only, for
+    its process): every evaluation and export task of it would parse the file again."""
+    importlib.import_module("trainer.tasks.digits").load_digits()
+
+
+_WARM_UPS: dict[str, Callable[[], None]] = {
+    "trainer.tasks.digits": _read_digits,
+    "torch.export._trace": _warm_torch_export,
+}
 """What to call once a stage has imported the module (and the rest of the stage's), in the
 thread and at the priority of its imports."""
 
