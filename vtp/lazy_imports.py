@@ -8,154 +8,146 @@ them at once. For `google.cloud.aiplatform_v1` that is every type and the client
 services with three transports each: 0.75 s of CPU in every process that imports the package,
 where a `vtp` command, the local service and a pipeline task each use two or three services.
 
-`install()` imports such a package as Python 3.15 would: it runs the package's own
-`__init__.py` with each module-level from-import of a deferred module (in an `if` block there
-too, when that branch runs) turned into a lazy binding, which resolves on first access (the
-module's `__getattr__`, PEP 562) to the very object the import would have bound. Everything else
-in the file runs as written (its version checks, `__all__`). What is never touched is never
-imported; `from package import *` and `dir(package)` see every name. A package whose own code
-reads one of those names, or that defers nothing, or is imported already, is left to the normal
-import. The first access to any of aiplatform_v1's types imports its `types` package, which
-imports all of them: the protobuf descriptor pool holds every message as before.
+After `install()`, importing such a package runs its own compiled `__init__` as always, except
+that a from-import of a deferred module (one it declares, or one named here) binds nothing yet:
+the name resolves on first access (the package's `__getattr__`, PEP 562) to the very object the
+import would have bound. A deferred import in a branch that does not run binds nothing, as in
+Python 3.15. Everything else in the file runs as written (its version checks, `__all__`); what
+is never touched is never imported; `from package import *` and `dir(package)` see every name.
+Should the file's own code use a deferred name while it runs, the package is imported again as
+written. A package imported before `install()` stays as it is. The first access to any of
+aiplatform_v1's types imports its `types` package, which imports all of them: the protobuf
+descriptor pool holds every message as before.
 
 The CLI (`vtp.cli.console`) and the pipeline fork server install it first thing: the processes
 that would otherwise import these packages whole on the way to a run's first job.
 """
 
-import ast
+import builtins
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 LAZY_PACKAGES: Mapping[str, frozenset[str]] = {
     "google.cloud.aiplatform_v1": frozenset(),
     "kfp": frozenset({"kfp.client"}),
 }
-"""The packages `install()` imports lazily by default, each with the modules deferred besides
-those it declares: the packages this project's processes import on their critical path.
-aiplatform_v1 declares its own. kfp declares none; of what its `__init__.py` imports, we defer
-`kfp.client` (`kfp.Client`, the KFP backend's REST client, with its generated API and the
-Kubernetes client: 0.4 s of CPU), which no local run uses and whose import kfp's own task
-runtime skips (`_KFP_RUNTIME`)."""
+"""The packages imported lazily by default, each with the modules deferred besides those it
+declares: the packages this project's processes import on their critical path. aiplatform_v1
+declares its own. kfp declares none; of what its `__init__.py` imports, we defer `kfp.client`
+(`kfp.Client`, the KFP backend's REST client, with its generated API and the Kubernetes client:
+0.4 s of CPU), which no local run uses and whose import kfp's own task runtime skips
+(`_KFP_RUNTIME`)."""
 _LAZY_VARIABLE = "__lazy_modules__"
-_BIND = "__lazy_bind__"
-"""The function a deferred from-import becomes while the package's code runs; it binds the
-import's names lazily where the statement runs (inside an `if`, only when it does)."""
 
 Bindings = dict[str, tuple[str, str]]
 """Deferred names: name -> (module, attribute)."""
 
 
 def install(packages: Mapping[str, frozenset[str]] = LAZY_PACKAGES) -> None:
-    """Make each package in `packages` import lazily (see above), unless it is imported already
-    or defers nothing; a package that cannot be found is skipped."""
-    for name, extra in packages.items():
-        if name not in sys.modules:
-            _install(name, extra)
+    """From now on, each package in `packages` is imported lazily (see above) when first
+    imported; installing twice changes nothing."""
+    if not any(isinstance(finder, _Finder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _Finder(packages))
 
 
-def _install(name: str, extra: frozenset[str]) -> None:
-    parent = name.rpartition(".")[0]
-    if parent:
-        importlib.import_module(parent)  # as the import system does before the package
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None or spec.submodule_search_locations is None:
-        return
-    body = _plan(Path(spec.origin), name, extra)
-    if body is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    bindings: Bindings = {}
-    module.__getattr__ = _resolver(module, bindings)  # type: ignore[method-assign]
-    module.__dir__ = lambda: sorted({*vars(module), *bindings})  # type: ignore[method-assign]
-    namespace = vars(module)
-    namespace[_BIND] = bindings.update
-    sys.modules[name] = module
-    try:
-        exec(compile(body, spec.origin, "exec"), namespace)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    finally:
-        namespace.pop(_BIND, None)
-    if parent:
-        setattr(sys.modules[parent], name.rpartition(".")[2], module)
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the packages to import lazily where the path finder would, with our loader."""
+
+    def __init__(self, packages: Mapping[str, frozenset[str]]) -> None:
+        self._packages = dict(packages)
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self._packages:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if (
+            spec is None
+            or spec.origin is None
+            or spec.submodule_search_locations is None
+            or not isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+        ):
+            return None  # not a package of source files: imported as usual
+        spec.loader = _Loader(fullname, spec.origin, self._packages[fullname])
+        return spec
 
 
-def _plan(init: Path, package: str, extra: frozenset[str]) -> ast.Module | None:
-    """The package's `__init__.py` with each module-level from-import of a deferred module
-    turned into a lazy binding of its names; None when nothing is deferred, or the file's own
-    code reads a deferred name (the package is then imported as written)."""
-    tree = ast.parse(init.read_bytes(), str(init))
-    lazy = _lazy_modules(tree) | extra
-    if not lazy:
-        return None
-    deferred: set[str] = set()
-    tree.body = _deferring(tree.body, package, lazy, deferred)
-    if not deferred:
-        return None
-    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - {_BIND}
-    if read & deferred:
-        return None
-    return ast.fix_missing_locations(tree)
+class _Loader(importlib.machinery.SourceFileLoader):
+    """The package's own loader (its compiled code, data and resources), running the code with
+    its deferred from-imports binding lazily."""
+
+    def __init__(self, fullname: str, path: str, extra: frozenset[str]) -> None:
+        super().__init__(fullname, path)
+        self._extra = extra
+
+    def exec_module(self, module: ModuleType) -> None:
+        code = self.get_code(module.__name__)
+        assert code is not None  # a source file's loader always has code
+        namespace = vars(module)
+        namespace["__builtins__"] = {**vars(builtins), "__import__": self._import}
+        try:
+            exec(code, namespace)
+        except Exception:  # its code used a deferred name: import it as written
+            for name in [n for n in namespace if not n.startswith("__")]:
+                del namespace[name]
+            namespace["__builtins__"] = builtins
+            exec(code, namespace)
+            return
+        finally:
+            namespace["__builtins__"] = builtins
+        bindings = {n: v.target for n, v in namespace.items() if isinstance(v, _Placeholder)}
+        for name in bindings:
+            del namespace[name]
+        module.__getattr__ = _resolver(module, bindings)  # type: ignore[method-assign]
+        module.__dir__ = lambda: sorted({*vars(module), *bindings})  # type: ignore[method-assign]
+
+    def _import(
+        self,
+        name: str,
+        globals: Mapping[str, Any] | None = None,
+        locals: Mapping[str, Any] | None = None,
+        fromlist: Sequence[str] = (),
+        level: int = 0,
+    ) -> "ModuleType | _Deferred":
+        """`__import__` while the package's code runs: a from-import of a deferred module
+        gives names to bind lazily, anything else imports."""
+        if fromlist and "*" not in fromlist and globals is not None:
+            absolute = importlib.util.resolve_name(
+                "." * level + name, globals.get("__package__") or ""
+            ) if level else name  # fmt: skip
+            if absolute in {*globals.get(_LAZY_VARIABLE, ()), *self._extra}:
+                return _Deferred(absolute)
+        return builtins.__import__(name, globals, locals, fromlist, level)
 
 
-def _deferring(
-    statements: list[ast.stmt], package: str, lazy: set[str], deferred: set[str]
-) -> list[ast.stmt]:
-    """`statements` with their deferred from-imports (those at module level and in `if`
-    blocks there) replaced by `__lazy_bind__({name: (module, attribute), ...})`."""
-    out: list[ast.stmt] = []
-    for statement in statements:
-        if isinstance(statement, ast.If):
-            statement.body = _deferring(statement.body, package, lazy, deferred)
-            statement.orelse = _deferring(statement.orelse, package, lazy, deferred)
-        elif isinstance(statement, ast.ImportFrom):
-            source = _absolute(statement, package)
-            if source in lazy and all(alias.name != "*" for alias in statement.names):
-                names = {a.asname or a.name: (source, a.name) for a in statement.names}
-                deferred.update(names)
-                call = ast.Call(ast.Name(_BIND, ast.Load()), [_literal(names)], [])
-                statement = ast.copy_location(ast.Expr(call), statement)
-        out.append(statement)
-    return out
+class _Deferred:
+    """What a deferred module's from-import gets instead of the module."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, attribute: str) -> "_Placeholder":
+        return _Placeholder((self._module, attribute))
 
 
-def _literal(names: Bindings) -> ast.expr:
-    """`names` as the expression of a dict display."""
-    return ast.parse(repr(names), mode="eval").body
+class _Placeholder:
+    """A name a deferred from-import bound while the package's code runs; it becomes a lazy
+    binding afterwards. Using it then is an error, and the package is imported as written."""
 
+    __slots__ = ("target",)
 
-def _lazy_modules(tree: ast.Module) -> set[str]:
-    """The module names of a top-level `__lazy_modules__ = {...}` literal, or an empty set."""
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and [
-            getattr(t, "id", None) for t in statement.targets
-        ] == [_LAZY_VARIABLE]:
-            try:
-                value = ast.literal_eval(statement.value)
-            except ValueError:
-                return set()
-            return {v for v in value if isinstance(v, str)} if isinstance(value, set) else set()
-    return set()
+    def __init__(self, target: tuple[str, str]) -> None:
+        self.target = target
 
-
-def _absolute(statement: ast.ImportFrom, package: str) -> str:
-    """The absolute module name a from-import in `package`'s `__init__.py` imports from."""
-    if not statement.level:
-        return statement.module or ""
-    base = package.rsplit(".", statement.level - 1)[0] if statement.level > 1 else package
-    return f"{base}.{statement.module}" if statement.module else base
-
-
-def _is_submodule(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError(f"{self.target[0]}.{self.target[1]} is deferred")
 
 
 def _resolver(module: ModuleType, bindings: Bindings) -> Callable[[str], object]:
@@ -179,3 +171,10 @@ def _resolver(module: ModuleType, bindings: Bindings) -> Callable[[str], object]
         return value
 
     return __getattr__
+
+
+def _is_submodule(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
