@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.private_files",
         "vtp.process_exit",
         "vtp.stop_signals",
+        "vtp.lazy_imports",
         "vtp",
     ),
 ]
