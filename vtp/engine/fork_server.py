@@ -8,22 +8,22 @@ exactly as the fresh interpreter would (`runpy`), so kfp's executor contract is 
 
 Imports come in stages, and each stage lives in its own process: the server inherits a socket
 that already listens (FD), so a client can connect at once; it imports the first stage (what a
-task that submits a Vertex job needs) and forks a zygote for the next stage (torch, then what
-torch.export needs, then the full SDK), and so on. Until a later zygote reports ready, tasks
-fork from the deepest one that is, so the first task never waits for an import. A process with
-more than one thread is never forked from: a lock another thread held would stay locked in the
-child forever (the hang of OpenMP or MKL after fork). numpy's OpenBLAS would start threads as
-torch imports it, so the server runs with one BLAS thread and each task gets its own pools back
-(`fork_threads.py`); a stage whose imports started a thread anyway reports itself unfit and
-ends, and tasks fork from the stage above it. Requests travel down the chain as file
-descriptors (SCM_RIGHTS); nothing is copied.
+task that submits a Vertex job needs) and forks a zygote for the next stage (what registering
+and deploying a model need, torch, then what torch.export needs, then the full SDK), and so on.
+Until a later zygote reports ready, tasks fork from the deepest one that is, so the first task
+never waits for an import. A process with more than one thread is never forked from: a lock
+another thread held would stay locked in the child forever (the hang of OpenMP or MKL after
+fork). numpy's OpenBLAS would start threads as torch imports it, so the server runs with one
+BLAS thread and each task gets its own pools back (`fork_threads.py`); a stage whose imports
+started a thread anyway reports itself unfit and ends, and tasks fork from the stage above it.
+Requests travel down the chain as file descriptors (SCM_RIGHTS); nothing is copied.
 
 A task may want a stage that is still importing: one whose modules its code names (the
-job-submitting task names the launcher that stage 1 imports, evaluation and export theirs, which
-stage 2 imports; `wanted_stage`). A foreground stage imports at normal priority and its import
-has started already, so such a task waits for it (the stage above holds the request until its
-zygote reports) instead of importing the same modules again beside it. A background stage may
-wait behind running jobs: no task waits for one.
+job-submitting task names the launcher that stage 1 imports, evaluation and export theirs,
+which the torch stage imports; `wanted_stage`). A foreground stage imports at normal priority
+and its import has started already, so such a task waits for it (the stage above holds the
+request until its zygote reports) instead of importing the same modules again beside it. A
+background stage may wait behind running jobs: no task waits for one.
 
 The wire protocol, per connection (client in `fork_tasks.py`):
 
@@ -71,17 +71,21 @@ _log = logging.getLogger("vtp.fork_server")
 STAGES: tuple[tuple[str, ...], ...] = (
     # What every lightweight task needs: kfp's executor.
     ("kfp.dsl.executor", "kfp.dsl.kfp_config", "kfp.dsl.utils"),
-    # What a job-submitting task needs: the aiplatform_v1 types and the clients this project's
-    # launchers use (the package imports the others when a task names them: `main`); and the
-    # launchers of this project's other components, which add milliseconds to them.
+    # What a job-submitting task needs: the aiplatform_v1 types and job client (the package
+    # imports its other clients when a task names them: `main`), and this project's launchers
+    # of jobs. A run's first job waits for this stage, so it holds nothing else.
     (
         "google.cloud.aiplatform_v1",
         "google.cloud.aiplatform_v1.types",
         "google.cloud.aiplatform_v1.services.job_service",
-        "google.cloud.aiplatform_v1.services.model_service",
-        "google.cloud.aiplatform_v1.services.endpoint_service",
         "vtp.launchers.custom_job",
         "vtp.launchers.tuning",
+    ),
+    # What registering and deploying a model need: their clients, this project's launchers of
+    # them, and GCPC's artifact types (`google.VertexModel`, ...).
+    (
+        "google.cloud.aiplatform_v1.services.model_service",
+        "google.cloud.aiplatform_v1.services.endpoint_service",
         "vtp.launchers.upload_model",
         "vtp.launchers.deploy_model",
         "google_cloud_pipeline_components.types.artifact_types",
@@ -119,10 +123,10 @@ STAGES: tuple[tuple[str, ...], ...] = (
     # import, and none of this project's components needs it, so it comes last.
     ("google.cloud.aiplatform",),
 )
-FOREGROUND_STAGES = 2
+FOREGROUND_STAGES = 3
 """These stages import at normal priority; the ones after them at low priority (jobs may be
 running by then, and take precedence), except the torch stage when the run wants it."""
-TORCH_STAGE = 2
+TORCH_STAGE = 3
 """The torch stage imports at normal priority when the client says its run has tasks that want
 it (`wanted_stage`), through the decision pipe (`main`), else in the background. Evaluation
 after a training job forks from it: at the lowest priority two replicas training on two cores
