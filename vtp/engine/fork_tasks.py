@@ -20,6 +20,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
@@ -51,9 +53,12 @@ class TaskServer:
     itself needs."""
 
     def __init__(self) -> None:
-        self._folder: tempfile.TemporaryDirectory | None = None
+        self._folder: Path | None = None
+        """The socket's folder, removed by `stop` (not a TemporaryDirectory: a server forked
+        from this process, and every task forked from it, would inherit its finalizer, and the
+        first task to exit would remove the socket)."""
         self.socket_path = ""
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen | _ForkedServer | None = None
         self._lock = threading.Lock()
         self._stages = fork_server.stages()
         self._decision = -1  # the write end of the server's decision pipe, until written
@@ -75,34 +80,43 @@ class TaskServer:
             os.close(self._decision)
             self._decision = -1
 
-    def start(self) -> None:
+    def start(self, fork_this_process: bool = False) -> None:
         """Start importing now, unless started already. The socket listens before the server
         runs, so a task can connect at once; it is forked as soon as the first stage is
-        imported."""
+        imported.
+
+        `fork_this_process`: the server is a fork of this process rather than a new
+        interpreter, and so starts with what this one has imported (kfp: its first stage). Only
+        for a process that has no thread and has not applied the start-up hook (a standby
+        worker, first thing): the server must import nothing under the task settings."""
         with self._lock:
             if self._process is not None:
                 return
-            self._folder = tempfile.TemporaryDirectory(prefix="vtp-tasks-")
+            self._folder = Path(tempfile.mkdtemp(prefix="vtp-tasks-"))
             # The socket takes any task the user may run: its folder must be theirs alone, in a
             # temporary folder no other user can swap it out of ($TMPDIR checked too).
-            private_files.check_private_dir(Path(self._folder.name))
-            self.socket_path = str(Path(self._folder.name) / "fork.sock")
+            private_files.check_private_dir(self._folder)
+            self.socket_path = str(self._folder / "fork.sock")
+            log_path = self._folder / "server.log"
             decision_read, self._decision = os.pipe()
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
                 listener.bind(self.socket_path)
                 listener.listen(64)
                 fds = [listener.fileno(), decision_read]
-                argv = [sys.executable, "-m", "vtp.engine.fork_server", *map(str, fds)]
                 try:
-                    with open(Path(self._folder.name) / "server.log", "wb") as log:
-                        self._process = subprocess.Popen(
-                            argv,
-                            env=_server_env(os.environ),
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL,
-                            stderr=log,
-                            pass_fds=fds,
-                        )
+                    if fork_this_process:
+                        self._process = _ForkedServer(fds, self._decision, log_path)
+                    else:
+                        argv = [sys.executable, "-m", "vtp.engine.fork_server", *map(str, fds)]
+                        with open(log_path, "wb") as log:
+                            self._process = subprocess.Popen(
+                                argv,
+                                env=_server_env(os.environ),
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL,
+                                stderr=log,
+                                pass_fds=fds,
+                            )
                 finally:
                     os.close(decision_read)
             self._send_decision()
@@ -118,7 +132,8 @@ class TaskServer:
                 self._process.terminate()
                 self._process.wait()
             if self._folder is not None:
-                self._folder.cleanup()
+                shutil.rmtree(self._folder, ignore_errors=True)
+                self._folder = None
 
     def fork(self, task: Plan, env: Mapping[str, str]) -> "ForkedTask":
         """Fork a child for `task` with environment `env`.
@@ -140,6 +155,48 @@ class TaskServer:
             connection.close()
             raise
         return ForkedTask(connection, open(read_end, errors="replace"))
+
+
+class _ForkedServer:
+    """The fork server as a child forked from this process (`TaskServer.start`)."""
+
+    def __init__(self, fds: list[int], close: int, log_path: Path) -> None:
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                _become_server(close, log_path)
+                code = fork_server.main([str(fd) for fd in fds])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+
+    def terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+
+    def wait(self) -> int:
+        return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+
+
+def _become_server(close: int, log_path: Path) -> None:
+    """In the forked child, what a server started as `python -m vtp.engine.fork_server` has:
+    SIGTERM's default action, stdin and stdout on /dev/null (not the worker's pipe from the
+    service), stderr on its log, the server's environment; and not the write end `close` of its
+    decision pipe, whose end of file it must see should the worker die first."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.close(close)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 2)
+    os.close(log)
+    env = _server_env(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
 
 
 class ForkedTask:

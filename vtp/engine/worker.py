@@ -13,9 +13,10 @@ tasks end and reports. The result goes to `RUN_DIR/result.json`: `{"succeeded": 
 
 `python -m vtp.engine.worker --standby CACHE_DIR [--no-cache]` is a worker started before its
 run (the service's standby, `vtp.local.pipeline_jobs.standby`): it does what does not depend on
-the run (the imports below, and its fork server, unless CACHE_DIR holds entries and its run may
-read them, which `--no-cache` says it will not: then the run may be all cache hits, and those
-imports wait as for any run), then reads its run from stdin, one JSON line `{"runDir", "env"}`.
+the run (the imports below, and its fork server, a fork of this process once it has imported
+kfp, unless CACHE_DIR holds entries and its run may read them, which `--no-cache` says it will
+not: then the run may be all cache hits, and those imports wait as for any run), then reads its
+run from stdin, one JSON line `{"runDir", "env"}`.
 It takes `env` into its environment (which its tasks get from it at task time), applies the
 start-up hook, puts what it printed so far and its output from then on in `RUN_DIR/run.log`,
 and runs as `python -m vtp.engine.worker RUN_DIR` does. End of file on stdin (the service is
@@ -171,7 +172,11 @@ def standby(cache_dir: Path, caching: bool = True) -> int:
     cache_dir = Path(os.environ.get(CACHE_DIR_ENV) or cache_dir)
     with fork_tasks.serving() as server:  # `run` serves its tasks from this one
         if server is not None and not (caching and _has_entries(cache_dir)):
-            server.start()  # first: its imports overlap this process's own
+            # First, and as a fork of this process once it has imported the server's first
+            # stage (kfp), which both need: the server's other imports overlap this process's
+            # own, and nothing is imported twice. No thread has started, no hook is applied.
+            _import_first_stage()
+            server.start(fork_this_process=True)
         _import_engine()
         line = sys.stdin.buffer.readline()
         if not line:  # the service closed the pipe, or is gone
@@ -182,6 +187,17 @@ def standby(cache_dir: Path, caching: bool = True) -> int:
         install_startup_hook(os.environ.get("PYTHONPATH", "").split(os.pathsep))
         _take_run_log(run_dir / "run.log")
         return main([str(run_dir)])
+
+
+def _import_first_stage() -> None:
+    """Import the fork server's first stage (kfp's executor, hence kfp) as the server would:
+    with kfp's client and aiplatform's clients deferred (`vtp.lazy_imports`)."""
+    from vtp import lazy_imports
+    from vtp.engine.fork_server import STAGES
+
+    lazy_imports.install()
+    for name in STAGES[0]:
+        importlib.import_module(name)
 
 
 def _take_run_log(log_path: Path) -> None:
