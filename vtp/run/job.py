@@ -138,7 +138,7 @@ class RunClient:
     def create(self, job: aiplatform_v1.PipelineJob) -> aiplatform_v1.PipelineJob:
         """Create `job` under PARENT with an ID as the SDK makes one (`job_id`); the created
         job (its name, QUEUED)."""
-        from google.api_core.exceptions import AlreadyExists
+        from google.api_core.exceptions import Aborted, Conflict
 
         base = job_id(job.display_name)
         for attempt in itertools.count(1):
@@ -147,8 +147,9 @@ class RunClient:
                 return self.client.create_pipeline_job(
                     parent=PARENT, pipeline_job=job, pipeline_job_id=wanted
                 )
-            except AlreadyExists:  # another run of it in the same second
-                if attempt == 10:
+            except Conflict as exc:  # another run of it in the same second: the ID is taken
+                # (over REST a 409 is a plain Conflict; over gRPC, AlreadyExists)
+                if isinstance(exc, Aborted) or attempt == 10:
                     raise
         raise AssertionError("unreachable")
 

@@ -42,3 +42,22 @@ def test_the_job_id_is_the_sdks() -> None:
     when = datetime(2026, 11, 24, 5, 6, 7)
     assert job.job_id("My Pipeline_2", when) == "my-pipeline-2-20261124050607"
     assert job.job_id("2-step", when) == "run-2-step-20261124050607"
+
+
+def test_a_run_created_in_the_second_of_another_takes_the_next_free_id(
+    local_service, tiny_yaml, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rerun of cache hits can start within the second its first run started in: the SDK's
+    # timestamp ID is taken then (409, a plain Conflict over REST), and the run takes the next.
+    from datetime import datetime
+
+    when = datetime(2026, 11, 24, 5, 6, 7)
+    stamped = job.job_id
+    monkeypatch.setattr(job, "job_id", lambda name, now=None: stamped(name, when))
+    client = job.RunClient(local_service.url, local_service.token)
+    request = job.request(sources.load(str(tiny_yaml)).spec(), {"marker_uri": "gs://b/m"}, None)
+    first, second = client.create(request), client.create(request)
+    for created in (first, second):
+        client.cancel(created.name)
+    base = f"{local_service.parent}/pipelineJobs/{stamped(request.display_name, when)}"
+    assert (first.name, second.name) == (base, f"{base}-2")
