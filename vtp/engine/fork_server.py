@@ -98,14 +98,16 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "torch",
         "vtp.launchers.evaluation",
         "trainer.evaluate",
-        "trainer.export",
         "trainer.tasks.digits",
         "threadpoolctl",
     ),
     # What torch.export imports on first use (the export task's trace, its passes and sympy),
     # so no task imports them after its fork: twice the time torch takes, and only export
-    # needs it. The stage then exports a tiny model once (`_warm_torch_export`).
+    # needs it. The stage then exports a tiny model once (`_warm_torch_export`). It imports in
+    # the background; the export task of a run that wants torch waits for it, a while
+    # (`EXPORT_WAIT_SECONDS`).
     (
+        "trainer.export",
         "torch.export._trace",
         "torch._inductor.ir",
         "torch._export.passes.replace_autocast_with_hop_pass",
@@ -133,6 +135,14 @@ after a training job forks from it: at the lowest priority two replicas training
 starved it, and evaluation imported torch cold after the job (1.5-3 s); at normal priority it
 takes 1.6 s of CPU while the job starts, and evaluation takes 0.25 s. A run without such tasks
 (most small pipelines) would only lose that CPU to it: it stays in the background there."""
+EXPORT_WAIT_SECONDS = 3.0
+"""How long a task of a run that wants torch waits for the torch.export stage (the stage after
+the torch stage), which imports in the background, before it forks from the torch stage and
+imports what it needs itself. At the lowest priority the stage gets only what the run's jobs
+leave of the CPU, and a short training job could end before it had imported: the export task
+then imported torch.export itself, 1.3 s more (1 `vtp run train` in 6). Once the jobs have
+ended, what the stage has left to import takes at most what the task would take for all of it;
+should other jobs still run and starve it, the task waits no longer than this."""
 _TORCH_FIRST = b"F"
 PRELOAD_ENV = "VTP_TASK_PRELOAD"
 """Comma-separated modules a pipeline's own tasks import, added to the last stage."""
@@ -197,12 +207,17 @@ def _serve(
     zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
     zygote_ready = False
     # A task may wait for the next stage while it imports at normal priority: a client asks for
-    # the torch stage only when it said it wants it.
-    waits_for_zygote = depth + 1 <= TORCH_STAGE
-    pending: list[tuple[socket.socket, int]] = []  # requests waiting for the zygote
+    # the torch stage only when it said it wants it. The torch.export stage imports in the
+    # background: its tasks wait for it only a while (`EXPORT_WAIT_SECONDS`).
+    waits_for_zygote = depth + 1 <= TORCH_STAGE or (depth == TORCH_STAGE and not background)
+    patience = EXPORT_WAIT_SECONDS if depth == TORCH_STAGE else None
+    pending: list[tuple[socket.socket, int, float]] = []  # requests waiting, and till when
     client = os.getppid()
     while True:
-        readable, _, _ = select.select([source, *([zygote] if zygote else [])], [], [], 1.0)
+        soonest = min((until for _, _, until in pending), default=time.monotonic() + 1.0)
+        timeout = max(0.0, min(1.0, soonest - time.monotonic()))
+        watched = [source, *([zygote] if zygote else [])]
+        readable, _, _ = select.select(watched, [], [], timeout)
         if upstream is None and os.getppid() != client:  # the client died without stopping us
             return
         if zygote in readable:
@@ -210,19 +225,26 @@ def _serve(
             if not zygote_ready:  # the zygote died: fork from here from now on
                 zygote.close()
                 zygote = None
-            for connection, wanted in pending:
-                _hand_on(connection, wanted, zygote, (source, zygote, *(c for c, _ in pending)))
+            for connection, wanted, _ in pending:
+                held = (c for c, _, _ in pending)
+                _hand_on(connection, wanted, zygote, (source, zygote, *held))
             pending.clear()
+        now = time.monotonic()
+        for late in [p for p in pending if p[2] <= now]:  # waited long enough: fork here
+            pending.remove(late)
+            held = (c for c, _, _ in pending)
+            _hand_on(late[0], late[1], None, (source, zygote, *held))
         if source in readable:
             request = _next_request(source, upstream)
             if request is None:  # the stage above ended
                 return
             connection, wanted = request
             if zygote is not None and not zygote_ready and waits_for_zygote and wanted > depth:
-                pending.append(request)
+                pending.append((connection, wanted, now + (patience or float("inf"))))
             else:
                 ready = zygote if zygote_ready else None
-                _hand_on(connection, wanted, ready, (source, zygote, *(c for c, _ in pending)))
+                held = (c for c, _, _ in pending)
+                _hand_on(connection, wanted, ready, (source, zygote, *held))
 
 
 def _hand_on(
@@ -245,9 +267,10 @@ def wanted_stage(
 ) -> int:
     """The deepest stage a task may wait for that preloads a module of `imports` or a package of
     one (a task's code names `vtp.launchers.custom_job`: stage 1; `vtp.launchers.evaluation`:
-    the torch stage, when `torch_first`, i.e. it imports at normal priority); 0 when none does."""
+    the torch stage, and `trainer.export` the torch.export stage after it, when `torch_first`,
+    i.e. the torch stage imports at normal priority); 0 when none does."""
     wanted = 0
-    waitable = TORCH_STAGE + 1 if torch_first else FOREGROUND_STAGES
+    waitable = TORCH_STAGE + 2 if torch_first else FOREGROUND_STAGES
     for depth, modules in enumerate(stages[:waitable]):
         if any(name == m or name.startswith(m + ".") for name in imports for m in modules):
             wanted = depth

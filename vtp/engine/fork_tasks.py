@@ -316,6 +316,6 @@ def wants_torch(spec: Mapping[str, object]) -> bool:
                 imports |= task_commands.imported(word)
         if "-m" in words[:-1]:
             imports.add(str(words[words.index("-m") + 1]))
-        if fork_server.wanted_stage(imports, stages) == fork_server.TORCH_STAGE:
-            return True
+        if fork_server.wanted_stage(imports, stages) >= fork_server.TORCH_STAGE:
+            return True  # the torch stage, or the torch.export one after it
     return False

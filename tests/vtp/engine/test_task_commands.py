@@ -95,15 +95,20 @@ def test_a_task_names_what_its_code_imports_and_so_the_stage_it_wants():
     assert fork_server.wanted_stage(plain.imports, fork_server.stages()) == 0
 
 
-@pytest.mark.parametrize("name", ["evaluate_checkpoints", "export_model"])
-def test_the_tasks_after_a_training_job_wait_for_the_torch_stage(name):
-    # The project's own components, as a pipeline compiles them: evaluation and export fork
-    # from the stage that imported torch rather than importing it again beside it.
+@pytest.mark.parametrize(
+    ("name", "preloaded"),
+    [("evaluate_checkpoints", "torch"), ("export_model", "torch.export._trace")],
+)
+def test_the_tasks_after_a_training_job_wait_for_the_torch_stages(name, preloaded):
+    # The project's own components, as a pipeline compiles them: evaluation forks from the
+    # stage that imported torch, export from the one that imported torch.export, rather than
+    # importing them again beside it; without the run's word, from neither.
     component = getattr(__import__(f"components.{name}", fromlist=[name]), name)
     found = plan(_full_command(component))
     assert isinstance(found, Plan)
     stages = fork_server.stages()
-    assert "torch" in stages[fork_server.wanted_stage(found.imports, stages)]
+    assert preloaded in stages[fork_server.wanted_stage(found.imports, stages)]
+    assert fork_server.wanted_stage(found.imports, stages, torch_first=False) == 0
 
 
 @pytest.mark.parametrize(
