@@ -23,7 +23,8 @@ job-submitting task names the launcher that stage 1 imports, evaluation and expo
 which the torch stage imports; `wanted_stage`). A foreground stage imports at normal priority
 and its import has started already, so such a task waits for it (the stage above holds the
 request until its zygote reports) instead of importing the same modules again beside it. A
-background stage may wait behind running jobs: no task waits for one.
+background stage may wait behind running jobs: no task waits for one, but the export task of a
+run that wants torch waits for the torch.export stage a while (`EXPORT_WAIT_SECONDS`).
 
 The wire protocol, per connection (client in `fork_tasks.py`):
 
@@ -226,14 +227,12 @@ def _serve(
                 zygote.close()
                 zygote = None
             for connection, wanted, _ in pending:
-                held = (c for c, _, _ in pending)
-                _hand_on(connection, wanted, zygote, (source, zygote, *held))
+                _hand_on(connection, wanted, zygote, (source, zygote, *_held(pending)))
             pending.clear()
         now = time.monotonic()
         for late in [p for p in pending if p[2] <= now]:  # waited long enough: fork here
             pending.remove(late)
-            held = (c for c, _, _ in pending)
-            _hand_on(late[0], late[1], None, (source, zygote, *held))
+            _hand_on(late[0], late[1], None, (source, zygote, *_held(pending)))
         if source in readable:
             request = _next_request(source, upstream)
             if request is None:  # the stage above ended
@@ -243,8 +242,12 @@ def _serve(
                 pending.append((connection, wanted, now + (patience or float("inf"))))
             else:
                 ready = zygote if zygote_ready else None
-                held = (c for c, _, _ in pending)
-                _hand_on(connection, wanted, ready, (source, zygote, *held))
+                _hand_on(connection, wanted, ready, (source, zygote, *_held(pending)))
+
+
+def _held(pending: Sequence[tuple[socket.socket, int, float]]) -> list[socket.socket]:
+    """The connections of the requests waiting here, which a forked task must close."""
+    return [connection for connection, _, _ in pending]
 
 
 def _hand_on(
