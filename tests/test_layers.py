@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.process_exit",
         "vtp.stop_signals",
         "vtp.lazy_imports",
+        "vtp.import_gc",
         "vtp",
     ),
 ]

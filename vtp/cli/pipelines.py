@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vtp import import_gc
 from vtp.cli import UsageError, add_param_flag, preflight
 
 DEFAULT_RUN_DIR = ".vtp/run"
@@ -107,6 +108,16 @@ def _defaults(declared: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Until the run's job exists, this process imports (the pipeline, kfp, the service, the
+    # clients): without the collector, which the run resumes then (`vtp.import_gc`).
+    import_gc.pause()
+    try:
+        return _run_paused(args)
+    finally:
+        import_gc.resume()
+
+
+def _run_paused(args: argparse.Namespace) -> int:
     from vtp.run import target
 
     target.prepare(args.state_dir, args.cache)  # the run's worker imports while this does

@@ -64,6 +64,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
+from vtp import import_gc
 from vtp.engine import fork_threads
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
@@ -291,14 +292,17 @@ def native_threads() -> int:
 def _preload(modules: Sequence[str], background: bool) -> None:
     """Import `modules`; in the background, from a thread of the lowest priority, so running
     jobs lose no CPU to it, while this process's main thread (which forks the tasks) keeps its
-    normal priority. The thread has ended before anything is forked."""
-    if background:
-        thread = threading.Thread(target=_import_all, args=(modules, True), name="preload")
-        thread.start()
-        thread.join()
-        _until_thread_ended(thread.native_id)
-    else:
-        _import_all(modules, False)
+    normal priority. The thread has ended before anything is forked. The collector is off
+    meanwhile, and what is preloaded is frozen (`vtp.import_gc`): tasks forked from here do not
+    walk it."""
+    with import_gc.paused():
+        if background:
+            thread = threading.Thread(target=_import_all, args=(modules, True), name="preload")
+            thread.start()
+            thread.join()
+            _until_thread_ended(thread.native_id)
+        else:
+            _import_all(modules, False)
     _spare_tasks_the_teardown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vtp import import_gc
 from vtp.process_exit import exit_now
 
 if TYPE_CHECKING:
@@ -91,10 +92,11 @@ def _has_entries(cache_dir: Path) -> bool:
 
 def _import_engine() -> None:
     """Import what running a spec takes: kfp (`_import_kfp_runtime`), its spec's types, the
-    engine."""
-    _import_kfp_runtime()
-    for name in _ENGINE_MODULES:
-        importlib.import_module(name)
+    engine; without the collector (`vtp.import_gc`)."""
+    with import_gc.paused():
+        _import_kfp_runtime()
+        for name in _ENGINE_MODULES:
+            importlib.import_module(name)
 
 
 def _run(run_dir: Path, asked: dict[str, Any], cache_dir: Path, caching: bool) -> dict[str, Any]:
@@ -196,8 +198,9 @@ def _import_first_stage() -> None:
     from vtp.engine.fork_server import STAGES
 
     lazy_imports.install()
-    for name in STAGES[0]:
-        importlib.import_module(name)
+    with import_gc.paused():  # and frozen before the server is forked
+        for name in STAGES[0]:
+            importlib.import_module(name)
 
 
 def _take_run_log(log_path: Path) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from vtp import private_files
+from vtp import import_gc, private_files
 from vtp.run import follow, job, summary, target
 
 _log = logging.getLogger(__name__)
@@ -104,6 +104,7 @@ def run_pipeline(
         if context is not None:
             client.join(context, created)
             _log.info("Experiment %s: run %s", experiment, created.name.rpartition("/")[2])
+        import_gc.resume()  # the imports a caller paused the collector for are done
         started = time.monotonic()
         page = service.console(created.name)
         _log.info("Pipeline job %s", created.name)

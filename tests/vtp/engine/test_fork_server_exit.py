@@ -1,7 +1,8 @@
 """A task forked from the fork server's torch stage ends as a fresh interpreter would: its own
 exit handlers, its own torch libraries' teardown, logging's flush and multiprocessing's exit
 function run; what torch registered as the server imported it is not undone one operator at a
-time. Its output ends as soon as it has finished, unless a process it started still holds it."""
+time. Its output ends as soon as it has finished, unless a process it started still holds it.
+It collects its own garbage, and its collections skip what the server preloaded."""
 
 import os
 from collections.abc import Iterator
@@ -143,3 +144,33 @@ def test_each_task_draws_its_own_random_numbers_as_a_fresh_interpreter_does(
             task.close()
         draws.append((tmp_path / name / "draw.txt").read_text())
     assert draws[0] != draws[1]  # torch seeds its generator afresh in every interpreter
+
+
+GC_TASK = """
+import gc, weakref
+import torch
+
+class Node: pass
+node = Node(); node.self = node
+gone = weakref.ref(node); del node
+gc.collect()
+print(gc.isenabled(), gc.get_freeze_count() > 100_000, gone() is None, flush=True)
+"""
+
+
+def test_a_task_collects_its_garbage_and_never_walks_what_the_server_preloaded(
+    server: fork_tasks.TaskServer, tmp_path: Path
+) -> None:
+    """The stages import without the collector and freeze what they imported (`import_gc`):
+    a task has it on, and its passes skip torch's objects (nor copy the pages they are on)."""
+    (tmp_path / "team_gc_task.py").write_text(GC_TASK)
+    task = server.fork(
+        Plan("team_gc_task", [], {}, frozenset({"team_gc_task", "torch"})),
+        {**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    try:
+        lines = list(task.lines)
+        assert task.wait() == 0
+    finally:
+        task.close()
+    assert lines == ["True True True\n"]
