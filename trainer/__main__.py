@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from trainer.config import parse_args
+from vtp import import_gc
 from vtp.process_exit import exit_now
 
 
@@ -26,7 +27,8 @@ def main(argv: Sequence[str] | None = None, gpus: int | None = None, announce: b
         then = "meeting the job's other nodes" if peers else "training"
         print(f"trainer: starting {config.task}: importing PyTorch and the task, then {then}",
               flush=True)  # fmt: skip
-    from trainer.launch import EXIT_USAGE, launch, plan
+    with import_gc.paused():  # PyTorch's objects, frozen: training's collections skip them
+        from trainer.launch import EXIT_USAGE, launch, plan
 
     try:
         nodes, nproc = plan(config, os.environ, gpus)

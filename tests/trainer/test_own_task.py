@@ -163,3 +163,25 @@ def test_a_malformed_task_is_refused_naming_what_is_wrong() -> None:
         tasks.goals(module(metrics=lambda o, t: {}), "made_task")
     with pytest.raises(ValueError, match=r"GOALS\['rmse'\] must be MAXIMIZE or MINIMIZE"):
         tasks.goals(module(metrics=lambda o, t: {}, GOALS={"rmse": "LOWER"}), "made_task")
+
+
+GC_TASK = '''
+import gc
+
+from my_task import *  # noqa: F403
+from my_task import build_model as build_my_model
+
+
+def build_model(config):
+    print("collector on:", gc.isenabled(), "torch frozen:", gc.get_freeze_count() > 100_000)
+    return build_my_model(config)
+'''
+
+
+def test_training_collects_its_garbage_and_never_walks_pytorchs_objects(team: Path) -> None:
+    """The trainer imports PyTorch without the collector and freezes it (`vtp.import_gc`):
+    the collector is on by the time the task builds its model, and its passes skip torch."""
+    (team / "gc_task.py").write_text(GC_TASK)
+    result = trainer(team, "--task=gc_task", "--max_steps=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "collector on: True torch frozen: True" in result.stdout
