@@ -165,7 +165,7 @@ def test_a_malformed_task_is_refused_naming_what_is_wrong() -> None:
         tasks.goals(module(metrics=lambda o, t: {}, GOALS={"rmse": "LOWER"}), "made_task")
 
 
-GC_TASK = '''
+GC_TASK = """
 import gc
 
 from my_task import *  # noqa: F403
@@ -175,7 +175,7 @@ from my_task import build_model as build_my_model
 def build_model(config):
     print("collector on:", gc.isenabled(), "torch frozen:", gc.get_freeze_count() > 100_000)
     return build_my_model(config)
-'''
+"""
 
 
 def test_training_collects_its_garbage_and_never_walks_pytorchs_objects(team: Path) -> None:
