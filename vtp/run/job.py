@@ -19,6 +19,7 @@ run's log is the service's local `:logs` extension of pipelineJobs.
 """
 
 import copy
+import functools
 import itertools
 import re
 from datetime import datetime
@@ -93,15 +94,20 @@ class RunClient:
             client_options=ClientOptions(api_endpoint=self.url),
             credentials=Credentials(token),
         )
-        self.metadata = aiplatform_v1.MetadataServiceClient(
-            transport="rest",
-            client_options=ClientOptions(api_endpoint=self.url),
-            credentials=Credentials(token),
-        )
+        self._token = token
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
         self.last_state = aiplatform_v1.PipelineState.PIPELINE_STATE_UNSPECIFIED
         """The run's state in the last `logs` answer."""
+
+    @functools.cached_property
+    def metadata(self) -> aiplatform_v1.MetadataServiceClient:
+        """The service's MetadataServiceClient (made when a run joins an experiment)."""
+        return aiplatform_v1.MetadataServiceClient(
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=self.url),
+            credentials=Credentials(self._token),
+        )
 
     def experiment(self, name: str) -> aiplatform_v1.Context:
         """The experiment `name`'s context, created as `aiplatform.Experiment.create` creates
