@@ -97,11 +97,14 @@ class RunClient:
         self._token = token
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
+        # The local service, never through a proxy: nor read the environment's proxy settings
+        # at every request (each read walks the whole environment).
+        self.session.trust_env = False
         self.last_state = aiplatform_v1.PipelineState.PIPELINE_STATE_UNSPECIFIED
         """The run's state in the last `logs` answer."""
 
     @functools.cached_property
-    def metadata(self) -> aiplatform_v1.MetadataServiceClient:
+    def metadata(self) -> "aiplatform_v1.MetadataServiceClient":  # (a hint that imports none)
         """The service's MetadataServiceClient (made when a run joins an experiment)."""
         return aiplatform_v1.MetadataServiceClient(
             transport="rest",
