@@ -127,6 +127,11 @@ STAGES: tuple[tuple[str, ...], ...] = (
     # import, and none of this project's components needs it, so it comes last.
     ("google.cloud.aiplatform",),
 )
+SDK_STAGE = len(STAGES) - 1
+"""The full SDK's stage, the last: imported only when the client says its run may want it
+(`main`; `fork_tasks.wants_sdk`)."""
+SDK_IMPORTERS = ("google_cloud_pipeline_components.container",)
+"""Modules that import the full SDK: a task that runs one (GCPC's launchers) wants its stage."""
 FOREGROUND_STAGES = 3
 """These stages import at normal priority; the ones after them at low priority (jobs may be
 running by then, and take precedence), except the torch stage when the run wants it."""
@@ -145,7 +150,9 @@ leave of the CPU, and a short training job could end before it had imported: the
 then imported torch.export itself, 1.3 s more (1 `vtp run train` in 6). Once the jobs have
 ended, what the stage has left to import takes at most what the task would take for all of it;
 should other jobs still run and starve it, the task waits no longer than this."""
-_TORCH_FIRST = b"F"
+TORCH_FIRST, NO_SDK_STAGE = b"F", b"N"
+"""The client's decision (`main`): its first byte, `TORCH_FIRST` or another; its second,
+`NO_SDK_STAGE` or another."""
 PRELOAD_ENV = "VTP_TASK_PRELOAD"
 """Comma-separated modules a pipeline's own tasks import, added to the last stage."""
 HOOK_FILE = STARTUP_HOOK_DIR / "sitecustomize.py"
@@ -169,9 +176,11 @@ _decision_fd = -1
 def main(argv: Sequence[str]) -> int:
     """Serve task requests on the listening socket inherited as fd `argv[0]` until the client
     ends this process or exits itself. `argv[1]`, if given, is the read end of a pipe on which
-    the client writes one byte once it knows its run: `F` when the run has tasks that want the
-    torch stage (it then imports at normal priority), anything else or its end: background. The
-    torch stage waits for that byte before it imports; the stages above it serve meanwhile."""
+    the client writes two bytes once it knows its run. The first: `F` when the run has tasks
+    that want the torch stage (it then imports at normal priority), anything else or its end:
+    background. The torch stage waits for that byte before it imports; the stages above it
+    serve meanwhile. The second: `N` when no task of the run wants the full SDK's stage (the
+    stage before it then starts none), anything else or its end: the stage is imported."""
     global _decision_fd
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the tasks; the client stops us
@@ -181,12 +190,23 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
+def _sdk_wanted() -> bool:
+    """The client's decision for the full SDK's stage, the byte after the torch stage's: the
+    stage is imported unless the client said its run does not want it."""
+    if _decision_fd < 0:
+        return True
+    try:
+        return os.read(_decision_fd, 1) != NO_SDK_STAGE
+    except OSError:
+        return True
+
+
 def _torch_wanted() -> bool:
     """The client's decision for the torch stage (blocks until it writes it or goes away)."""
     if _decision_fd < 0:
         return False
     try:
-        return os.read(_decision_fd, 1) == _TORCH_FIRST
+        return os.read(_decision_fd, 1) == TORCH_FIRST
     except OSError:
         return False
 
@@ -206,6 +226,8 @@ def _serve(
             upstream.sendall(_UNFIT)
             return
         upstream.sendall(_READY)
+    if depth + 1 == SDK_STAGE and len(remaining) == 2 and not _sdk_wanted():
+        remaining = remaining[:1]  # this run has no use for the full SDK: no stage for it
     zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
     zygote_ready = False
     # A task may wait for the next stage while it imports at normal priority: a client asks for

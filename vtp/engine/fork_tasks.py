@@ -63,20 +63,25 @@ class TaskServer:
         self._stages = fork_server.stages()
         self._decision = -1  # the write end of the server's decision pipe, until written
         self.torch_first: bool | None = None
+        self.sdk_stage = True
 
-    def decide(self, torch_first: bool) -> None:
+    def decide(self, torch_first: bool, sdk_stage: bool = True) -> None:
         """Say whether this run has tasks that want the torch stage (`wants_torch`): it then
-        imports at normal priority, and those tasks wait for it (`fork_server.TORCH_STAGE`).
-        The server's torch stage waits for this; a server started before its run was known (a
-        standby's) learns it when the run comes."""
+        imports at normal priority, and those tasks wait for it (`fork_server.TORCH_STAGE`);
+        and whether the server should import the full SDK at all (`wants_sdk`; without it, a
+        task that imports it after all does so itself). The server's torch stage waits for
+        this; a server started before its run was known (a standby's) learns it when the run
+        comes."""
         with self._lock:
-            self.torch_first = torch_first
+            self.torch_first, self.sdk_stage = torch_first, sdk_stage
             self._send_decision()
 
     def _send_decision(self) -> None:
         if self._decision >= 0 and self.torch_first is not None:
+            torch = fork_server.TORCH_FIRST if self.torch_first else b"B"
+            sdk = b"S" if self.sdk_stage else fork_server.NO_SDK_STAGE
             with contextlib.suppress(OSError):  # the server is gone: nothing waits for it
-                os.write(self._decision, b"F" if self.torch_first else b"B")
+                os.write(self._decision, torch + sdk)
             os.close(self._decision)
             self._decision = -1
 
@@ -305,6 +310,33 @@ def wants_torch(spec: Mapping[str, object]) -> bool:
     stage: its component's code, or the module its container runs, names a module that stage
     preloads (`fork_server.wanted_stage`)."""
     stages = fork_server.stages()
+    return any(
+        fork_server.wanted_stage(imports, stages) >= fork_server.TORCH_STAGE  # or torch.export
+        for imports in _executor_imports(spec)
+    )
+
+
+def wants_sdk(spec: Mapping[str, object]) -> bool:
+    """Whether a task of the PipelineSpec `spec` (as a dict) may want the fork server's last
+    stage, the full aiplatform SDK's (`fork_server.SDK_STAGE`): its component's code, or the
+    module its container runs, names a module of it (`google.cloud.aiplatform`) or of Google's
+    component launchers, which import it; or $VTP_TASK_PRELOAD adds modules to it. A run
+    without such a task (the train pipeline: its tasks use aiplatform_v1's clients) spares the
+    CPU and memory its import takes while the run's jobs train; a task that imports the SDK
+    anyway imports it itself."""
+    stages = fork_server.stages()
+    if stages[-1] != fork_server.STAGES[-1]:  # modules the user asked to be preloaded
+        return True
+    sdk = (*fork_server.STAGES[fork_server.SDK_STAGE], *fork_server.SDK_IMPORTERS)
+    return any(
+        any(name == m or name.startswith(m + ".") for name in imports for m in sdk)
+        for imports in _executor_imports(spec)
+    )
+
+
+def _executor_imports(spec: Mapping[str, object]) -> Iterator[set[str]]:
+    """For each executor of the PipelineSpec `spec` (as a dict): the modules its component's
+    code imports, and the module its container runs (`-m`)."""
     deployment = spec.get("deploymentSpec")
     executors = deployment.get("executors", {}) if isinstance(deployment, dict) else {}
     for executor in executors.values() if isinstance(executors, dict) else ():
@@ -316,6 +348,4 @@ def wants_torch(spec: Mapping[str, object]) -> bool:
                 imports |= task_commands.imported(word)
         if "-m" in words[:-1]:
             imports.add(str(words[words.index("-m") + 1]))
-        if fork_server.wanted_stage(imports, stages) >= fork_server.TORCH_STAGE:
-            return True  # the torch stage, or the torch.export one after it
-    return False
+        yield imports

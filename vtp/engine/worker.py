@@ -74,8 +74,10 @@ def run(run_dir: Path) -> dict[str, Any]:
     cache_dir = os.environ.get(CACHE_DIR_ENV) or asked.get("cacheDir") or run_dir.parent / ".cache"
     caching = asked.get("enableCaching", True)
     with fork_tasks.serving() as server:
-        if server is not None:  # its torch stage imports at normal priority only if wanted
-            server.decide(fork_tasks.wants_torch(asked["pipelineSpec"]))
+        if server is not None:  # its torch stage imports at normal priority only if wanted,
+            # and its last stage, the full SDK, only if wanted at all
+            spec = asked["pipelineSpec"]
+            server.decide(fork_tasks.wants_torch(spec), fork_tasks.wants_sdk(spec))
         if server is not None and not (caching and _has_entries(Path(cache_dir))):
             server.start()
         return _run(run_dir, asked, Path(cache_dir), caching)

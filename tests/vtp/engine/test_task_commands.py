@@ -145,3 +145,41 @@ def test_only_a_run_with_torch_tasks_imports_torch_at_normal_priority():
     # Without the run's word, a task waits for no stage the server may import in the background.
     stages = fork_server.stages()
     assert fork_server.wanted_stage({"vtp.launchers.evaluation"}, stages, torch_first=False) == 0
+
+
+def sdk_job(project: str) -> str:
+    from google.cloud import aiplatform
+
+    aiplatform.init(project=project)
+    return project
+
+
+def test_only_a_run_with_a_task_that_imports_the_sdk_has_its_fork_server_import_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The train pipeline's tasks use aiplatform_v1's clients, never the full SDK; a team's
+    # component that imports it, and GCPC's launchers (which import it), want its stage.
+    from google.protobuf import json_format
+    from google_cloud_pipeline_components.v1.model import ModelUploadOp
+
+    from pipelines import catalog
+    from vtp.engine.fork_tasks import wants_sdk
+
+    def spec(pipeline: object) -> dict:
+        return json_format.MessageToDict(pipeline.pipeline_spec)  # type: ignore[attr-defined]
+
+    assert not wants_sdk(spec(catalog.entry("train").load()))
+
+    @dsl.pipeline(name="team")
+    def team(project: str = "p"):
+        dsl.component(sdk_job, base_image="python:3.11")(project=project)
+
+    @dsl.pipeline(name="gcpc")
+    def gcpc(project: str = "p"):
+        ModelUploadOp(project=project, display_name="m")
+
+    assert wants_sdk(spec(team))
+    assert wants_sdk(spec(gcpc))
+    # Modules the user asks the server to preload go to that stage: it is then always built.
+    monkeypatch.setenv(fork_server.PRELOAD_ENV, "my_heavy_module")
+    assert wants_sdk(spec(catalog.entry("train").load()))

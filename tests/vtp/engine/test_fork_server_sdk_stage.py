@@ -1,0 +1,65 @@
+"""The fork server imports the full SDK (its last stage) only for a run that may want it
+(`fork_tasks.wants_sdk`): told that no task of the run imports it, the stage before it starts
+no process for it, and the run's jobs do not lose CPU to an import nobody uses."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from vtp.engine import fork_server, fork_tasks
+from vtp.engine.task_commands import Plan
+
+pytestmark = pytest.mark.slow
+
+TASK = """
+import os, sys
+print(os.getpid(), "torch.export._trace" in sys.modules, flush=True)
+"""
+
+
+def descendants(pid: int) -> set[int]:
+    """`pid` and every process below it, by their parents in /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        found.add(todo[-1])
+        todo += children.get(todo.pop(), [])
+    return found
+
+
+@pytest.mark.parametrize("sdk_stage", [False, True], ids=["not wanted", "wanted"])
+def test_the_sdk_stage_exists_only_when_the_run_may_want_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sdk_stage: bool
+) -> None:
+    (tmp_path / "stage_probe.py").write_text(TASK)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with fork_tasks.serving() as server:
+        assert server is not None
+        server.decide(torch_first=True, sdk_stage=sdk_stage)
+        imports = frozenset({"stage_probe", "trainer.export"})
+        tasks: set[int] = set()
+        deadline = time.monotonic() + 120
+        while True:  # a task waits for the torch.export stage a while: until one finds it
+            task = server.fork(Plan("stage_probe", [], {}, imports), dict(os.environ))
+            try:
+                pid, export_stage = task.lines.readline().split()
+                assert task.wait() == 0
+            finally:
+                task.close()
+            tasks.add(int(pid))
+            if export_stage == "True":
+                break
+            assert time.monotonic() < deadline, "the torch.export stage never came"
+        # That stage served the task, so it has decided on (and started) the next by now.
+        assert server._process is not None
+        stages = descendants(server._process.pid) - tasks
+    assert len(stages) == fork_server.SDK_STAGE + sdk_stage  # stages 0..4, and the SDK's
