@@ -140,3 +140,31 @@ def test_a_package_that_cannot_be_lazy_imports_as_written(tmp_path: Path, init: 
     )
     assert out.splitlines()[0] == "slow imported"
     assert out.splitlines()[-1] == "imported 1"
+
+
+def test_aiplatform_types_are_imported_module_by_module_and_an_operation_still_parses() -> None:
+    """The job client takes the type modules it names; an Operation whose metadata is a type
+    no module imported yet parses once the service's gRPC front has imported what it packs."""
+    out = python("""
+        import sys
+        from vtp import lazy_imports
+        lazy_imports.install()
+        from google.cloud.aiplatform_v1.services.job_service import JobServiceClient
+        from google.cloud.aiplatform_v1 import types
+        loaded = sum(m.startswith("google.cloud.aiplatform_v1.types.") for m in sys.modules)
+        deploy = "google.cloud.aiplatform_v1.types.endpoint_service" in sys.modules
+        from google.longrunning import operations_pb2
+        from google.protobuf import json_format
+        text = ('{"name": "op", "metadata": {"@type": "type.googleapis.com/'
+                'google.cloud.aiplatform.v1.DeployModelOperationMetadata", '
+                '"genericMetadata": {"createTime": "2026-01-01T00:00:00Z"}}}')
+        from vtp.local.grpc_server import _define_packed_types
+        _define_packed_types(text)
+        parsed = json_format.Parse(text, operations_pb2.Operation())
+        print(loaded < len(types.__all__) // 4, deploy,
+              parsed.metadata.type_url.endswith("DeployModelOperationMetadata"),
+              types.DeployModelOperationMetadata.__module__)
+    """)
+    assert out.split() == [
+        "True", "False", "True", "google.cloud.aiplatform_v1.types.endpoint_service"
+    ]

@@ -22,6 +22,7 @@ TLS front (`tls_front.py`), as the SDK only builds TLS channels. Each call must 
 service's bearer token as `authorization` metadata, as the SDK's credentials send it.
 """
 
+import contextlib
 import functools
 import importlib
 import json
@@ -111,8 +112,24 @@ class Method:
         if issubclass(self.response, proto.Message):
             message = self.response.from_json(text, ignore_unknown_fields=True)
             return self.response.serialize(message)
+        _define_packed_types(text)  # a long-running Operation's metadata and response
         message = json_format.Parse(text, self.response(), ignore_unknown_fields=True)
         return message.SerializeToString()
+
+
+_PACKED_TYPE = re.compile(
+    r'"@type"\s*:\s*"type\.googleapis\.com/google\.cloud\.aiplatform\.(v1|v1beta1)\.(\w+)"'
+)
+
+
+def _define_packed_types(text: str) -> None:
+    """Import the aiplatform message types that `text` packs (`google.protobuf.Any`, by their
+    `@type`), so the protobuf descriptor pool knows them as the JSON is parsed: the service
+    builds operations as JSON and may never have imported the module of their metadata's type
+    (`vtp.lazy_imports` defers aiplatform_v1's types until used)."""
+    for version, name in set(_PACKED_TYPE.findall(text)):
+        with contextlib.suppress(ImportError):
+            getattr(importlib.import_module(f"google.cloud.aiplatform_{version}.types"), name, None)
 
 
 def _transcode(http_options: list[dict[str, str]], request: Any) -> tuple[str, str, bytes]:
