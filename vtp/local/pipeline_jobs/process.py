@@ -26,6 +26,7 @@ watched, cancelled and killed the same way.
 
 import os
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -109,22 +110,30 @@ class RunProcess:
         self, on_started: Callable[[], None], on_poll: Callable[[], None] = lambda: None
     ) -> int:
         """Wait for the worker to exit (calling `on_started` once its pipeline runs, and
-        `on_poll` at every poll while it runs); its status.
+        `on_poll` at every poll while it runs); its status. What the run left behind is then
+        being killed; `wait_ended` waits until it is gone.
 
         A thread of its own waits for the exit (a blocking waitpid), so the exit is seen when
         it happens, not up to 50 ms later as `Popen.wait(timeout)`'s sleeps between polls
-        would see it; this loop wakes at once then, or every poll interval to do its work."""
+        would see it; this loop wakes at once then, or every poll interval to do its work.
+        The worker runs under the shim, which exits once it has killed and reaped whatever the
+        worker left (the fork server's stages: 50-80 ms of freeing their memory); the worker's
+        own exit is watched too (`_on_exit`), and once it has exited with its run succeeded
+        (every task ended), its status adds nothing to the result: the run is settled while the
+        shim finishes. A failed or cancelled run waits for the shim, so that nothing of it is
+        left once it shows as ended (a task's own processes may be what failed it)."""
         process = self._process
         assert process is not None, "start() first"
-        exited = threading.Event()
+        ended = threading.Event()
 
         def reap() -> None:
             process.wait()
-            exited.set()
+            ended.set()
 
         threading.Thread(target=reap, name=f"reap-{process.pid}", daemon=True).start()
+        _on_exit(_only_child(process.pid), ended)
         started = False
-        while not exited.wait(self.poll):
+        while not ended.wait(self.poll):
             if not started and (self.run_dir / worker.STARTED).exists():
                 started = True
                 on_started()
@@ -133,7 +142,14 @@ class RunProcess:
             if self._cancelled_at is not None and time.monotonic() > self._cancelled_at:
                 self.kill()
         self.kill()  # whatever the run left behind in its group
+        if process.poll() is None and (worker.read_result(self.run_dir) or {}).get("succeeded"):
+            return 0  # the worker ended with its run succeeded (the shim kills the rest)
         return process.wait()
+
+    def wait_ended(self) -> None:
+        """Wait until the shim has exited: nothing of the run is left."""
+        if self._process is not None:
+            self._process.wait()
 
     def cancel(self) -> None:
         """SIGTERM the whole group now, SIGKILL it after the grace period."""
@@ -144,3 +160,33 @@ class RunProcess:
     def kill(self) -> None:
         """SIGKILL the whole group."""
         signal_group(self.pid, signal.SIGKILL)
+
+
+def _only_child(pid: int) -> int:
+    """The one child of process `pid` (the shim's: the worker), or 0 when it has none or
+    several, or this kernel does not list children."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0
+    return int(children[0]) if len(children) == 1 else 0
+
+
+def _on_exit(pid: int, ended: threading.Event) -> None:
+    """Set `ended` when process `pid` (not a child of ours) exits, from a thread; nothing when
+    `pid` is 0, is gone already, or this system has no pidfds (the shim's exit sets it then)."""
+    if not pid:
+        return
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+
+    def wait() -> None:
+        try:
+            select.select([pidfd], [], [])
+        finally:
+            os.close(pidfd)
+        ended.set()
+
+    threading.Thread(target=wait, name=f"exit-{pid}", daemon=True).start()

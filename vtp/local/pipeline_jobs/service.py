@@ -346,10 +346,12 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         if record and record.resource.state == State.PIPELINE_STATE_CANCELLING:
             self._cancel_task_jobs(record)
         with self._lock:
-            self._runs.pop(job_id, None)
             record = self.store.get(job_id)
             if record is not None:
                 self._settle(record, code)
+        run.wait_ended()  # the fork server's stages freed; `close` waits for this thread
+        with self._lock:
+            self._runs.pop(job_id, None)
             if self.config.prepare_runs:
                 self._prepare()  # for the next run, now that none takes the CPU
 
