@@ -6,7 +6,7 @@ back from the service; then `vtp run train` itself, as a command, from start to 
 reference, in the same run: the train pipeline with every task in a fresh interpreter
 (VTP_TASK_FORK=0, as before the fork server), and a trivial 4-task pipeline (each task returns
 at once) under plain kfp.local (a fresh interpreter per task, no service) and under `vtp run`.
-Prints one JSON line:
+Prints one JSON line on stdout (what the runs print goes to stderr):
 
     pipeline_wall_s        the run's own `seconds`: from the pipeline job's creation to its end
                            seen and read back (the figure #40's goals and earlier figures use)
@@ -174,6 +174,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trainer-arg", action="append", default=[], dest="trainer_args")
     options = parser.parse_args()
+    # What the runs print (their tasks' logs, kfp.local's) goes to stderr: stdout is the JSON.
+    sys.stdout.flush()
+    stdout = os.dup(1)
+    os.dup2(2, 1)
     with tempfile.TemporaryDirectory() as scratch:
         wall, call, jobs, tasks, phases = train(Path(scratch) / "train", options.trainer_args)
         command_wall, command_started = vtp_run_seconds(
@@ -190,6 +194,9 @@ def main() -> None:
         del os.environ["VTP_TASK_FORK"]
         reference = kfp_local_seconds(Path(scratch) / "kfp-local")
         ours = run("trivial", trivial, {}, Path(scratch) / "trivial")
+    sys.stdout.flush()
+    os.dup2(stdout, 1)
+    os.close(stdout)
     overhead = wall - jobs
     figures = {
         "pipeline": "train",
