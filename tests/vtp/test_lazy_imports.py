@@ -166,5 +166,8 @@ def test_aiplatform_types_are_imported_module_by_module_and_an_operation_still_p
               types.DeployModelOperationMetadata.__module__)
     """)
     assert out.split() == [
-        "True", "False", "True", "google.cloud.aiplatform_v1.types.endpoint_service"
+        "True",
+        "False",
+        "True",
+        "google.cloud.aiplatform_v1.types.endpoint_service",
     ]
