@@ -38,8 +38,7 @@ def resume() -> None:
     global _paused
     if _paused:
         _paused = False
-        gc.freeze()
-        gc.enable()
+        _freeze_and_collect_on()
 
 
 @contextlib.contextmanager
@@ -51,5 +50,10 @@ def paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
-            gc.freeze()
-            gc.enable()
+            _freeze_and_collect_on()
+
+
+def _freeze_and_collect_on() -> None:
+    """Move everything allocated so far to the permanent generation, and collect again."""
+    gc.freeze()
+    gc.enable()

@@ -190,25 +190,15 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _sdk_wanted() -> bool:
-    """The client's decision for the full SDK's stage, the byte after the torch stage's: the
-    stage is imported unless the client said its run does not want it."""
+def _next_decision() -> bytes:
+    """The next byte of the client's decision (`main`), blocking until it writes it; empty when
+    there is no decision pipe or the client went away."""
     if _decision_fd < 0:
-        return True
+        return b""
     try:
-        return os.read(_decision_fd, 1) != NO_SDK_STAGE
+        return os.read(_decision_fd, 1)
     except OSError:
-        return True
-
-
-def _torch_wanted() -> bool:
-    """The client's decision for the torch stage (blocks until it writes it or goes away)."""
-    if _decision_fd < 0:
-        return False
-    try:
-        return os.read(_decision_fd, 1) == TORCH_FIRST
-    except OSError:
-        return False
+        return b""
 
 
 def _serve(
@@ -218,7 +208,10 @@ def _serve(
     depth: int,
 ) -> None:
     """Import this stage, start the next, then hand each request on or fork a task for it."""
-    background = not _torch_wanted() if depth == TORCH_STAGE else depth >= FOREGROUND_STAGES
+    if depth == TORCH_STAGE:  # the decision's first byte
+        background = _next_decision() != TORCH_FIRST
+    else:
+        background = depth >= FOREGROUND_STAGES
     _preload(remaining[0], background=background)
     if upstream is not None:
         if native_threads() > 1:  # forking now could copy a lock another thread holds
@@ -226,7 +219,7 @@ def _serve(
             upstream.sendall(_UNFIT)
             return
         upstream.sendall(_READY)
-    if depth + 1 == SDK_STAGE and len(remaining) == 2 and not _sdk_wanted():
+    if depth + 1 == SDK_STAGE and _next_decision() == NO_SDK_STAGE:  # its second byte
         remaining = remaining[:1]  # this run has no use for the full SDK: no stage for it
     zygote = _start_zygote(source, remaining[1:], depth + 1) if remaining[1:] else None
     zygote_ready = False
@@ -298,9 +291,14 @@ def wanted_stage(
     wanted = 0
     waitable = TORCH_STAGE + 2 if torch_first else FOREGROUND_STAGES
     for depth, modules in enumerate(stages[:waitable]):
-        if any(name == m or name.startswith(m + ".") for name in imports for m in modules):
+        if names_any(imports, modules):
             wanted = depth
     return wanted
+
+
+def names_any(imports: Iterable[str], modules: Iterable[str]) -> bool:
+    """Whether `imports` names one of `modules`, or a module inside one of them."""
+    return any(name == m or name.startswith(m + ".") for name in imports for m in modules)
 
 
 def native_threads() -> int:

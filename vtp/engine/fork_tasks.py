@@ -328,10 +328,7 @@ def wants_sdk(spec: Mapping[str, object]) -> bool:
     if stages[-1] != fork_server.STAGES[-1]:  # modules the user asked to be preloaded
         return True
     sdk = (*fork_server.STAGES[fork_server.SDK_STAGE], *fork_server.SDK_IMPORTERS)
-    return any(
-        any(name == m or name.startswith(m + ".") for name in imports for m in sdk)
-        for imports in _executor_imports(spec)
-    )
+    return any(fork_server.names_any(imports, sdk) for imports in _executor_imports(spec))
 
 
 def _executor_imports(spec: Mapping[str, object]) -> Iterator[set[str]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vtp.testing.test_team_suite import descendants
 from vtp.engine import fork_server, fork_tasks
 from vtp.engine.task_commands import Plan
 
@@ -17,23 +18,6 @@ TASK = """
 import os, sys
 print(os.getpid(), "torch.export._trace" in sys.modules, flush=True)
 """
-
-
-def descendants(pid: int) -> set[int]:
-    """`pid` and every process below it, by their parents in /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
-    found, todo = set(), [pid]
-    while todo:
-        found.add(todo[-1])
-        todo += children.get(todo.pop(), [])
-    return found
 
 
 @pytest.mark.parametrize("sdk_stage", [False, True], ids=["not wanted", "wanted"])
@@ -61,5 +45,6 @@ def test_the_sdk_stage_exists_only_when_the_run_may_want_it(
             assert time.monotonic() < deadline, "the torch.export stage never came"
         # That stage served the task, so it has decided on (and started) the next by now.
         assert server._process is not None
-        stages = descendants(server._process.pid) - tasks
+        server_pid = server._process.pid
+        stages = {server_pid, *descendants(server_pid)} - tasks
     assert len(stages) == fork_server.SDK_STAGE + sdk_stage  # stages 0..4, and the SDK's

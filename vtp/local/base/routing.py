@@ -246,13 +246,12 @@ class Router:
         for route in self._routes:
             if route.kind is not None and route.kind != kind:
                 continue  # a path this route's pattern cannot match
-            route_method, handler = route.method, route.handler
             match = route.fullmatch(url.path)
-            if match and route_method == method:
+            if match and route.method == method:
                 request = Request(method, url.path, match.groupdict(), query, body)
                 try:
                     _check_nesting(body)
-                    return 200, handler(request)
+                    return 200, route.handler(request)
                 except errors.ApiError as exc:
                     return exc.http_status, exc.to_json()
         error = self._unknown(method, url.path)
