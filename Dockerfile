@@ -20,6 +20,7 @@ RUN mkdir -p trainer components pipelines vtp compiled/components \
     && pip install -c constraints.txt . \
     && pip uninstall -y vertex-torch-pipelines
 
+# vtp/trainer, vtp/components and vtp/pipelines are links to the folders beside it (setup.py).
 COPY trainer trainer
 COPY components components
 COPY pipelines pipelines
@@ -34,5 +35,5 @@ WORKDIR /workspace/team
 
 # A CustomJob pool that names this image without a command runs the trainer with the pool's args
 # (Vertex passes `args` to the entrypoint). Components and serving set their own command.
-ENTRYPOINT ["python", "-m", "trainer"]
+ENTRYPOINT ["python", "-m", "vtp.trainer"]
 CMD []

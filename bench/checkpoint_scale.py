@@ -8,7 +8,7 @@ checkpoint holds about 350 MB). Each variant trains for `--seconds`; checkpoints
 variant saves at the same steps):
 
     bare          the loop alone
-    trainer       trainer.checkpoint.Checkpointer: what `python -m trainer` does (stage the
+    trainer       vtp.trainer.checkpoint.Checkpointer: what `python -m vtp.trainer` does (stage the
                   state, copy the weights while the next step runs, write, hash, fsync)
     async_save    torch.distributed.checkpoint.async_save of the same state dict, waiting for
                   the previous save to finish before starting the next (as its docs advise)
@@ -40,8 +40,8 @@ import torch.distributed.checkpoint as dcp
 import torch.nn.functional as F
 from torch import nn
 
-from trainer.checkpoint import Checkpointer, list_checkpoints
-from trainer.snapshot import changed_by_step
+from vtp.trainer.checkpoint import Checkpointer, list_checkpoints
+from vtp.trainer.snapshot import changed_by_step
 
 WIDTH, LAYERS, BATCH = 2048, 7, 64
 PAIRS = (("trainer", "bare"), ("async_save", "bare"), ("trainer", "async_save"))

@@ -32,9 +32,9 @@ from typing import Any
 import torch
 from torch.distributed.tensor import DTensor
 
-from trainer import train
-from trainer.config import Config
-from trainer.distributed import Nodes, Placement, free_port, init, shutdown
+from vtp.trainer import train
+from vtp.trainer.config import Config
+from vtp.trainer.distributed import Nodes, Placement, free_port, init, shutdown
 
 
 def _local_bytes(tensor: torch.Tensor) -> int:

@@ -1,20 +1,20 @@
 """The trainer on a GPU: its steps/s over a bare loop, its checkpoints' cost over the bare loop and
 over DCP's `async_save`, whether a preempted run resumes bit for bit, and peak GPU memory.
 
-Throughput (`ddp`, `compile`, `fsdp`): the trainer (`trainer.train.run`, one process on the first
-GPU, with --strategy and --compile as named; FSDP in one process shards nothing, so `fsdp` shows
-the cost of its code path) against a bare loop written by hand on the same device: the same task
-model, global batch, data order, precision (bf16 autocast by default), optimizer and schedule,
-compiled with torch.compile for `compile`. The trainer's figure is its own loop throughput (first
-to last step, progress lines and stop-signal checks included; set-up, the final evaluation and
-writes excluded); the bare loop's is its loop, the GPU's queued work included. Rounds alternate
-the two; `<variant>_steps_per_s` are best rounds, `<variant>_ratio` the median over rounds of
-the ratio within a round (drift cancels out). Compile time counts in both, in every round
-(later rounds hit torch.compile's caches); `--epochs` makes the loops longer.
+Throughput (`ddp`, `compile`, `fsdp`): the trainer (`vtp.trainer.train.run`, one process on the
+first GPU, with --strategy and --compile as named; FSDP in one process shards nothing, so `fsdp`
+shows the cost of its code path) against a bare loop written by hand on the same device: the same
+task model, global batch, data order, precision (bf16 autocast by default), optimizer and schedule,
+compiled with torch.compile for `compile`. The trainer's figure is its own loop throughput (first to
+last step, progress lines and stop-signal checks included; set-up, the final evaluation and writes
+excluded); the bare loop's is its loop, the GPU's queued work included. Rounds alternate the two;
+`<variant>_steps_per_s` are best rounds, `<variant>_ratio` the median over rounds of the ratio
+within a round (drift cancels out). Compile time counts in both, in every round (later rounds hit
+torch.compile's caches); `--epochs` makes the loops longer.
 
 Checkpoints (`checkpoint_*`): bench/checkpoint_scale.py's comparison, on the GPU: a model of
 about 29M parameters (350 MB of state with AdamW's moments) training with a checkpoint every
-`--every` seconds through trainer.checkpoint.Checkpointer, against the same loop without
+`--every` seconds through vtp.trainer.checkpoint.Checkpointer, against the same loop without
 checkpoints and with `torch.distributed.checkpoint.async_save`.
 
 Resume (`resume_bitwise`): a run of the default task on the GPU gets SIGTERM once its first
@@ -46,9 +46,9 @@ import torch
 import torch.nn.functional as F
 import trainer_overhead
 
-from trainer import train
-from trainer.config import Config
-from trainer.distributed import Runtime
+from vtp.trainer import train
+from vtp.trainer.config import Config
+from vtp.trainer.distributed import Runtime
 
 VARIANTS = {
     "ddp": {},

@@ -54,8 +54,8 @@ from google.oauth2.credentials import Credentials
 from google.protobuf import json_format
 from kfp import dsl, local
 
-from pipelines import catalog
 from vtp.images import COMPONENT_IMAGE
+from vtp.pipelines import catalog
 from vtp.run import trace
 from vtp.run.job import PARENT
 from vtp.run.local_run import RunResult, run_pipeline
@@ -132,7 +132,7 @@ def first_lines(state_dir: Path) -> tuple[float, float]:
         "replicaCount": 1,
         "containerSpec": {
             "imageUri": COMPONENT_IMAGE,
-            "args": ["--task=trainer.tasks.digits", "--max_steps=1"],
+            "args": ["--task=vtp.trainer.tasks.digits", "--max_steps=1"],
         },
     }
     spec = {

@@ -1,4 +1,4 @@
-"""Trainer overhead: `trainer.train.run` steps/s over a bare PyTorch loop doing the same work.
+"""Trainer overhead: `vtp.trainer.train.run` steps/s over a bare PyTorch loop doing the same work.
 
 Both sides train the built-in digits task's model with the default config's optimizer, schedule,
 global batch and data order, in this process with one thread; the bare loop is what one would
@@ -31,11 +31,11 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, DistributedSampler
 
-from trainer import train
-from trainer.checkpoint import seed_everything
-from trainer.config import Config
-from trainer.distributed import Runtime
-from trainer.tasks import load_task
+from vtp.trainer import train
+from vtp.trainer.checkpoint import seed_everything
+from vtp.trainer.config import Config
+from vtp.trainer.distributed import Runtime
+from vtp.trainer.tasks import load_task
 
 
 @dataclasses.dataclass

@@ -8,7 +8,7 @@ exactly as a tuning job does, one trial at a time, and stops at the first trial 
 reaches the target (a run that never does counts as CAP + 1). The goal is a median at most 0.6
 of random search's.
 
-Wall time: the same four-trial grid over the digits trainer (`python -m trainer`, one torch
+Wall time: the same four-trial grid over the digits trainer (`python -m vtp.trainer`, one torch
 thread per trial) runs as a tuning job in an in-process local service, once with
 parallelTrialCount 1 and once with 2; the figure is the jobs' create-to-end times and their ratio
 (ideal 0.5; the trials share this machine's cores with anything else running).

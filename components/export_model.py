@@ -1,7 +1,7 @@
 """The `export_model` component: turn the best checkpoint into a portable model directory.
 
 The directory's heart is `model.pt2`, a `torch.export` program that loads with torch alone (see
-`trainer.export` for the format and why); `upload_model` registers the directory.
+`vtp.trainer.export` for the format and why); `upload_model` registers the directory.
 """
 
 from kfp import dsl
@@ -21,7 +21,7 @@ def export_model(checkpoint: Input[Model], model: Output[Model]):
             batch dimension is dynamic), model.pt (state_dict), config.json, metrics.json and
             export.json (torch version, input and output shapes, labels, step, metrics).
     """
-    from trainer.export import export_checkpoint, read_metadata
+    from vtp.trainer.export import export_checkpoint, read_metadata
 
     metrics = {key: value for key, value in checkpoint.metadata.items()}
     directory = export_checkpoint(checkpoint.uri, model.path, metrics or None)

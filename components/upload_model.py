@@ -4,7 +4,7 @@ Its `vertex_model` output is the `google.VertexModel` artifact GCPC's `ModelUplo
 GCPC's `ModelDeployOp` (and anything else that takes a VertexModel) accepts it. The body runs in
 the project's image; everything it does lives in `vtp.launchers.upload_model`.
 
-The model is served by the project's image too (`python -m trainer.serve`): it holds the torch
+The model is served by the project's image too (`python -m vtp.trainer.serve`): it holds the torch
 that wrote model.pt2. The default image is a literal, as kfp copies this function's source into
 the task, where module names are not defined; it is `images.COMPONENT_IMAGE` exactly (a test
 checks), so `vtp compile --image` rewrites it along with the component images.
@@ -58,7 +58,7 @@ def upload_model(
         serving_container_image_uri: Image that serves predictions from the model directory
             (Vertex copies the directory and names the copy in AIP_STORAGE_URI). The default,
             the project's image, serves model.pt2 with the torch that wrote it: its command,
-            port and routes default to `python -m trainer.serve`, 8080, /predict and /health.
+            port and routes default to `python -m vtp.trainer.serve`, 8080, /predict and /health.
             Any other image gets only the serving_container_* values given here.
         serving_container_command: Command that starts the server (overrides the ENTRYPOINT).
         serving_container_args: Arguments of the command (override the CMD).
@@ -87,7 +87,7 @@ def upload_model(
     serving = launcher.serving(
         serving_container_image_uri,
         # The default above, written again (no module names here); `vtp compile --image`
-        # rewrites both, so a recompiled project image still serves with trainer.serve.
+        # rewrites both, so a recompiled project image still serves with vtp.trainer.serve.
         project_image="us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0",
         command=serving_container_command,
         args=serving_container_args,

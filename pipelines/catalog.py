@@ -31,14 +31,14 @@ class Entry:
 _LOCAL = {"project": LOCAL_PROJECT, "output_root": LOCAL_OUTPUT_ROOT, "poll_interval_seconds": 1.0}
 
 PIPELINES: dict[str, Entry] = {
-    "train": Entry("pipelines.train", "train_pipeline", _LOCAL),
-    "tune": Entry("pipelines.tune", "tune_pipeline", _LOCAL),
-    "export": Entry("pipelines.export", "export_pipeline", {"project": LOCAL_PROJECT}),
+    "train": Entry("vtp.pipelines.train", "train_pipeline", _LOCAL),
+    "tune": Entry("vtp.pipelines.tune", "tune_pipeline", _LOCAL),
+    "export": Entry("vtp.pipelines.export", "export_pipeline", {"project": LOCAL_PROJECT}),
 }
 
 
 COMPONENTS: dict[str, Entry] = {
-    name: Entry(f"components.{name}", name)
+    name: Entry(f"vtp.components.{name}", name)
     for name in (
         "autopackage",
         "custom_job",

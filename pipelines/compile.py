@@ -14,8 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines import catalog
 from vtp.images import COMPONENT_IMAGE
+from vtp.pipelines import catalog
 from vtp.vertex.image_rewrite import retarget
 
 COMPONENTS_SUBDIR = "components"
@@ -26,7 +26,7 @@ _HEADER_DEFAULT = re.compile(r"^(#    \w+: \w+ \[Default: )(.*)\]$", re.MULTILIN
 
 def compiled_dir() -> Path:
     """Where the compiled YAML lives: `compiled/` of a source checkout (an editable install),
-    else the copy a regular install ships as package data (`pipelines/compiled/`)."""
+    else the copy a regular install ships as package data (`vtp/pipelines/compiled/`)."""
     checkout = Path(__file__).resolve().parents[1] / "compiled"
     if (checkout.parent / "pyproject.toml").is_file() and checkout.is_dir():
         return checkout

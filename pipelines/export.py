@@ -3,7 +3,7 @@
 from kfp import dsl
 from kfp.dsl import Artifact
 
-from pipelines.stages import evaluate_and_register
+from vtp.pipelines.stages import evaluate_and_register
 
 
 @dsl.pipeline(name="vtp-export", description="Evaluate existing checkpoints, export the best.")

@@ -14,10 +14,10 @@ from typing import Any
 from kfp import dsl
 from kfp.dsl.base_component import BaseComponent
 
-from components.deploy_model import deploy_model
-from components.evaluate_checkpoints import evaluate_checkpoints
-from components.export_model import export_model
-from components.upload_model import upload_model
+from vtp.components.deploy_model import deploy_model
+from vtp.components.evaluate_checkpoints import evaluate_checkpoints
+from vtp.components.export_model import export_model
+from vtp.components.upload_model import upload_model
 from vtp.images import COMPONENT_IMAGE
 
 

@@ -7,10 +7,10 @@ with_task (--task=<task> ahead of trainer_args) -> custom_job (pool 0 + pool 1, 
 
 from kfp import dsl
 
-from components.custom_job import custom_job
-from pipelines.stages import evaluate_and_register, inputs_for, with_task
-from trainer.config import Config
+from vtp.components.custom_job import custom_job
 from vtp.images import COMPONENT_IMAGE
+from vtp.pipelines.stages import evaluate_and_register, inputs_for, with_task
+from vtp.trainer.config import Config
 
 DEFAULT_POOLS = [
     f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}",

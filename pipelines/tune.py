@@ -7,12 +7,12 @@ hyperparameter_tuning -> custom_job(best parameters) -> evaluate_checkpoints
 
 from kfp import dsl
 
-from components.custom_job import custom_job
-from components.hyperparameter_tuning import hyperparameter_tuning
-from pipelines.stages import evaluate_and_register, inputs_for, with_task
-from pipelines.train import DEFAULT_POOLS
-from trainer.config import Config
+from vtp.components.custom_job import custom_job
+from vtp.components.hyperparameter_tuning import hyperparameter_tuning
 from vtp.images import COMPONENT_IMAGE
+from vtp.pipelines.stages import evaluate_and_register, inputs_for, with_task
+from vtp.pipelines.train import DEFAULT_POOLS
+from vtp.trainer.config import Config
 
 TRIAL_POOLS = [f"machine-type=n1-standard-8,replica-count=1,container-image-uri={COMPONENT_IMAGE}"]
 """One replica per trial: trials are many and short, so they gain more from running in parallel."""

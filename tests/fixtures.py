@@ -317,11 +317,11 @@ def team_folder(tmp_path: Path, task: str) -> Path:
 
 
 def train_digits(out: Path, **flags: object) -> Path:
-    """`python -m trainer` on digits, one thread, with checkpoints, model and logs under `out`."""
+    """`python -m vtp.trainer` on digits, one thread, with checkpoints, model and logs in `out`."""
     dirs = {"checkpoint_dir": out / "checkpoints", "model_dir": out / "model"}
     values = {**dirs, "tensorboard_dir": out / "logs", "eval_interval": 0, **flags}
     subprocess.run(
-        [sys.executable, "-m", "trainer", *(f"--{k}={v}" for k, v in values.items())],
+        [sys.executable, "-m", "vtp.trainer", *(f"--{k}={v}" for k, v in values.items())],
         cwd=REPO,
         env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
         check=True,

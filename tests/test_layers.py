@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("components", "pipelines", "trainer", "vtp")
+MAPPED = ("components", "pipelines", "trainer")
+"""Folders at the top of the repository that are `vtp.<name>` (the links in vtp/, setup.py)."""
 
 LAYERS: list[tuple[str, ...]] = [
     ("vtp.testing",),
     ("vtp.cli", "vtp.__main__"),
     ("vtp.run",),
-    ("pipelines",),
-    ("components",),
+    ("vtp.pipelines",),
+    ("vtp.components",),
     ("vtp.local.app", "vtp.local"),
     ("vtp.local.server", "vtp.local.grpc_server", "vtp.local.tls_front", "vtp.local.console"),
     ("vtp.local.storage", "vtp.local.projects"),
@@ -39,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("vtp.local.base",),
     ("vtp.engine",),
     ("vtp.launchers",),
-    ("trainer",),
+    ("vtp.trainer",),
     ("vtp.vertex",),
     (
         "vtp.images",
@@ -69,12 +70,16 @@ def layer_of(module: str) -> int | None:
 
 
 def module_name(path: Path) -> str:
+    """The dotted name `path` is imported as: `trainer/x.py` is `vtp.trainer.x`."""
     parts = path.relative_to(REPO).with_suffix("").parts
+    parts = ("vtp", *parts) if parts[0] in MAPPED else parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every absolute import in the file; `from X import a` counts X.a too."""
+    """(line, module) of every absolute import in the file; `from X import a` counts X.a too, and
+    a string that is the full name of a module of ours (`importlib.import_module("vtp.x")`, a
+    table of modules to load, `python -m vtp.x`) counts as an import of it."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -82,10 +87,32 @@ def imports(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}:{node.lineno}: use absolute imports"
             found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Constant) and node.value in OUR_MODULES:
+            found.append((node.lineno, node.value))
     return found
 
 
-SOURCES = sorted(p for package in PACKAGES for p in (REPO / package).rglob("*.py"))
+SOURCES = sorted(p for package in ("vtp", *MAPPED) for p in (REPO / package).rglob("*.py"))
+"""Every module once: rglob does not follow the links vtp/trainer, ... to the mapped folders."""
+OUR_MODULES = frozenset(module_name(p) for p in SOURCES)
+
+
+def test_the_mapped_folders_are_linked_into_the_namespace() -> None:
+    for name in MAPPED:
+        assert (REPO / "vtp" / name).resolve() == REPO / name
+    assert len({module_name(p) for p in SOURCES}) == len(SOURCES)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
+def test_nothing_imports_a_top_level_name_a_team_may_have(path: Path) -> None:
+    """`trainer`, `components` and `pipelines` are a team's names; ours live under `vtp`."""
+    stale = [f"{line}: {name}" for line, name in imports(path) if name.split(".")[0] in MAPPED]
+    assert stale == []
+
+
+def test_the_checker_sees_a_string_import() -> None:
+    strings = imports(REPO / "vtp" / "engine" / "fork_server.py")
+    assert "vtp.trainer.export" in {name for _line, name in strings}
 
 
 def test_every_module_has_a_layer() -> None:
@@ -121,6 +148,6 @@ def test_every_package_is_named(path: Path) -> None:
 
 
 def test_the_checker_sees_an_upward_import() -> None:
-    assert layer_of("vtp.vertex.jobspec") > layer_of("trainer.train")
+    assert layer_of("vtp.vertex.jobspec") > layer_of("vtp.trainer.train")
     assert layer_of("vtp.local.base.errors") > layer_of("vtp.local.custom_jobs.service")
     assert layer_of("vtp.storage") == layer_of("vtp.images")

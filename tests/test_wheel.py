@@ -1,4 +1,4 @@
-"""The distribution installs exactly four top-level packages, and ships the compiled YAML."""
+"""The distribution installs one top-level package, `vtp`, and ships the compiled YAML."""
 
 import subprocess
 import sys
@@ -22,16 +22,30 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(path)
 
 
-def test_wheel_installs_exactly_the_four_packages(wheel: zipfile.ZipFile) -> None:
+def test_wheel_installs_only_the_vtp_namespace(wheel: zipfile.ZipFile) -> None:
+    """No name a team may give its folders (`trainer`, `components`, ...) is one of ours."""
     names = wheel.namelist()
     top = {name.split("/", 1)[0] for name in names if ".dist-info/" not in name}
-    assert top == {"components", "pipelines", "trainer", "vtp"}
+    assert top == {"vtp"}
     (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
     assert set(wheel.read(top_level).decode().split()) == top
+
+
+def test_the_top_level_folders_are_files_of_the_namespace_in_the_wheel(
+    wheel: zipfile.ZipFile,
+) -> None:
+    """`trainer/`, `components/` and `pipelines/` of the checkout are `vtp.<name>`: every
+    module is in the wheel under vtp/, as its bytes (the links are followed)."""
+    for folder in ("trainer", "components", "pipelines"):
+        for path in (REPO / folder).rglob("*.py"):
+            relative = path.relative_to(REPO).as_posix()
+            assert wheel.read(f"vtp/{relative}") == path.read_bytes()
 
 
 def test_wheel_ships_every_compiled_file(wheel: zipfile.ZipFile) -> None:
     compiled = sorted(p.relative_to(REPO / "compiled") for p in (REPO / "compiled").rglob("*.yaml"))
     assert len(compiled) >= 9  # three pipelines, six components
     for path in compiled:
-        assert wheel.read(f"pipelines/compiled/{path}") == (REPO / "compiled" / path).read_bytes()
+        assert (
+            wheel.read(f"vtp/pipelines/compiled/{path}") == (REPO / "compiled" / path).read_bytes()
+        )

@@ -1,8 +1,8 @@
-"""The shared PyTorch DDP trainer: `python -m trainer` runs in every Vertex AI worker replica.
+"""The shared PyTorch DDP trainer: `python -m vtp.trainer` runs in every Vertex AI worker replica.
 
-    python -m trainer --learning_rate=0.01 --batch_size=128   # flags: Config fields, parameterIds
-    python -m trainer --nproc_per_node=2                      # DDP: 2 GPUs (NCCL), or 2 CPUs
-    CUDA_VISIBLE_DEVICES= python -m trainer                   # on the CPU on any machine
+    python -m vtp.trainer --learning_rate=0.01 --batch_size=128   # flags: Config fields
+    python -m vtp.trainer --nproc_per_node=2                      # DDP: 2 GPUs (NCCL), or 2 CPUs
+    CUDA_VISIBLE_DEVICES= python -m vtp.trainer                   # on the CPU on any machine
 
 What it reads from the environment (all optional; see docs/vertex.md):
     MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK   the job's nodes (replicas), not processes
@@ -11,7 +11,7 @@ What it reads from the environment (all optional; see docs/vertex.md):
     CLOUD_ML_HP_METRIC_FILE, CLOUD_ML_TRIAL_ID   hyperparameter tuning reports (cloudml-hypertune)
     VTP_GCS_ROOT                                 local stand-in for Cloud Storage (see storage)
 
-Exit statuses (trainer.launch): 0 done, 1 error, 2 bad flags or environment, 143 stopped by
+Exit statuses (vtp.trainer.launch): 0 done, 1 error, 2 bad flags or environment, 143 stopped by
 SIGTERM after saving a checkpoint (run again to resume), 128+N killed by signal N.
 
 Modules:
@@ -24,6 +24,6 @@ Modules:
     metrics       progress lines, TensorBoard scalars, hypertune reports (main process only)
     export        the model directory; checkpoint -> torch.export program (model.pt2), checked
     predict       an exported model directory -> predictions for checked instances
-    serve         `python -m trainer.serve`: Vertex's prediction container contract
+    serve         `python -m vtp.trainer.serve`: Vertex's prediction container contract
     tasks         the task contract; tasks.digits is the built-in task
 """

@@ -10,7 +10,7 @@ checkpoint exists only once it is complete, and a .pt file without a manifest is
 checks size and sha256, so a truncated or corrupt newest checkpoint is skipped (with a warning)
 in favour of the one before it.
 
-Sharded checkpoints (`--strategy=fsdp`, trainer.fsdp) keep the same rules with a directory in
+Sharded checkpoints (`--strategy=fsdp`, vtp.trainer.fsdp) keep the same rules with a directory in
 place of the .pt file:
 
     step_00000100/       torch.distributed.checkpoint: .metadata, one __<rank>_0.distcp per
@@ -26,7 +26,7 @@ epoch, random generator states, config): `train.py` writes it, and `train.py`, `
 
 API for other packages: `list_checkpoints(dir)` (newest first, from manifests only),
 `read_state(path)` (verified), `latest_state(dir)`; `load_checkpoint` and `load_latest` return
-any saved dict; `trainer.evaluate.evaluate_checkpoint` builds the model and evaluates one.
+any saved dict; `vtp.trainer.evaluate.evaluate_checkpoint` builds the model and evaluates one.
 """
 
 import hashlib
@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.snapshot import Copies, Deferred, Staging
 from vtp import storage
+from vtp.trainer.snapshot import Copies, Deferred, Staging
 
 log = logging.getLogger("trainer")
 
@@ -97,7 +97,7 @@ class TrainingState:
 @dataclass(frozen=True)
 class Loaded:
     """A checkpoint whose model and optimizer state a run has loaded, whichever strategy wrote
-    it: the rest of it, which `trainer.train.restore` applies the same way for both."""
+    it: the rest of it, which `vtp.trainer.train.restore` applies the same way for both."""
 
     path: Path
     """What was read: the checkpoint file, or the sharded checkpoint's directory."""
@@ -215,7 +215,7 @@ def read_trainer_file(directory: Path) -> dict[str, Any]:
 
 def _load_sharded(directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
     # Imported here: evaluation and export of .pt checkpoints never need it.
-    from trainer.dcp_safe import load_whole
+    from vtp.trainer.dcp_safe import load_whole
 
     verify_sharded(directory, meta)
     try:
@@ -327,7 +327,7 @@ class Checkpointer:
     """Saves training states in the background, at most one write in flight. Only an enabled
     Checkpointer (the main process) writes anything.
 
-    `save` stages the state (`trainer.snapshot`): what may change before the next optimizer
+    `save` stages the state (`vtp.trainer.snapshot`): what may change before the next optimizer
     step is copied at once, the rest (`deferred`: parameters, optimizer moments) on the
     checkpoint thread (on a GPU: on a CUDA stream of their own, beside the next step's
     kernels), which then serialises, hashes and writes. The training loop calls

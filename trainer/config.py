@@ -3,7 +3,7 @@
 Every field is a flag (`--learning_rate=0.01`) and, unchanged, a Vertex AI hyperparameter tuning
 `parameterId`: Vertex appends `--<parameterId>=<value>` to a trial's arguments, so a study that
 tunes `learning_rate` needs nothing else. The docstring under each field is its `--help` text.
-A task's own flags (its `Flags` dataclass, trainer.tasks) are flags the same way; they are held
+A task's own flags (its `Flags` dataclass, vtp.trainer.tasks) are flags the same way; they are held
 in `task_flags`, the one field that is not a flag itself.
 Values are checked in `__post_init__`; errors name the flag. Output locations default to the
 `AIP_*` directories that Vertex sets (see `output_dirs`).
@@ -34,8 +34,8 @@ class Config:
     """Everything that decides what a training run does."""
 
     # What to train.
-    task: str = "trainer.tasks.digits"
-    """Module that provides the model and data sets (see trainer.tasks for the contract)."""
+    task: str = "vtp.trainer.tasks.digits"
+    """Module that provides the model and data sets (see vtp.trainer.tasks for the contract)."""
     hidden_size: int = 128
     """Width of the model's hidden layers (tasks may read it)."""
     dropout: float = 0.0
@@ -102,7 +102,7 @@ class Config:
 
     # The task's own flags.
     task_flags: Any = dataclasses.field(default=None, metadata={"flag": False})
-    """The task's `Flags` instance once the task is loaded (trainer.tasks.load), the values read
+    """The task's `Flags` instance once the task is loaded (vtp.trainer.tasks.load), the values read
     from a config.json before that, None for a task without flags: not a flag itself."""
 
     def __post_init__(self) -> None:
@@ -136,7 +136,7 @@ class Config:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "Config":
         """A config from `to_dict()` output. Keys that are no trainer flag are the task's own,
-        kept as they are until trainer.tasks.load types them (without importing the task)."""
+        kept as they are until vtp.trainer.tasks.load types them (without importing the task)."""
         names = {f.name for f in flag_fields(cls)}
         own = {key: value for key, value in values.items() if key not in names}
         return cls(**{k: v for k, v in values.items() if k in names}, task_flags=own or None)
@@ -167,7 +167,7 @@ def output_dirs(config: Config, env: Mapping[str, str] | None = None) -> OutputD
 
 
 def build_parser(
-    prog: str = "python -m trainer", task_flags: type | None = None, add_help: bool = True
+    prog: str = "python -m vtp.trainer", task_flags: type | None = None, add_help: bool = True
 ) -> argparse.ArgumentParser:
     """An argparse parser with one `--<field>` flag per config field, and per field of the
     task's `Flags` dataclass when given."""
@@ -263,7 +263,7 @@ def _add_flags(parser: argparse._ActionsContainer, owner: type) -> None:
 
 def _task_flags_class(task: str, parser: argparse.ArgumentParser) -> type | None:
     """The `Flags` of the task module `task` (imported); errors end the parse, naming --task."""
-    from trainer import tasks  # the task contract imports this module
+    from vtp.trainer import tasks  # the task contract imports this module
 
     try:
         kind = tasks.flags_class(tasks.load_task(task), task)

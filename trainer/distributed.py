@@ -4,7 +4,7 @@ the training loop needs.
 Vertex AI describes NODES (replicas of worker pools 0 and 1), not processes: `MASTER_ADDR`,
 `MASTER_PORT`, `WORLD_SIZE` (number of nodes) and `RANK` (this node). `CLUSTER_SPEC` carries the
 same cluster as JSON and is the fallback. Each node runs `nproc_per_node` processes itself
-(trainer.launch), so a process's rank is `node_rank * nproc_per_node + local_rank`. With neither
+(vtp.trainer.launch), so a process's rank is `node_rank * nproc_per_node + local_rank`. With neither
 variable set, the job is one node. A one-process job starts no process group at all.
 
 A node runs one process per GPU it sees; without GPUs, one per accelerator its pool asks for in

@@ -1,11 +1,11 @@
 """Evaluation: accuracy, loss and confusion matrix of a model on the task's evaluation set, or
-the task's own metrics and loss (trainer.tasks).
+the task's own metrics and loss (vtp.trainer.tasks).
 
 `evaluate` runs inside training (each process takes a shard; the sums are all-reduced).
 `evaluate_checkpoint(path)` is the API for pipelines: it rebuilds the model from the config saved
 in the checkpoint (or a given one) and evaluates it in this process. From a shell:
 
-    python -m trainer.evaluate gs://bucket/run/checkpoints/step_00000100.pt   # or a directory
+    python -m vtp.trainer.evaluate gs://bucket/run/checkpoints/step_00000100.pt   # or a directory
 prints the result as one JSON object.
 """
 
@@ -20,11 +20,11 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, Subset
 
-from trainer import checkpoint
-from trainer.config import Config
-from trainer.distributed import Runtime
-from trainer.tasks import Metrics, dataset_size, goals, load, loss_function, metrics_function
 from vtp import storage
+from vtp.trainer import checkpoint
+from vtp.trainer.config import Config
+from vtp.trainer.distributed import Runtime
+from vtp.trainer.tasks import Metrics, dataset_size, goals, load, loss_function, metrics_function
 
 
 @torch.no_grad()
@@ -162,10 +162,10 @@ def evaluate_checkpoint(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m trainer.evaluate CHECKPOINT`: print the evaluation as JSON."""
+    """`python -m vtp.trainer.evaluate CHECKPOINT`: print the evaluation as JSON."""
     args = sys.argv[1:] if argv is None else list(argv)
     if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m trainer.evaluate CHECKPOINT_FILE_OR_DIR", file=sys.stderr)
+        print("usage: python -m vtp.trainer.evaluate CHECKPOINT_FILE_OR_DIR", file=sys.stderr)
         return 2
     print(json.dumps(evaluate_checkpoint(args[0])))
     return 0

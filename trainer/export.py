@@ -46,10 +46,10 @@ from torch import nn
 from torch.export import Dim, ExportedProgram
 from torch.utils.data import Dataset
 
-from trainer import checkpoint
-from trainer.config import Config
-from trainer.tasks import dataset_size, load
 from vtp import storage
+from vtp.trainer import checkpoint
+from vtp.trainer.config import Config
+from vtp.trainer.tasks import dataset_size, load
 
 MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"

@@ -10,7 +10,7 @@ activations in the backward pass instead of keeping them.
 
 Checkpoints go through `torch.distributed.checkpoint` (`ShardedCheckpointer`): every process
 writes its own shard, the main process adds trainer.pt (scheduler, every rank's RNG states, step,
-config), hashes the files and commits the checkpoint with its manifest, as trainer.checkpoint
+config), hashes the files and commits the checkpoint with its manifest, as vtp.trainer.checkpoint
 describes. `load_sharded` loads the newest one into whatever sharding this run has, so a job resumes
 on a different number of processes (resharding); on the same number it continues bit for bit.
 
@@ -38,7 +38,7 @@ from torch.distributed.checkpoint.state_dict import (
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from torch.utils.checkpoint import checkpoint
 
-from trainer.checkpoint import (
+from vtp.trainer.checkpoint import (
     SHARDED,
     TRAINER_FILE,
     Checkpointer,
@@ -52,10 +52,10 @@ from trainer.checkpoint import (
     sharded_path,
     verify_sharded,
 )
-from trainer.config import Config
-from trainer.dcp_safe import load_in_place
-from trainer.distributed import Runtime
-from trainer.tasks import load_task
+from vtp.trainer.config import Config
+from vtp.trainer.dcp_safe import load_in_place
+from vtp.trainer.distributed import Runtime
+from vtp.trainer.tasks import load_task
 
 log = logging.getLogger("trainer")
 

@@ -1,14 +1,14 @@
 """Starting a node's processes, and turning how they ended into the node's exit status.
 
 A node (one Vertex replica) runs `nproc_per_node` processes (one per GPU, or per accelerator of
-its pool: trainer.distributed): in this process when it is one, otherwise as spawned children,
+its pool: vtp.trainer.distributed): in this process when it is one, otherwise as spawned children,
 with torchrun's RANK/LOCAL_RANK/WORLD_SIZE, that die with their parent. SIGTERM to the node is
 passed on to every child (they agree on a step, save a checkpoint and exit); when one child
 fails, the others are stopped (SIGTERM, then SIGKILL after a grace period) and the node fails
 with the status of the child that failed first (`_supervise` says how it is told apart from the
 children that failed because of it).
 
-Exit statuses of `python -m trainer`, as Vertex sees them for the replica:
+Exit statuses of `python -m vtp.trainer`, as Vertex sees them for the replica:
 
     0       training finished and the final model was written
     1       an error in training: an exception, a lost peer, a collective that timed out
@@ -38,9 +38,10 @@ from typing import Any
 
 import torch
 
-from trainer import train
-from trainer.config import Config
-from trainer.distributed import (
+from vtp.process_exit import exit_now
+from vtp.trainer import train
+from vtp.trainer.config import Config
+from vtp.trainer.distributed import (
     Nodes,
     Placement,
     check_gpus,
@@ -53,8 +54,7 @@ from trainer.distributed import (
     shutdown,
     visible_gpus,
 )
-from trainer.tasks import load
-from vtp.process_exit import exit_now
+from vtp.trainer.tasks import load
 
 log = logging.getLogger("trainer")
 

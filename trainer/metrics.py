@@ -5,14 +5,14 @@
   train/steps_per_second, eval/accuracy, eval/loss, or eval/<metric> of a task's own metrics);
 - every evaluation's metric to Vertex hyperparameter tuning through `cloudml-hypertune`, with its
   global step, so intermediate measurements can drive early stopping;
-- the final model, config and metrics (see trainer.export).
+- the final model, config and metrics (see vtp.trainer.export).
 """
 
 import logging
 from pathlib import Path
 from typing import Any
 
-from trainer.config import Config
+from vtp.trainer.config import Config
 
 log = logging.getLogger("trainer")
 
@@ -68,7 +68,9 @@ class Reporter:
         """Write the trained model, its config and its final evaluation to `model_dir`."""
         if not self.enabled:
             return
-        from trainer import export  # torch.export: imported by the main process, at the end only
+        from vtp.trainer import (
+            export,  # torch.export: imported by the main process, at the end only
+        )
 
         export.write_model_dir(model_dir, model_state, config, result)
         log.info("wrote model to %s", model_dir)

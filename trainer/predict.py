@@ -1,6 +1,6 @@
 """Predictions from an exported model directory: request bodies in, JSON-ready predictions out.
 
-What `python -m trainer.serve` answers with (see trainer.serve for the HTTP side):
+What `python -m vtp.trainer.serve` answers with (see vtp.trainer.serve for the HTTP side):
 
     body         {"instances": [instance, ...], "parameters": {}}   (the model takes no parameters)
     instance     one input without its batch dimension: export.json `inputs[0].shape[1:]`
@@ -9,7 +9,7 @@ What `python -m trainer.serve` answers with (see trainer.serve for the HTTP side
 
 Per instance of a classifier, `index` is the most probable class, `label` its name (export.json
 `labels`) and `probabilities` the softmax of the logits, in label order. A task that says what
-its outputs mean (its own `predictions`, trainer.tasks; the diabetes task's is the predicted
+its outputs mean (its own `predictions`, vtp.trainer.tasks; the diabetes task's is the predicted
 progression in the target's own units) answers with that instead. The instances of one request go
 through one forward pass of the model (rebuilt by its task, weights from model.pt loaded with
 `weights_only=True`; model.pt2 is never unpickled here), under `torch.inference_mode`.
@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from trainer.export import CONFIG_FILE, FORMAT, METADATA_FILE, MODEL_FILE, load_model
-from trainer.tasks import Predictions, load_task, task_predictions
 from vtp import storage
+from vtp.trainer.export import CONFIG_FILE, FORMAT, METADATA_FILE, MODEL_FILE, load_model
+from vtp.trainer.tasks import Predictions, load_task, task_predictions
 
 _TOKEN_URL = (
     "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"

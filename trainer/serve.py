@@ -1,4 +1,4 @@
-"""`python -m trainer.serve`: serve an exported model directory as a Vertex AI prediction container.
+"""`python -m vtp.trainer.serve`: serve an exported model directory as a Vertex prediction server.
 
 The project's image serves the models our pipelines register: `upload_model` puts this command,
 port 8080 and the routes /predict and /health in the model's containerSpec. Vertex AI's custom
@@ -23,12 +23,12 @@ For the digits task (64 pixels in, 10 classes out):
     200  {"predictions": [{"label": "7", "index": 7, "probabilities": [10 floats]}, ...]}
     400  {"error": "instances[2] has shape [63]; each instance must have shape [64] ..."}
 
-A task with its own `predictions` (trainer.tasks) answers with them: the diabetes regression's
+A task with its own `predictions` (vtp.trainer.tasks) answers with them: the diabetes regression's
 are numbers, `{"predictions": [151.2, 87.9]}`.
 
-The directory is export_model's (trainer.export); trainer.predict documents the predictions and
-how the directory is found. Nothing in it chooses code: config.json's `task` must be one of the
-trainer's own tasks or a module listed in VTP_SERVING_MODULES (trainer.tasks.serving_tasks), or
+The directory is export_model's (vtp.trainer.export); vtp.trainer.predict documents the predictions
+and how the directory is found. Nothing in it chooses code: config.json's `task` must be one of the
+trainer's own tasks or a module listed in VTP_SERVING_MODULES (vtp.trainer.tasks.serving_tasks), or
 the model is not loaded; the working directory, the storage root and the model directory are
 taken off the import path first. Errors are JSON too: 400 names what is wrong with the request,
 401/403 refuse a caller (local service only), 404 and 405 say no more than their names, 413 a
@@ -55,11 +55,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
-from trainer.export import CONFIG_FILE
-from trainer.predict import BadRequest, ModelError, Predictor, model_dir
-from trainer.tasks import builtin_tasks, servable_task, serving_tasks
 from vtp import storage
 from vtp.http_limits import LOOPBACK_NAMES, REQUEST_TIMEOUT_SECONDS, BodyRefused, declared_length
+from vtp.trainer.export import CONFIG_FILE
+from vtp.trainer.predict import BadRequest, ModelError, Predictor, model_dir
+from vtp.trainer.tasks import builtin_tasks, servable_task, serving_tasks
 
 SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
 """Where the local service put this server's secret (read and deleted at start)."""
@@ -198,7 +198,7 @@ class Server(ThreadingHTTPServer):
             return
         config = self.config
         print(
-            f"trainer.serve: serving {config.storage_uri} on {config.host}:{config.port} "
+            f"vtp.trainer.serve: serving {config.storage_uri} on {config.host}:{config.port} "
             f"(GET {config.health_route}, POST {config.predict_route})",
             flush=True,
         )
@@ -331,11 +331,11 @@ def _phrase(status: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Serve until stopped; the exit status says why it stopped early."""
     argparse.ArgumentParser(
-        prog="python -m trainer.serve",
+        prog="python -m vtp.trainer.serve",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     ).parse_args(argv)
-    return run("trainer.serve", _listening)
+    return run("vtp.trainer.serve", _listening)
 
 
 def run(name: str, make: Callable[[ServeConfig, str], Server]) -> int:
@@ -369,7 +369,8 @@ def run(name: str, make: Callable[[ServeConfig, str], Server]) -> int:
 def _listening(config: ServeConfig, secret: str) -> Server:
     server = Server(config, secret, serving_tasks(os.environ))
     print(
-        f"trainer.serve: listening on {config.host}:{config.port}, loading {config.storage_uri}",
+        f"vtp.trainer.serve: listening on {config.host}:{config.port}, "
+        f"loading {config.storage_uri}",
         flush=True,
     )
     return server

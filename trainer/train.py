@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from trainer.checkpoint import (
+from vtp.trainer.checkpoint import (
     Checkpointer,
     Loaded,
     TrainingState,
@@ -30,12 +30,12 @@ from trainer.checkpoint import (
     seed_everything,
     set_rng_state,
 )
-from trainer.config import Config, output_dirs
-from trainer.distributed import Runtime, StopSignal
-from trainer.evaluate import evaluate
-from trainer.metrics import Reporter
-from trainer.snapshot import changed_by_step
-from trainer.tasks import Task, dataset_size, load, loss_function
+from vtp.trainer.config import Config, output_dirs
+from vtp.trainer.distributed import Runtime, StopSignal
+from vtp.trainer.evaluate import evaluate
+from vtp.trainer.metrics import Reporter
+from vtp.trainer.snapshot import changed_by_step
+from vtp.trainer.tasks import Task, dataset_size, load, loss_function
 
 log = logging.getLogger("trainer")
 
@@ -161,7 +161,7 @@ def build(config: Config, runtime: Runtime) -> Training:
     seed_everything(config.seed)
     net = task.build_model(config).to(runtime.device)
     if config.strategy == "fsdp":
-        from trainer import fsdp
+        from vtp.trainer import fsdp
 
         fsdp.shard(net, config, runtime)  # before the optimizer: it holds the shards
     train_set, eval_set = task.build_datasets(config)
@@ -181,7 +181,7 @@ def build(config: Config, runtime: Runtime) -> Training:
     # Only the main process writes; the others run the same code with silent writers.
     checkpointer = Checkpointer(dirs.checkpoints, config.keep_checkpoints, runtime.is_main)
     if config.strategy == "fsdp":  # sharded checkpoints, written by every process
-        from trainer import fsdp
+        from vtp.trainer import fsdp
 
         checkpointer = fsdp.ShardedCheckpointer(
             dirs.checkpoints, config.keep_checkpoints, runtime, net, optimizer
@@ -302,12 +302,12 @@ def finish(t: Training, ending: Ending) -> Result:
 
 
 def _gathered(config: Config, net: nn.Module) -> contextlib.AbstractContextManager[None]:
-    """`fsdp.gathered(net)` under --strategy=fsdp, else nothing to gather. trainer.fsdp is
+    """`fsdp.gathered(net)` under --strategy=fsdp, else nothing to gather. vtp.trainer.fsdp is
     imported only for that strategy: FSDP and torch.distributed.checkpoint take seconds to
     import, in every replica before its first step."""
     if config.strategy != "fsdp":
         return contextlib.nullcontext()
-    from trainer import fsdp
+    from vtp.trainer import fsdp
 
     return fsdp.gathered(net)
 
@@ -316,7 +316,7 @@ def _full_model_state(config: Config, net: nn.Module) -> dict[str, Any]:
     """The whole model's state dict: `fsdp.full_model_state` under --strategy=fsdp."""
     if config.strategy != "fsdp":
         return net.state_dict()
-    from trainer import fsdp
+    from vtp.trainer import fsdp
 
     return fsdp.full_model_state(net)
 
@@ -339,7 +339,7 @@ def restore(
     sharded = config.strategy == "fsdp"
     load = _load_replicated
     if sharded:
-        from trainer import fsdp
+        from vtp.trainer import fsdp
 
         load = fsdp.load_sharded
     loaded = load(runtime, checkpointer.directory, net, optimizer)

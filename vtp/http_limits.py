@@ -2,7 +2,7 @@
 loopback names a request's Host may carry, the largest body, how long a connection may sit
 idle, and the one reading of a request's declared body length.
 
-It sits in the bottom layer so that `trainer.serve` (which runs in the model's image, without
+It sits in the bottom layer so that `vtp.trainer.serve` (which runs in the model's image, without
 the service) applies the very limits the service applies to its own API.
 """
 

@@ -19,7 +19,7 @@ TRAINER_METRICS: tuple[str, ...] = ("accuracy", "loss")
 def is_project_image(image_uri: str) -> bool:
     """True when `image_uri` names the project's image (tag and digest aside).
 
-    The local service uses the same rule to run such a container as `python -m trainer`.
+    The local service uses the same rule to run such a container as `python -m vtp.trainer`.
     """
     name = image_uri.split("@", 1)[0]
     if name.rfind(":") > name.rfind("/"):

@@ -11,13 +11,13 @@ from google.cloud import aiplatform_v1
 from google_cloud_pipeline_components.types.artifact_types import VertexModel
 from kfp.dsl import Model
 
-from components.export_model import export_model
-from components.upload_model import upload_model
 from tests.fixtures import PROJECT, REGION, LocalService
-from trainer import train
-from trainer.checkpoint import list_checkpoints
-from trainer.config import parse_args
-from trainer.distributed import Runtime
+from vtp.components.export_model import export_model
+from vtp.components.upload_model import upload_model
+from vtp.trainer import train
+from vtp.trainer.checkpoint import list_checkpoints
+from vtp.trainer.config import parse_args
+from vtp.trainer.distributed import Runtime
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kfp.dsl import Artifact, Model
 
-from components.custom_job import custom_job
+from vtp.components.custom_job import custom_job
 
 
 def main(kwargs_json: str, out_dir: str) -> None:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from components.autopackage import autopackage
 from tests.vtp.vertex.usercode import write_user_code
+from vtp.components.autopackage import autopackage
 from vtp.images import COMPONENT_IMAGE
 from vtp.launchers import custom_job as custom_job_task
 from vtp.vertex import autopackage as library

@@ -12,9 +12,9 @@ import pytest
 from google.cloud import aiplatform_v1
 from kfp.dsl import Artifact, Model
 
-from components.custom_job import custom_job
 from tests.fixtures import PROJECT, REGION, LocalService, wait_for_state, wait_until
 from tests.vtp.local.conftest import SCRIPT
+from vtp.components.custom_job import custom_job
 from vtp.vertex import lifecycle
 from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.protodict import SpecError

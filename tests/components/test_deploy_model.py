@@ -12,9 +12,9 @@ from google.api_core.client_options import ClientOptions
 from google.cloud import aiplatform_v1
 from google_cloud_pipeline_components.types.artifact_types import VertexEndpoint
 
-from components.deploy_model import deploy_model
 from tests.components.conftest import upload
 from tests.fixtures import PROJECT, REGION, REPO
+from vtp.components.deploy_model import deploy_model
 from vtp.launchers import deploy_model as launcher
 
 pytestmark = pytest.mark.slow

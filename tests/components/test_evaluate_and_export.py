@@ -6,12 +6,12 @@ import pytest
 import torch
 from kfp.dsl import Artifact, ClassificationMetrics, Metrics, Model
 
-from components.evaluate_checkpoints import evaluate_checkpoints
-from components.export_model import export_model
 from tests.fixtures import train_digits
-from trainer import checkpoint
-from trainer.evaluate import evaluate_checkpoint
-from trainer.export import load_model
+from vtp.components.evaluate_checkpoints import evaluate_checkpoints
+from vtp.components.export_model import export_model
+from vtp.trainer import checkpoint
+from vtp.trainer.evaluate import evaluate_checkpoint
+from vtp.trainer.export import load_model
 
 
 @pytest.fixture(scope="module")

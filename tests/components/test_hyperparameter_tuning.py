@@ -8,8 +8,8 @@ import pytest
 from google.cloud import aiplatform_v1
 from kfp.dsl import Artifact, Model
 
-from components.hyperparameter_tuning import hyperparameter_tuning
 from tests.fixtures import PROJECT, REGION, LocalService
+from vtp.components.hyperparameter_tuning import hyperparameter_tuning
 from vtp.images import COMPONENT_IMAGE
 from vtp.launchers import custom_job as custom_job_task
 from vtp.launchers.tuning import best_trial, build_tuning_job
@@ -254,7 +254,7 @@ def trial_args(metric: str, container: dict, *args: str) -> list[str]:
 
 
 TRAINER = {"imageUri": COMPONENT_IMAGE}
-"""The project's image without a command: it runs `python -m trainer`."""
+"""The project's image without a command: it runs `python -m vtp.trainer`."""
 
 
 @pytest.mark.parametrize("metric", ["accuracy", "loss"])

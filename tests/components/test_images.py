@@ -2,10 +2,10 @@
 
 import pytest
 
-from trainer.config import Config
-from trainer.tasks import CLASSIFICATION_GOALS, digits, goals
 from vtp.images import COMPONENT_IMAGE, TRAINER_METRICS, is_project_image
 from vtp.local.runtime import launch
+from vtp.trainer.config import Config
+from vtp.trainer.tasks import CLASSIFICATION_GOALS, digits, goals
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import pytest
 from google.cloud import aiplatform_v1
 from kfp import dsl
 
-from components.custom_job import custom_job
 from tests.fixtures import PROJECT, REGION, LocalService, run_in_worker
 from tests.vtp.local.conftest import SCRIPT
+from vtp.components.custom_job import custom_job
 
 State = aiplatform_v1.JobState
 

@@ -15,20 +15,20 @@ from google_cloud_pipeline_components.v1.endpoint import EndpointCreateOp, Model
 from kfp import compiler, dsl, local
 from kfp.dsl import Model
 
-from components.upload_model import upload_model
 from tests.components.conftest import models_client, upload
 from tests.fixtures import PROJECT, REGION
 from tests.trainer import serving
-from trainer.config import parse_args
-from trainer.export import load_program
-from trainer.tasks import digits
+from vtp.components.upload_model import upload_model
 from vtp.images import COMPONENT_IMAGE
 from vtp.launchers import upload_model as registry
+from vtp.trainer.config import parse_args
+from vtp.trainer.export import load_program
+from vtp.trainer.tasks import digits
 
 PREBUILT = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
 SERVED_BY_THE_PROJECT_IMAGE = aiplatform_v1.ModelContainerSpec(
     image_uri=COMPONENT_IMAGE,
-    command=["python", "-m", "trainer.serve"],
+    command=["python", "-m", "vtp.trainer.serve"],
     ports=[aiplatform_v1.Port(container_port=8080)],
     predict_route="/predict",
     health_route="/health",
@@ -78,7 +78,7 @@ def test_an_image_compiled_in_or_named_as_the_project_image_serves_with_trainer_
     for image in ("europe-docker.pkg.dev/acme/ml/vtp:7", "gcr.io/acme/serving/trainer:1"):
         # `vtp compile --image` rewrote the default, or the image carries the project's name
         spec = registry.serving(image, project_image="gcr.io/acme/serving/trainer:1")
-        assert spec.command == ("python", "-m", "trainer.serve") and spec.ports == (8080,)
+        assert spec.command == ("python", "-m", "vtp.trainer.serve") and spec.ports == (8080,)
     other = registry.serving(PREBUILT, project_image=COMPONENT_IMAGE, health_route="/ping")
     assert other == registry.Serving(PREBUILT, health_route="/ping")
 
@@ -144,7 +144,7 @@ def test_another_image_gets_only_what_is_given(service_env, exported, tmp_path) 
     )  # the project's image: one default replaced, the others kept
     spec = client.get_model(name=routes.metadata["resourceName"]).container_spec
     assert spec.health_route == "/ready" and spec.predict_route == "/predict"
-    assert list(spec.command) == ["python", "-m", "trainer.serve"]
+    assert list(spec.command) == ["python", "-m", "vtp.trainer.serve"]
 
 
 def test_a_retried_task_reuses_its_version_and_parent_model_adds_one(
@@ -168,7 +168,7 @@ def test_a_retried_task_reuses_its_version_and_parent_model_adds_one(
 def test_an_empty_display_name_follows_the_models_task(service_env, exported, tmp_path) -> None:
     registered = upload(exported, tmp_path, "run-5", display_name=" ")
     model = models_client(service_env).get_model(name=registered.metadata["resourceName"])
-    assert model.display_name == "vtp-digits"  # config.json's task: trainer.tasks.digits
+    assert model.display_name == "vtp-digits"  # config.json's task: vtp.trainer.tasks.digits
 
 
 def test_bad_inputs_fail_before_anything_is_registered(service_env, exported, tmp_path) -> None:

@@ -73,33 +73,66 @@ def copy(source: Path, target: Path, many: bool) -> None:
         shutil.copy2(source, destination)
 
 
+TEAM_FOLDER = {
+    # Google's guide: every training application is a `trainer` package run as `trainer.task`.
+    "trainer/__init__.py": "",
+    "trainer/task.py": "import sys\nprint('team trainer.task', sys.argv[1:])\n",
+    "components/__init__.py": "",
+    "components/custom_job.py": "WHOSE = 'team'\n",
+    "pipelines/__init__.py": "",
+    "pipelines/train.py": "WHOSE = 'team'\n",
+    "task.py": "WHOSE = 'team'\n",
+    "model.py": "WHOSE = 'team'\n",
+    "utils.py": "WHOSE = 'team'\n",
+}
+"""A team's folder with every name a team may give its own code (the image's /workspace/team)."""
+
+
 @pytest.mark.slow
-def test_image_runs_the_trainer_from_the_installed_package(tmp_path: Path) -> None:
+def test_image_runs_our_trainer_and_a_teams_own_beside_it(tmp_path: Path) -> None:
+    """The wheel installed as the image installs it, a team's `trainer/`, `components/` and
+    `pipelines/` first on the path (PYTHONPATH and the working directory): both trainers run,
+    and each name means the team's code or ours by its namespace alone."""
     env = build(tmp_path / "image")
     python = str(tmp_path / "image" / "python" / "bin" / "python")
-    elsewhere = tmp_path / "run"  # not the work dir: only the installed package may be imported
-    elsewhere.mkdir()
+    team = tmp_path / "image" / env["PYTHONPATH"].lstrip("/")
+    for relative, text in TEAM_FOLDER.items():
+        (team / relative).parent.mkdir(parents=True, exist_ok=True)
+        (team / relative).write_text(text)
+    env = {**env, "PYTHONPATH": str(team)}
     command = [python if word == "python" else word for word in entrypoint()]
     help_text = subprocess.run(
-        [*command, "--help"], cwd=elsewhere, env=env, capture_output=True, text=True
+        [*command, "--help"], cwd=team, env=env, capture_output=True, text=True
     )
     assert help_text.returncode == 0 and "--learning_rate" in help_text.stdout
-    flags = ["--max_steps=1", f"--model_dir={elsewhere / 'model'}"]
-    flags += [f"--checkpoint_dir={elsewhere / 'ckpt'}", f"--tensorboard_dir={elsewhere / 'tb'}"]
+    out = tmp_path / "out"
+    flags = ["--max_steps=1", f"--model_dir={out / 'model'}"]
+    flags += [f"--checkpoint_dir={out / 'ckpt'}", f"--tensorboard_dir={out / 'tb'}"]
     run = subprocess.run(  # as Vertex runs a pool's args against the entrypoint
-        [*command, *flags], cwd=elsewhere, env=env, capture_output=True, text=True
+        [*command, *flags], cwd=team, env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert json.loads((elsewhere / "model" / "metrics.json").read_text())["step"] == 1
-    location = subprocess.run(
-        [python, "-c", "import trainer; print(trainer.__file__)"],
-        cwd=elsewhere,
-        env=env,
-        capture_output=True,
+    assert json.loads((out / "model" / "metrics.json").read_text())["step"] == 1
+    theirs = subprocess.run(
+        [python, "-m", "trainer.task", "--epochs=1"], cwd=team, env=env, capture_output=True,
         text=True,
-    ).stdout
-    assert "site-packages" in location
-    assert subprocess.run([python, "-c", "import components.custom_job"], env=env).returncode == 0
+    )  # fmt: skip
+    assert theirs.stdout == "team trainer.task ['--epochs=1']\n", theirs.stderr[-2000:]
+    probe = (
+        "import json, components.custom_job, pipelines.train, task, model, utils, trainer\n"
+        "import vtp.trainer, vtp.components.custom_job, vtp.pipelines.compile as c\n"
+        "print(json.dumps({'team': [components.custom_job.WHOSE, pipelines.train.WHOSE,"
+        " task.WHOSE, model.WHOSE, utils.WHOSE, trainer.__file__],"
+        " 'ours': [vtp.trainer.__file__, vtp.components.custom_job.__file__,"
+        " str(c.compiled_dir() / 'train.yaml')]}))"
+    )
+    seen = subprocess.run(
+        [python, "-c", probe], cwd=team, env=env, capture_output=True, text=True, check=True
+    )
+    found = json.loads(seen.stdout)
+    assert found["team"] == [*["team"] * 5, str(team / "trainer" / "__init__.py")]
+    assert all("site-packages/vtp/" in path for path in found["ours"]), found["ours"]
+    assert Path(found["ours"][2]).is_file()
 
 
 def test_the_local_service_runs_what_the_image_runs() -> None:

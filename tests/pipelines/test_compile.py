@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from kfp import components
 
-from pipelines import catalog
-from pipelines.compile import comparable, compile_all, compile_text, compiled_dir
 from vtp.cli import main
 from vtp.images import COMPONENT_IMAGE
+from vtp.pipelines import catalog
+from vtp.pipelines.compile import comparable, compile_all, compile_text, compiled_dir
 
 
 @pytest.mark.parametrize("name", list(catalog.PIPELINES))

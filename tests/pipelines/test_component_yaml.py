@@ -7,7 +7,7 @@ import pytest
 from google.protobuf import json_format
 from kfp import compiler, components, dsl
 
-from pipelines.compile import compiled_dir
+from vtp.pipelines.compile import compiled_dir
 from vtp.run.local_run import run_pipeline
 
 TRAINER_ARGS = ["--epochs=2", "--hidden_size=32", "--checkpoint_interval=10"]

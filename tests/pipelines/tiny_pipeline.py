@@ -82,7 +82,7 @@ SLEEPER = {
 @dsl.pipeline(name="vtp-sleeping-job")
 def sleeping_job_pipeline(project: str, output_root: str):
     """Runs the sleeping CustomJob through the project's custom_job component."""
-    from components.custom_job import custom_job
+    from vtp.components.custom_job import custom_job
 
     custom_job(
         project=project,

@@ -1,4 +1,4 @@
-"""Shared helpers for trainer tests: the tiny debug config, real `python -m trainer` runs, and
+"""Shared helpers for trainer tests: the tiny debug config, real `python -m vtp.trainer` runs, and
 the device each test means.
 
 Every test names its device. CPU tests run on the CPU on any machine: in-process runs get a CPU
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainer import train
-from trainer.config import parse_args
-from trainer.distributed import Runtime
+from vtp.trainer import train
+from vtp.trainer.config import parse_args
+from vtp.trainer.distributed import Runtime
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -111,9 +111,9 @@ def trainer_env(out: Path, **extra: str) -> dict[str, str]:
 
 
 def start_trainer(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    """Start `python -m trainer ARGS` in the repository root (so tests.* tasks import)."""
+    """Start `python -m vtp.trainer ARGS` in the repository root (so tests.* tasks import)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "trainer", *args],
+        [sys.executable, "-m", "vtp.trainer", *args],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

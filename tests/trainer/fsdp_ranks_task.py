@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from trainer.tasks import digits
+from vtp.trainer.tasks import digits
 
 labels = digits.labels
 build_model = digits.build_model

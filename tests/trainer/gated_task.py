@@ -13,7 +13,7 @@ from pathlib import Path
 import torch.distributed as dist
 from torch.utils.data import Dataset
 
-from trainer.tasks import digits
+from vtp.trainer.tasks import digits
 
 labels = digits.labels
 build_model = digits.build_model

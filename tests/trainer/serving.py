@@ -1,4 +1,4 @@
-"""`python -m trainer.serve` as a real process on a free port, and a JSON client for it."""
+"""`python -m vtp.trainer.serve` as a real process on a free port, and a JSON client for it."""
 
 import http.client
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-COMMAND = ("python", "-m", "trainer.serve")
+COMMAND = ("python", "-m", "vtp.trainer.serve")
 
 
 def free_port() -> int:

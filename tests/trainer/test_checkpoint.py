@@ -5,7 +5,7 @@ import logging
 import pytest
 import torch
 
-from trainer.checkpoint import (
+from vtp.trainer.checkpoint import (
     Checkpointer,
     CorruptCheckpoint,
     checkpoint_path,

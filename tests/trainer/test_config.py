@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from trainer.config import Config, field_docs, flag_fields, output_dirs, parse_args
+from vtp.trainer.config import Config, field_docs, flag_fields, output_dirs, parse_args
 
 
 def _changed_value(field: dataclasses.Field) -> object:
@@ -19,7 +19,7 @@ def _changed_value(field: dataclasses.Field) -> object:
     if kind is bool:
         return not field.default
     if kind is str:
-        return "trainer.tasks.digits_copy" if field.name == "task" else f"gs://b/{field.name}"
+        return "vtp.trainer.tasks.digits_copy" if field.name == "task" else f"gs://b/{field.name}"
     if field.name == "dropout":
         return 0.25
     return field.default + (7 if kind is int else 0.5)
@@ -79,7 +79,7 @@ def test_bad_flags_exit_2_naming_the_flag(argv, named, capsys):
 
 def test_unknown_flag_from_the_command_line_writes_nothing_to_stdout(tmp_path):
     process = subprocess.run(
-        [sys.executable, "-m", "trainer", "--no_such_flag=1", f"--model_dir={tmp_path}/m"],
+        [sys.executable, "-m", "vtp.trainer", "--no_such_flag=1", f"--model_dir={tmp_path}/m"],
         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
         capture_output=True,
         text=True,

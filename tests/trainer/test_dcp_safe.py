@@ -1,4 +1,4 @@
-"""Sharded checkpoints are artifacts: reading one runs nothing in it (`trainer.dcp_safe`).
+"""Sharded checkpoints are artifacts: reading one runs nothing in it (`vtp.trainer.dcp_safe`).
 
 A checkpoint saved by torch.distributed.checkpoint reads back through our reader as through
 DCP's own; one whose `.metadata` or a byte entry was replaced by a pickle that calls a function
@@ -17,7 +17,7 @@ import torch.distributed.checkpoint as dcp
 from torch import nn
 from torch.distributed.checkpoint.filesystem import FileSystemReader
 
-from trainer.dcp_safe import UnreadableCheckpoint, load_in_place, load_whole, read_metadata
+from vtp.trainer.dcp_safe import UnreadableCheckpoint, load_in_place, load_whole, read_metadata
 
 MARK = "vtp-dcp-safe-ran"
 PLANTED_REFUSED = r"not part of a checkpoint|Weights only load|metadata is None"

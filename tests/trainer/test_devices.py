@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainer.__main__ import main
-from trainer.config import Config, parse_args
-from trainer.export import device_free, write_model_dir
-from trainer.launch import plan
+from vtp.trainer.__main__ import main
+from vtp.trainer.config import Config, parse_args
+from vtp.trainer.export import device_free, write_model_dir
+from vtp.trainer.launch import plan
 
 
 def _flags(out: Path, *flags: str) -> list[str]:
@@ -29,7 +29,7 @@ def test_more_processes_than_gpus_is_one_line_and_exit_2(tmp_path, capsys, nproc
     out, err = capsys.readouterr()
     assert status == 2
     assert out == "" and err.count("\n") == 1, err
-    assert err.startswith("python -m trainer: error: ")
+    assert err.startswith("python -m vtp.trainer: error: ")
     assert f"--nproc_per_node={nproc}" in err and f"sees {gpus} GPU" in err
     assert f"--nproc_per_node={gpus} or fewer" in err and "CUDA_VISIBLE_DEVICES=''" in err
     assert not any(tmp_path.iterdir()), "nothing was trained or written"

@@ -7,8 +7,8 @@ import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from trainer.config import Config
-from trainer.tasks import digits
+from vtp.trainer.config import Config
+from vtp.trainer.tasks import digits
 
 
 def test_images_and_labels_are_load_digits():

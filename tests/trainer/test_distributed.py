@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from trainer.distributed import Nodes, Placement, nodes_from_env
-from trainer.launch import _first_failure, exit_status
+from vtp.trainer.distributed import Nodes, Placement, nodes_from_env
+from vtp.trainer.launch import _first_failure, exit_status
 
 
 def test_master_variables_describe_nodes():

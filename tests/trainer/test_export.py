@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainer import train
-from trainer.checkpoint import list_checkpoints, read_state
-from trainer.config import Config, parse_args
-from trainer.distributed import Runtime
-from trainer.evaluate import evaluate_checkpoint
-from trainer.export import (
+from vtp.trainer import train
+from vtp.trainer.checkpoint import list_checkpoints, read_state
+from vtp.trainer.config import Config, parse_args
+from vtp.trainer.distributed import Runtime
+from vtp.trainer.evaluate import evaluate_checkpoint
+from vtp.trainer.export import (
     ExportMismatch,
     check_program,
     export_checkpoint,
@@ -25,8 +25,8 @@ from trainer.export import (
     read_metadata,
     serialize_program,
 )
-from trainer.predict import ModelError, Predictor
-from trainer.tasks import digits
+from vtp.trainer.predict import ModelError, Predictor
+from vtp.trainer.tasks import digits
 
 ONE_PROCESS = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("cpu"))
 
@@ -34,7 +34,7 @@ ONE_PROCESS = Runtime(rank=0, world_size=1, local_rank=0, device=torch.device("c
 STANDALONE = """
 import sys
 import torch
-sys.modules["trainer"] = None
+sys.modules["vtp"] = None
 program = torch.export.load(sys.argv[1]).module()
 inputs = torch.load(sys.argv[2], weights_only=True)
 with torch.no_grad():
@@ -110,7 +110,7 @@ def test_model_directory_holds_weights_config_metrics_and_metadata(
         "program": "model.pt2",
         "state_dict": "model.pt",
         "torch_version": torch.__version__,
-        "task": "trainer.tasks.digits",
+        "task": "vtp.trainer.tasks.digits",
         "inputs": [{"name": "input", "shape": [None, 64], "dtype": "float32"}],
         "outputs": [{"name": "logits", "shape": [None, 10], "dtype": "float32"}],
         "labels": [str(digit) for digit in range(10)],

@@ -1,4 +1,4 @@
-"""`--strategy=fsdp` in real `python -m trainer` processes over gloo: FSDP2 trains as DDP does,
+"""`--strategy=fsdp` in real `python -m vtp.trainer` processes over gloo: FSDP2 trains as DDP does,
 sharded checkpoints resume bit for bit on the same number of processes and reshard onto another
 (runs held by the gate at a known step: conftest.gate_env).
 """
@@ -19,7 +19,7 @@ from tests.trainer.conftest import (
     trainer_env,
     wait_for,
 )
-from trainer.checkpoint import list_checkpoints, read_state
+from vtp.trainer.checkpoint import list_checkpoints, read_state
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def test_fsdp_reaches_the_accuracy_of_ddp(tmp_path):
     runs = {}
     for strategy in ("ddp", "fsdp"):
         out = tmp_path / strategy
-        flags = {"task": "trainer.tasks.digits", "epochs": 3, "batch_size": 32, "max_steps": 0}
+        flags = {"task": "vtp.trainer.tasks.digits", "epochs": 3, "batch_size": 32, "max_steps": 0}
         flags.update(hidden_size=64, learning_rate=0.01, eval_interval=0, checkpoint_interval=0)
         args = tiny_args(out, **flags, strategy=strategy, nproc_per_node=2)
         run_trainer(args, trainer_env(out))

@@ -10,9 +10,9 @@ from google.cloud import aiplatform_v1
 
 from tests.fixtures import FAST_FLAGS, REPO, LocalService, State, wait_for_state
 from tests.trainer.conftest import TINY
-from trainer.distributed import accelerators_from_env
+from vtp.trainer.distributed import accelerators_from_env
 
-IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"  # runs `python -m trainer`
+IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"  # runs `python -m vtp.trainer`
 GPU = {"machineType": "n1-standard-8", "acceleratorType": "NVIDIA_TESLA_T4"}
 
 

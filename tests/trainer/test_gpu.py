@@ -28,19 +28,19 @@ from tests.trainer.conftest import (
     trainer_env,
     wait_for,
 )
-from trainer.checkpoint import Checkpointer, checkpoint_path, list_checkpoints, load_checkpoint
-from trainer.distributed import Runtime
+from vtp.trainer.checkpoint import Checkpointer, checkpoint_path, list_checkpoints, load_checkpoint
+from vtp.trainer.distributed import Runtime
 
 pytestmark = pytest.mark.slow
 
 ONE_GPU = {"CUDA_VISIBLE_DEVICES": "0"}
 TWO_GPUS = {"CUDA_VISIBLE_DEVICES": "0,1"}
-DIGITS = {"task": "trainer.tasks.digits", "max_steps": 0, "epochs": 20, "batch_size": 64}
+DIGITS = {"task": "vtp.trainer.tasks.digits", "max_steps": 0, "epochs": 20, "batch_size": 64}
 DIGITS.update(eval_interval=0, checkpoint_interval=0, hidden_size=128)
 
 
 def gpu_run(out, gpus: dict[str, str], **flags: object) -> str:
-    """`python -m trainer` of the tiny run (with `flags`) on `gpus`; its output (exit 0)."""
+    """`python -m vtp.trainer` of the tiny run (with `flags`) on `gpus`; its output (exit 0)."""
     process = start_trainer(tiny_args(out, **flags), trainer_env(out, **gpus))
     output, _ = process.communicate(timeout=600)
     assert process.returncode == 0, output
@@ -151,7 +151,7 @@ def test_sigterm_on_a_gpu_then_rerun_ends_bitwise_equal_to_an_uninterrupted_run(
 @pytest.mark.gpu(count=1)
 def test_more_processes_than_gpus_is_refused_in_one_line(tmp_path):
     process = subprocess.run(
-        [sys.executable, "-m", "trainer", f"--nproc_per_node={GPUS + 1}", "--batch_size=64",
+        [sys.executable, "-m", "vtp.trainer", f"--nproc_per_node={GPUS + 1}", "--batch_size=64",
          f"--model_dir={tmp_path}/m", f"--checkpoint_dir={tmp_path}/c"],
         cwd=REPO, env=trainer_env(tmp_path, CUDA_VISIBLE_DEVICES=os.environ.get(
             "CUDA_VISIBLE_DEVICES", ",".join(map(str, range(GPUS))))),

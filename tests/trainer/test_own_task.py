@@ -1,6 +1,6 @@
 """A team's own task, from a folder of its own outside this repository: its flag (`num_filters`),
 its loss (a regression's mean squared error) and its metric (`rmse`, MINIMIZE) reach
-`python -m trainer`, the tuning report and the model directory; a bad value of its flag is one
+`python -m vtp.trainer`, the tuning report and the model directory; a bad value of its flag is one
 line and exit 2 before anything trains. The shipped regression example trains the same way."""
 
 import dataclasses
@@ -15,8 +15,8 @@ import pytest
 
 from tests.fixtures import team_folder
 from tests.trainer.conftest import CPU_ONLY
-from trainer import tasks
-from trainer.config import Config, parse_args
+from vtp.trainer import tasks
+from vtp.trainer.config import Config, parse_args
 
 MY_TASK = '''
 """The team's task: a small convolution over the diabetes features, scored by rmse."""
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from trainer.tasks.diabetes import build_datasets, labels  # the data: 10 features, 1 target
+from vtp.trainer.tasks.diabetes import build_datasets, labels  # the data: 10 features, 1 target
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,13 @@ def team(tmp_path: Path) -> Path:
 
 
 def trainer(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m trainer ARGS` typed in `folder` (on the CPU), its tuning reports in
+    """`python -m vtp.trainer ARGS` typed in `folder` (on the CPU), its tuning reports in
     folder/hypertune."""
     env = {**os.environ, **CPU_ONLY, "CLOUD_ML_HP_METRIC_FILE": str(folder / "hypertune")}
     for name in ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"):
         env.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "trainer", *args],
+        [sys.executable, "-m", "vtp.trainer", *args],
         cwd=folder, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
@@ -109,7 +109,7 @@ def test_a_bad_value_of_the_tasks_flag_is_one_line_before_training(
 ) -> None:
     result = trainer(team, "--task=my_task", flag)
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"python -m trainer: error: {message}"]
+    assert result.stderr.splitlines() == [f"python -m vtp.trainer: error: {message}"]
     assert not (team / "trainer_output").exists()
 
 
@@ -121,7 +121,7 @@ def test_the_help_lists_the_tasks_flags(team: Path) -> None:
 
 
 def test_the_shipped_regression_task_trains(tmp_path: Path) -> None:
-    result = trainer(tmp_path, "--task=trainer.tasks.diabetes", "--num_layers=1", "--epochs=2")
+    result = trainer(tmp_path, "--task=vtp.trainer.tasks.diabetes", "--num_layers=1", "--epochs=2")
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((tmp_path / "trainer_output/model/metrics.json").read_text())
     assert set(metrics["goals"]) == {"rmse", "r2", "loss"} and metrics["rmse"] > 0
@@ -130,13 +130,13 @@ def test_the_shipped_regression_task_trains(tmp_path: Path) -> None:
 def test_the_task_types_its_flags_from_a_config_json() -> None:
     """config.json holds the task's flags beside the trainer's; reading it imports nothing, and
     loading the task types them (defaults filled in)."""
-    config = parse_args(["--task=trainer.tasks.diabetes", "--num_layers=3"])
+    config = parse_args(["--task=vtp.trainer.tasks.diabetes", "--num_layers=3"])
     assert config.to_dict()["num_layers"] == 3 and "--num_layers=3" in config.to_args()
     read = Config.from_dict(config.to_dict())
     assert read.task_flags == {"num_layers": 3}
     _, loaded = tasks.load(read)
     assert loaded.task_flags == config.task_flags and loaded.hypertune_metric == "rmse"
-    _, defaults = tasks.load(Config(task="trainer.tasks.diabetes"))
+    _, defaults = tasks.load(Config(task="vtp.trainer.tasks.diabetes"))
     assert defaults.task_flags.num_layers == 2
 
 

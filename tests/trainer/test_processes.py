@@ -1,4 +1,4 @@
-"""Real `python -m trainer` processes: DDP over gloo, SIGKILL and SIGTERM, lost peers (the
+"""Real `python -m vtp.trainer` processes: DDP over gloo, SIGKILL and SIGTERM, lost peers (the
 gate of conftest.gate_env holds a run at a known step, so a kill lands after a known checkpoint).
 """
 
@@ -19,8 +19,8 @@ from tests.trainer.conftest import (
     trainer_env,
     wait_for,
 )
-from trainer.checkpoint import list_checkpoints, load_checkpoint
-from trainer.distributed import free_port
+from vtp.trainer.checkpoint import list_checkpoints, load_checkpoint
+from vtp.trainer.distributed import free_port
 
 pytestmark = pytest.mark.slow
 

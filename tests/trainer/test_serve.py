@@ -1,4 +1,4 @@
-"""`python -m trainer.serve`: Vertex's prediction container contract on an exported digits model."""
+"""`python -m vtp.trainer.serve`: Vertex's prediction container contract on an exported model."""
 
 import json
 import threading
@@ -10,13 +10,13 @@ import pytest
 import torch
 
 from tests.trainer.serving import Client, free_port, serve_env, start, stop, wait_healthy
-from trainer import serve, train
-from trainer.checkpoint import list_checkpoints
-from trainer.config import Config, parse_args
-from trainer.distributed import Runtime
-from trainer.export import export_checkpoint, load_program
-from trainer.predict import ModelError, Predictor
-from trainer.tasks import digits, servable_task
+from vtp.trainer import serve, train
+from vtp.trainer.checkpoint import list_checkpoints
+from vtp.trainer.config import Config, parse_args
+from vtp.trainer.distributed import Runtime
+from vtp.trainer.export import export_checkpoint, load_program
+from vtp.trainer.predict import ModelError, Predictor
+from vtp.trainer.tasks import digits, servable_task
 
 MODEL_URI = "gs://models/digits"
 # Vertex's own routes when containerSpec names none: the server must serve whatever it is told.
@@ -43,7 +43,7 @@ def gcs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(gcs_root: Path) -> Iterator[Client]:
-    """A client of `python -m trainer.serve` serving gs://models/digits, healthy."""
+    """A client of `python -m vtp.trainer.serve` serving gs://models/digits, healthy."""
     port = free_port()
     env = serve_env(
         AIP_HTTP_PORT=str(port),
@@ -173,7 +173,7 @@ def test_a_missing_model_directory_stops_the_server_with_a_clear_message(
     assert process.returncode == 1
     missing = tmp_path / "models" / "missing"
     assert (
-        f"trainer.serve: error: the model directory AIP_STORAGE_URI=gs://models/missing "
+        f"vtp.trainer.serve: error: the model directory AIP_STORAGE_URI=gs://models/missing "
         f"({missing}) does not exist"
     ) in output
 

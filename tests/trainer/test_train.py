@@ -4,13 +4,13 @@ import json
 import logging
 
 from tests.trainer.conftest import assert_bitwise_equal, load_model, tiny_args, train_here
-from trainer import tasks
-from trainer.checkpoint import checkpoint_path, list_checkpoints
-from trainer.config import parse_args
-from trainer.evaluate import evaluate_checkpoint
-from trainer.evaluate import main as evaluate_main
-from trainer.export import export_checkpoint
-from trainer.export import load_model as load_exported
+from vtp.trainer import tasks
+from vtp.trainer.checkpoint import checkpoint_path, list_checkpoints
+from vtp.trainer.config import parse_args
+from vtp.trainer.evaluate import evaluate_checkpoint
+from vtp.trainer.evaluate import main as evaluate_main
+from vtp.trainer.export import export_checkpoint
+from vtp.trainer.export import load_model as load_exported
 
 
 def test_default_config_learns_digits_and_publishes_everything(tmp_path, metrics_file, capsys):

@@ -1,6 +1,6 @@
 """The task contract: how a user's own model and data plug into the trainer.
 
-A task is a module named by `--task` (default `trainer.tasks.digits`) with three functions:
+A task is a module named by `--task` (default `vtp.trainer.tasks.digits`) with three functions:
 
     def labels(config: Config) -> Sequence[str]
         Class names; the model predicts `len(labels)` classes and targets index into them.
@@ -37,21 +37,23 @@ A task may also bring its own flags, loss, metrics and predictions (each optiona
 
     def predictions(outputs: Tensor) -> list[Any]
         What serving answers for a batch of the model's outputs, one JSON value per instance;
-        default a classifier's `{"label", "index", "probabilities"}` (trainer.predict). A
+        default a classifier's `{"label", "index", "probabilities"}` (vtp.trainer.predict). A
         regression answers its number.
 
 That is all: no base class to inherit. For resumed runs to be bit-identical to uninterrupted
 ones, any randomness inside `__getitem__` (augmentation) should derive from the index.
 Import the task from a package installed next to the trainer, or from the working directory.
 
-Serving is stricter (`python -m trainer.serve`): a model's config.json names its task, and the
+Serving is stricter (`python -m vtp.trainer.serve`): a model's config.json names its task, and the
 model directory may come from anyone, so serving imports only the tasks this package ships
 (`builtin_tasks`) and the modules the operator lists in VTP_SERVING_MODULES (`serving_tasks`).
 """
 
 import dataclasses
 import importlib
+import importlib.util
 import pkgutil
+import sys
 from collections.abc import Callable, Mapping, Sequence, Sized
 from types import ModuleType
 from typing import Any, Protocol
@@ -60,7 +62,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import Dataset
 
-from trainer.config import Config
+from vtp.trainer.config import Config
 
 REQUIRED = ("labels", "build_model", "build_datasets")
 GOAL_NAMES = ("MAXIMIZE", "MINIMIZE")
@@ -85,6 +87,7 @@ class Task(Protocol):
 
 def load_task(name: str) -> Task:
     """Import the task module `name`; errors name `--task` and what is missing."""
+    name = renamed(name)
     try:
         module: ModuleType = importlib.import_module(name)
     except ImportError as exc:
@@ -92,7 +95,7 @@ def load_task(name: str) -> Task:
     missing = [attr for attr in REQUIRED if not callable(getattr(module, attr, None))]
     if missing:
         raise ValueError(
-            f"--task={name}: the module lacks {', '.join(missing)} (see trainer.tasks)"
+            f"--task={name}: the module lacks {', '.join(missing)} (see vtp.trainer.tasks)"
         )
     flags_class(module, name)
     goals(module, name)
@@ -125,7 +128,7 @@ def flags_class(task: object, name: str = "") -> type | None:
     if kind is None:
         return None
     if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
-        raise ValueError(f"--task={name}: Flags must be a dataclass (see trainer.tasks)")
+        raise ValueError(f"--task={name}: Flags must be a dataclass (see vtp.trainer.tasks)")
     clashes = {f.name for f in dataclasses.fields(kind)} & {
         f.name for f in dataclasses.fields(Config)
     }
@@ -189,8 +192,22 @@ def _typed(kind: type, given: object) -> Any:
 
 
 def builtin_tasks() -> frozenset[str]:
-    """The tasks this package ships (`trainer.tasks.<module>`), found without importing any."""
+    """The tasks this package ships (`vtp.trainer.tasks.<module>`), found without importing any."""
     return frozenset(f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__) if not m.ispkg)
+
+
+def renamed(name: str) -> str:
+    """A built-in task by its name before the project's modules moved under `vtp`
+    (`trainer.tasks.digits`, in specs compiled before), as it is named now, saying so once;
+    where a `trainer` package of the team's own is importable, `name` is the team's and kept."""
+    current = f"vtp.{name}"
+    if not name.startswith("trainer.tasks.") or current not in builtin_tasks():
+        return name
+    if importlib.util.find_spec("trainer") is not None:
+        return name
+    print(f"--task={name} is now --task={current} (renamed; the old name goes in a later release)",
+          file=sys.stderr)  # fmt: skip
+    return current
 
 
 def serving_tasks(environ: Mapping[str, str]) -> frozenset[str]:

@@ -5,12 +5,12 @@ The task to copy for a model of your own that is not a classifier: it declares i
 metrics (`rmse` and `r2`, with their goals) and what serving answers (`predictions`: the
 predicted progression, a number), beside the three functions every task has.
 
-    python -m trainer --task=trainer.tasks.diabetes --num_layers=3 --hypertune_metric=rmse
+    python -m vtp.trainer --task=vtp.trainer.tasks.diabetes --num_layers=3 --hypertune_metric=rmse
 
 The target (disease progression a year on, 25 to 346) is standardised with the training set's
 mean and deviation, so the model learns at the trainer's default learning rate; `rmse` is in the
 target's own units. The split is 80/20 by a fixed permutation, as in the digits task. The files
-are read from scikit-learn's package without importing it (see trainer.tasks.digits).
+are read from scikit-learn's package without importing it (see vtp.trainer.tasks.digits).
 """
 
 import importlib.util
@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from trainer.config import Config
+from vtp.trainer.config import Config
 
 SPLIT_SEED = 0
 EVAL_FRACTION = 0.2

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from trainer.config import Config
+from vtp.trainer.config import Config
 
 SPLIT_SEED = 0
 """The train/eval split is fixed, independent of `--seed`."""

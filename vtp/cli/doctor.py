@@ -81,7 +81,7 @@ def _built(flag: str, repository: str) -> Check:
 
 def _compiled() -> Check:
     """`compiled/` as `vtp compile --check` sees it (each file against its own image)."""
-    from pipelines.compile import compile_all, compiled_dir
+    from vtp.pipelines.compile import compile_all, compiled_dir
 
     try:
         stale = [o.path.name for o in compile_all(check=True) if o.changed]

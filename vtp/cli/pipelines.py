@@ -217,9 +217,9 @@ def _what_stopped(result: Any) -> str:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from pipelines import catalog
-    from pipelines.compile import compile_all
     from vtp.images import COMPONENT_IMAGE
+    from vtp.pipelines import catalog
+    from vtp.pipelines.compile import compile_all
 
     unknown = [name for name in args.pipelines if name not in catalog.PIPELINES]
     if unknown:

@@ -29,8 +29,8 @@ def check(values: dict[str, Any], folder: Path | None = None) -> None:
     trainer task that a replica started there could not import."""
     from google.cloud.aiplatform_v1 import Scheduling
 
-    from trainer.config import Config
     from vtp.launchers.evaluation import HIGHER_IS_BETTER
+    from vtp.trainer.config import Config
 
     metric = values.get("metric")
     # Another task may report metrics of its own: the evaluation names them if `metric` is not
@@ -74,7 +74,7 @@ def _check_task(values: dict[str, Any], folder: Path | None) -> None:
             where = "--param task" if param == "task" else f"--param {param}: --task"
             raise UsageError(
                 f"{where}={name}: no such module in {folder} or installed (a built-in task "
-                "is trainer.tasks.<name>)"
+                "is vtp.trainer.tasks.<name>)"
             )
 
 

@@ -173,7 +173,7 @@ def template(pipeline: str, image: str | None = None, local: bool = False) -> Pa
 
 def _shipped() -> tuple[str, ...]:
     """The names of the pipelines this project ships (compiled for whatever image)."""
-    from pipelines import catalog
+    from vtp.pipelines import catalog
 
     return tuple(catalog.PIPELINES)
 
@@ -183,7 +183,7 @@ def _retargeted(path: Path, image: str, shipped: bool) -> Path:
     a shipped pipeline's executors all run ours, whatever image it was compiled for."""
     import tempfile
 
-    from pipelines.compile import compiled_image
+    from vtp.pipelines.compile import compiled_image
     from vtp.vertex.image_build import last_built
     from vtp.vertex.image_rewrite import project_prefixes, retarget
 
@@ -198,8 +198,8 @@ def _retargeted(path: Path, image: str, shipped: bool) -> Path:
 
 
 def _compiled(pipeline: str) -> Path:
-    from pipelines import catalog
-    from pipelines.compile import compiled_dir
+    from vtp.pipelines import catalog
+    from vtp.pipelines.compile import compiled_dir
     from vtp.vertex.pipeline_job import SubmitError, template_path
 
     try:
@@ -242,7 +242,7 @@ def _compiled_source(ref: str) -> Path:
 
 
 def _catalog_params(pipeline: str) -> dict[str, Any]:
-    from pipelines import catalog
+    from vtp.pipelines import catalog
 
     return dict(catalog.PIPELINES[pipeline].local_params) if pipeline in catalog.PIPELINES else {}
 

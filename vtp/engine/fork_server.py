@@ -99,8 +99,8 @@ STAGES: tuple[tuple[str, ...], ...] = (
     (
         "torch",
         "vtp.launchers.evaluation",
-        "trainer.evaluate",
-        "trainer.tasks.digits",
+        "vtp.trainer.evaluate",
+        "vtp.trainer.tasks.digits",
         "threadpoolctl",
     ),
     # What torch.export imports on first use (the export task's trace, its passes and sympy),
@@ -109,7 +109,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     # the background; the export task of a run that wants torch waits for it, a while
     # (`EXPORT_WAIT_SECONDS`).
     (
-        "trainer.export",
+        "vtp.trainer.export",
         "torch.export._trace",
         "torch._inductor.ir",
         "torch._export.passes.replace_autocast_with_hop_pass",
@@ -286,7 +286,7 @@ def wanted_stage(
 ) -> int:
     """The deepest stage a task may wait for that preloads a module of `imports` or a package of
     one (a task's code names `vtp.launchers.custom_job`: stage 1; `vtp.launchers.evaluation`:
-    the torch stage, and `trainer.export` the torch.export stage after it, when `torch_first`,
+    the torch stage, and `vtp.trainer.export` the torch.export stage after it, when `torch_first`,
     i.e. the torch stage imports at normal priority); 0 when none does."""
     wanted = 0
     waitable = TORCH_STAGE + 2 if torch_first else FOREGROUND_STAGES
@@ -386,7 +386,7 @@ def _import_all(modules: Sequence[str], nice: bool) -> None:
 
 
 def _warm_torch_export() -> None:
-    """Export, save, load and run a tiny model once, with a dynamic batch as `trainer.export`
+    """Export, save, load and run a tiny model once, with a dynamic batch as `vtp.trainer.export`
     does: torch.export initialises itself lazily on its first call in a process (exporting the
     digits model in a task forked from this stage: 220-280 ms cold, 180-215 ms). Nothing a task
     could tell from a fresh interpreter is left behind: torch's random generator is restored
@@ -413,11 +413,11 @@ def _warm_torch_export() -> None:
 def _read_digits() -> None:
     """Parse the built-in digits task's data set once here (the task keeps it, read-only, for
     its process): every evaluation and export task of it would parse the file again."""
-    importlib.import_module("trainer.tasks.digits").load_digits()
+    importlib.import_module("vtp.trainer.tasks.digits").load_digits()
 
 
 _WARM_UPS: dict[str, Callable[[], None]] = {
-    "trainer.tasks.digits": _read_digits,
+    "vtp.trainer.tasks.digits": _read_digits,
     "torch.export._trace": _warm_torch_export,
 }
 """What to call once a stage has imported the module (and the rest of the stage's), in the

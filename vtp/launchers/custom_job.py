@@ -18,8 +18,8 @@ from google.cloud import aiplatform_v1
 from vtp.vertex.jobspec import JobFlags, build_custom_job
 from vtp.vertex.trial_args import append_args, numbers_as_text, trial_args
 
-DEFAULT_TASK = "trainer.tasks.digits"
-"""The trainer's task when no `--task=` is given (trainer.config.Config.task)."""
+DEFAULT_TASK = "vtp.trainer.tasks.digits"
+"""The trainer's task when no `--task=` is given (vtp.trainer.config.Config.task)."""
 
 
 def task_name(args: Sequence[str], prefix: str = "vtp-") -> str:

@@ -155,7 +155,7 @@ def _cancel(operation: Any) -> None:
 
 def zero_instance(model_dir: str) -> Any:
     """An all-zero instance shaped like the exported model's input (its export.json)."""
-    from trainer.export import read_metadata
+    from vtp.trainer.export import read_metadata
 
     shape = read_metadata(model_dir)["inputs"][0]["shape"][1:]  # without the batch dimension
     instance: Any = 0.0

@@ -26,14 +26,14 @@ class Evaluation:
     """The checkpoint file, under the directory URI it was found in."""
     step: int
     result: dict[str, Any]
-    """`trainer.evaluate.evaluate_checkpoint`'s result: accuracy, loss, confusion matrix, ..."""
+    """`vtp.trainer.evaluate.evaluate_checkpoint`'s result: accuracy, loss, confusion matrix, ..."""
 
 
 def evaluate_directory(directory_uri: str, last_k: int = 0) -> list[Evaluation]:
     """Evaluate the newest `last_k` checkpoints (all when 0) under a directory or gs:// URI."""
     # torch comes in with these: imported here, so `vtp run`'s parameter check stays quick.
-    from trainer import checkpoint
-    from trainer.evaluate import evaluate_checkpoint
+    from vtp.trainer import checkpoint
+    from vtp.trainer.evaluate import evaluate_checkpoint
 
     infos = checkpoint.list_checkpoints(directory_uri)
     if last_k > 0:

@@ -12,9 +12,9 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from trainer.config import Config
 from vtp.images import TRAINER_METRICS, is_project_image
 from vtp.launchers import custom_job
+from vtp.trainer.config import Config
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.study import tuning_job_from_dict, typed_values
 from vtp.vertex.task_flags import named_tasks
@@ -95,7 +95,7 @@ def own_task(args: Sequence[str]) -> bool:
 
 
 def runs_trainer(pool: aiplatform_v1.WorkerPoolSpec) -> bool:
-    """True when the pool runs `python -m trainer`: the project's image with no command."""
+    """True when the pool runs `python -m vtp.trainer`: the project's image with no command."""
     spec = pool.container_spec
     return bool(spec.image_uri) and not spec.command and is_project_image(spec.image_uri)
 

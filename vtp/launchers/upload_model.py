@@ -14,8 +14,8 @@ it. Two differences from GCPC:
   before the request is sent.
 
 The serving container (`containerSpec`, aiplatform's `serving_container_*` arguments) defaults to
-the project's image running `python -m trainer.serve` on port 8080 with the routes /predict and
-/health (see trainer.serve): that image has the torch that wrote `model.pt2`. Another image is
+the project's image running `python -m vtp.trainer.serve` on port 8080 with the routes /predict and
+/health (see vtp.trainer.serve): that image has the torch that wrote `model.pt2`. Another image is
 registered with only what the caller gives for it.
 """
 
@@ -35,7 +35,7 @@ from vtp.vertex.client import vertex_client
 from vtp.vertex.lifecycle import TASK_LABEL, Target, job_digest, task_key
 
 DEFAULT_ALIAS = "default"
-SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "trainer.serve")
+SERVE_COMMAND: tuple[str, ...] = ("python", "-m", "vtp.trainer.serve")
 """How the project's image serves a model directory (Vertex's custom-container contract)."""
 SERVE_PORT = 8080
 PREDICT_ROUTE = "/predict"
@@ -100,11 +100,11 @@ def serving(
     health_route: str = "",
     env: Mapping[str, str] | None = None,
 ) -> Serving:
-    """The serving container for `image_uri`: the project's image serves with trainer.serve.
+    """The serving container for `image_uri`: the project's image serves with vtp.trainer.serve.
 
     The project's image is `project_image` (the one the pipeline was compiled with) or any image
     named as the project's (`images.is_project_image`). For it, what the caller leaves empty is
-    trainer.serve's contract (command, port, routes); another image gets exactly what is given.
+    vtp.trainer.serve's contract (command, port, routes); another image gets exactly what is given.
     """
     if image_uri == project_image or is_project_image(image_uri):
         command = command or SERVE_COMMAND

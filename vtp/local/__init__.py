@@ -18,7 +18,7 @@ How it maps Vertex onto one machine (each choice is documented where it is made)
   host, starts in a fresh working directory, and sees the storage root at /gcs as Cloud Storage
   FUSE would show it (`runtime/gcs_mount.py`). Logs: one file per replica, also served as
   Cloud Logging entries (`runtime/logs.py`).
-- Images (`runtime/launch.py`): this project's image runs `python -m trainer` (or its command);
+- Images (`runtime/launch.py`): this project's image runs `python -m vtp.trainer` (or its command);
   any other image needs an explicit command, which runs on the host; otherwise the create call
   is refused. pythonPackageSpec packages are pip-installed with what they require, each step
   cached (`runtime/packages.py`).

@@ -1,6 +1,6 @@
 """What `vtp run PIPELINE` can name: a shipped pipeline, or one of the user's own.
 
-    train | tune | export                 a pipeline this project ships (`pipelines.catalog`)
+    train | tune | export                 a pipeline this project ships (`vtp.pipelines.catalog`)
     path/to/pipeline.py[:function]        a file of the user's with a @dsl.pipeline function,
                                           or a single @dsl.component (run as a one-task pipeline)
     package.module:function               the same, importable from the current directory
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipelines import catalog
+from vtp.pipelines import catalog
 from vtp.run import spec_cache
 
 COMPILED_SUFFIXES = (".yaml", ".yml", ".json")

@@ -32,7 +32,7 @@ CACHE_ENV = "XDG_CACHE_HOME"
 DISTRIBUTIONS = ("kfp", "google-cloud-pipeline-components", "vertex-torch-pipelines")
 PROJECT_PACKAGES = frozenset({"pipelines", "components", "trainer", "vtp"})
 """This project's packages: every module of theirs loaded counts, imported by compiling or
-before it (`pipelines.catalog` is, by whoever names a pipeline)."""
+before it (`vtp.pipelines.catalog` is, by whoever names a pipeline)."""
 _INSTALLED = tuple(
     str(Path(p).resolve())
     for p in {sysconfig.get_path(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}

@@ -4,7 +4,8 @@ A Python source distribution is a gzipped POSIX.1-2001 (pax) tar whose entries s
 `<name>-<version>/`. Everything that usually leaks the host into an archive is fixed here:
 entries are sorted, every mtime is `SOURCE_DATE_EPOCH` (default 1980-01-01, as wheels use),
 owners are uid/gid 0 with empty names, modes are 0644 or 0755 (only the executable bit of a
-source file survives), there are no directory entries, and the gzip header carries mtime 0 and
+source file survives), there are no directory entries (a link to a directory inside the tree is
+a link entry), and the gzip header carries mtime 0 and
 no file name. The bytes then depend only on the files' paths, contents and executable bits (and
 on zlib, whose output is stable across the versions Python ships).
 
@@ -49,10 +50,12 @@ SKIPPED_FILES = frozenset({".DS_Store"})
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One archive member: its bytes and whether it is executable."""
+    """One archive member: its bytes and whether it is executable, or the relative target of a
+    link to a directory inside the tree (`link`, then no bytes)."""
 
     data: bytes
     executable: bool = False
+    link: str = ""
 
 
 def source_date_epoch() -> int:
@@ -71,14 +74,18 @@ def collect(
     """Files under `directory/subdir`, keyed by POSIX path relative to `directory`, skips applied
     (and what `ignored` says of each relative path; directories end with `/`).
 
-    Symbolic links to files are stored as the files they point to; a link to a directory raises
-    ValueError (following it could loop or leave the tree).
+    Symbolic links to files are stored as the files they point to; a link to a directory inside
+    `directory` is stored as that link, relative (the project's `vtp/trainer` is one), and one that
+    leaves it or points above itself raises ValueError (following it could loop or leave the tree).
     """
     files: dict[str, SourceFile] = {}
     for path in _walk(directory / subdir, directory, ignored or (lambda _relative: False)):
+        relative = path.relative_to(directory).as_posix()
+        if path.is_symlink() and path.is_dir():
+            files[relative] = SourceFile(b"", link=os.path.relpath(path.resolve(), path.parent))
+            continue
         mode = path.stat().st_mode
         if stat.S_ISREG(mode):
-            relative = path.relative_to(directory).as_posix()
             files[relative] = SourceFile(path.read_bytes(), bool(mode & 0o111))
     return files
 
@@ -91,9 +98,16 @@ def _walk(top: Path, base: Path, ignored: Callable[[str], bool]) -> Iterator[Pat
         dirs[:] = sorted(
             d for d in dirs if not _skipped_dir(here / d) and not ignored(f"{prefix}{d}/")
         )
-        for name in dirs:
-            if (here / name).is_symlink():
-                raise ValueError(f"{here / name} is a symbolic link to a directory; copy it in")
+        links = [d for d in dirs if (here / d).is_symlink()]
+        for name in links:
+            target = (here / name).resolve()
+            if not target.is_relative_to(base.resolve()) or here.resolve().is_relative_to(target):
+                raise ValueError(
+                    f"{here / name} is a symbolic link out of {base} or to a folder "
+                    "above it; copy it in"
+                )
+        dirs[:] = [d for d in dirs if d not in links]
+        yield from (here / d for d in links)
         kept = (n for n in sorted(names) if not _skipped_file(n) and not ignored(prefix + n))
         yield from (here / n for n in kept)
 
@@ -128,6 +142,8 @@ def write_sdist(
             info = tarfile.TarInfo(f"{name}-{version}/{path}")
             info.size, info.mtime = len(source.data), epoch
             info.mode = 0o755 if source.executable else 0o644
+            if source.link:
+                info.type, info.linkname, info.mode = tarfile.SYMTYPE, source.link, 0o777
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             tar.addfile(info, io.BytesIO(source.data))

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from pipelines import catalog
-from pipelines.train import train_pipeline
 from vtp.cli import main
 from vtp.cli.pipelines import run_params
+from vtp.pipelines import catalog
+from vtp.pipelines.train import train_pipeline
 
 
 def test_params_take_the_types_the_pipeline_declares() -> None:

@@ -7,9 +7,9 @@ import pytest
 import yaml
 from google.cloud.aiplatform_v1 import PipelineJob
 
-from pipelines.compile import compiled_dir
 from tests.fixtures import VERTEX_TARGET, LocalService, run_vtp
 from tests.pipelines.tiny_pipeline import tiny_yaml as tiny_yaml  # fixture
+from vtp.pipelines.compile import compiled_dir
 from vtp.vertex.image_rewrite import retarget
 
 SA = "runner@my-project.iam.gserviceaccount.com"

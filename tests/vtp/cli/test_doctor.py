@@ -7,9 +7,9 @@ import google.auth
 import pytest
 from google.auth.exceptions import DefaultCredentialsError
 
-from pipelines.compile import Outcome
 from tests.fixtures import run_vtp
 from vtp.cli import doctor
+from vtp.pipelines.compile import Outcome
 
 TARGET = ("--project=my-project", "--region=us-central1")
 
@@ -47,10 +47,10 @@ def test_the_last_build_counts_and_repository_names_the_fix(capsys) -> None:
 
 
 def test_stale_compiled_files_and_no_builder_are_one_line_each(capsys, monkeypatch) -> None:
-    import pipelines.compile
+    import vtp.pipelines.compile
 
     stale = Outcome("train", Path("compiled/train.yaml"), changed=True)
-    monkeypatch.setattr(pipelines.compile, "compile_all", lambda check: [stale])
+    monkeypatch.setattr(vtp.pipelines.compile, "compile_all", lambda check: [stale])
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
     code, out, _ = run_vtp(
         capsys, "doctor", *TARGET, "--repository=us-central1-docker.pkg.dev/my-project/ml"
@@ -67,11 +67,11 @@ def test_stale_compiled_files_and_no_builder_are_one_line_each(capsys, monkeypat
 
 
 def test_a_broken_compile_is_one_line_too(capsys, monkeypatch) -> None:
-    import pipelines.compile
+    import vtp.pipelines.compile
 
     def broken(check: bool) -> list[Outcome]:
         raise ImportError("no module named kfp")
 
-    monkeypatch.setattr(pipelines.compile, "compile_all", broken)
+    monkeypatch.setattr(vtp.pipelines.compile, "compile_all", broken)
     out = run_vtp(capsys, "doctor", *TARGET)[1]
     assert "MISSING compiled/ cannot be checked: ImportError: no module named kfp" in out

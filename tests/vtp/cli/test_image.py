@@ -55,7 +55,7 @@ def test_the_same_source_gives_the_same_tag_and_a_change_a_new_one(tmp_path: Pat
         source = REPO / name
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         if source.is_dir():
-            shutil.copytree(source, tmp_path / name, ignore=ignore)
+            shutil.copytree(source, tmp_path / name, ignore=ignore, symlinks=True)  # as a clone
         else:
             shutil.copy(source, tmp_path / name)
     tags = [image_build.image_tag("0.1.0", image_build.source_archive(root, "0.1.0"), False)

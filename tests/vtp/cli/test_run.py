@@ -10,8 +10,8 @@ import torch
 from google.cloud import aiplatform_v1
 
 from tests.fixtures import LocalService
-from trainer.export import load_model
-from trainer.tasks import load_task
+from vtp.trainer.export import load_model
+from vtp.trainer.tasks import load_task
 
 REPO = Path(__file__).resolve().parents[3]
 State = aiplatform_v1.JobState

@@ -20,7 +20,7 @@ MY_TASK = '''
 """The team's task: the digits data with a smaller model and labels of its own."""
 from torch import nn
 
-from trainer.tasks.digits import build_datasets  # the task's data sets
+from vtp.trainer.tasks.digits import build_datasets  # the task's data sets
 
 MARKER = "team-digits"
 
@@ -88,29 +88,28 @@ def test_the_task_step_runs_in_a_fresh_interpreter_too(tmp_path: Path) -> None:
     """With forking off, the step runs under kfp's runtime alone (`_KFP_RUNTIME`), where no
     module with `@dsl.component` decorators imports: the step must not need one."""
     result = vtp(
-        REPO, "run", "pipelines/stages.py:with_task", "--param", "task=trainer.tasks.digits",
+        REPO, "run", "pipelines/stages.py:with_task", "--param", "task=vtp.trainer.tasks.digits",
         "--param", 'args=["--epochs=1"]', "--state-dir", str(tmp_path), VTP_TASK_FORK="0",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "with-task:\n    Output [--task=trainer.tasks.digits, --epochs=1]" in result.stdout
+    assert "with-task:\n    Output [--task=vtp.trainer.tasks.digits, --epochs=1]" in result.stdout
 
 
 def test_a_task_that_cannot_be_imported_is_refused_before_any_job(team: Path) -> None:
     line = refused(vtp_run(team, "train", "--param", "task=no_such_module"), team)
     assert "--param task=no_such_module" in line
-    line = refused(vtp_run(team, "tune", "--param", "task=trainer.tasks.no_such_task"), team)
-    assert "--param task=trainer.tasks.no_such_task" in line
+    line = refused(vtp_run(team, "tune", "--param", "task=vtp.trainer.tasks.no_such_task"), team)
+    assert "--param task=vtp.trainer.tasks.no_such_task" in line
 
 
 def test_a_contradicting_task_in_the_args_is_refused(team: Path) -> None:
-    args = 'trainer_args=["--epochs=1", "--task=trainer.tasks.digits"]'
+    args = 'trainer_args=["--epochs=1", "--task=vtp.trainer.tasks.digits"]'
     line = refused(vtp_run(team, "train", "--param", "task=my_task", "--param", args), team)
-    assert "--param trainer_args: --task=trainer.tasks.digits contradicts --param task=my_task" in (
-        line
-    )
+    contradiction = "--task=vtp.trainer.tasks.digits contradicts --param task=my_task"
+    assert f"--param trainer_args: {contradiction}" in line
     # Left at its default, the task parameter is the built-in task: the args cannot override it.
     line = refused(vtp_run(team, "tune", "--param", 'trial_args=["--task=my_task"]'), team)
-    assert "--param trial_args: --task=my_task contradicts --param task=trainer.tasks." in line
+    assert "--param trial_args: --task=my_task contradicts --param task=vtp.trainer.tasks." in line
     assert "--param task=my_task" in line
 
 

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from tests.fixtures import LocalService, train_digits
-from trainer.export import load_model
-from trainer.tasks import load_task
 from vtp.cli import main
+from vtp.trainer.export import load_model
+from vtp.trainer.tasks import load_task
 
 
 @pytest.mark.slow

@@ -22,8 +22,8 @@ OTHER = "gcr.io/someone-else/tool:1"
 PIPELINE = f'''
 from kfp import dsl
 
-from components.custom_job import custom_job
-from components.evaluate_checkpoints import evaluate_checkpoints
+from vtp.components.custom_job import custom_job
+from vtp.components.evaluate_checkpoints import evaluate_checkpoints
 
 IMAGE = "{COMPONENT_IMAGE}"
 

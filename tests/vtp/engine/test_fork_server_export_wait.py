@@ -31,7 +31,7 @@ def test_a_task_waits_for_the_torch_export_stage_only_a_while(
     with fork_tasks.serving() as server:
         assert server is not None
         server.decide(torch_first=True)
-        imports = frozenset({"export_like_task", "trainer.export"})
+        imports = frozenset({"export_like_task", "vtp.trainer.export"})
         assert fork_server.wanted_stage(imports, server._stages) == fork_server.TORCH_STAGE + 1
         task = server.fork(Plan("export_like_task", [], {}, imports), dict(os.environ))
         try:

@@ -29,7 +29,7 @@ def test_the_sdk_stage_exists_only_when_the_run_may_want_it(
     with fork_tasks.serving() as server:
         assert server is not None
         server.decide(torch_first=True, sdk_stage=sdk_stage)
-        imports = frozenset({"stage_probe", "trainer.export"})
+        imports = frozenset({"stage_probe", "vtp.trainer.export"})
         tasks: set[int] = set()
         deadline = time.monotonic() + 120
         while True:  # a task waits for the torch.export stage a while: until one finds it

@@ -103,7 +103,7 @@ def test_the_tasks_after_a_training_job_wait_for_the_torch_stages(name, preloade
     # The project's own components, as a pipeline compiles them: evaluation forks from the
     # stage that imported torch, export from the one that imported torch.export, rather than
     # importing them again beside it; without the run's word, from neither.
-    component = getattr(__import__(f"components.{name}", fromlist=[name]), name)
+    component = getattr(__import__(f"vtp.components.{name}", fromlist=[name]), name)
     found = plan(_full_command(component))
     assert isinstance(found, Plan)
     stages = fork_server.stages()
@@ -131,8 +131,8 @@ def test_only_a_run_with_torch_tasks_imports_torch_at_normal_priority():
     # components has none, and its fork server leaves torch in the background.
     from google.protobuf import json_format
 
-    from pipelines import catalog
     from vtp.engine.fork_tasks import wants_torch
+    from vtp.pipelines import catalog
 
     train = json_format.MessageToDict(catalog.entry("train").load().pipeline_spec)
     assert wants_torch(train)
@@ -162,8 +162,8 @@ def test_only_a_run_with_a_task_that_imports_the_sdk_has_its_fork_server_import_
     from google.protobuf import json_format
     from google_cloud_pipeline_components.v1.model import ModelUploadOp
 
-    from pipelines import catalog
     from vtp.engine.fork_tasks import wants_sdk
+    from vtp.pipelines import catalog
 
     def spec(pipeline: object) -> dict:
         return json_format.MessageToDict(pipeline.pipeline_spec)  # type: ignore[attr-defined]

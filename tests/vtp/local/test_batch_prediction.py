@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import REPO, batch_prediction_job, exec_program, serving_processes, train_digits
-from trainer.checkpoint import list_checkpoints
-from trainer.export import export_checkpoint
+from vtp.trainer.checkpoint import list_checkpoints
+from vtp.trainer.export import export_checkpoint
 
 pytestmark = pytest.mark.slow
 

@@ -30,11 +30,11 @@ def test_podman_gets_a_cdi_device_per_gpu_and_docker_one_gpus_flag():
 
 def test_a_replicas_command_line_carries_its_gpus_before_the_image(tmp_path):
     argv = replica_argv(
-        PODMAN, "vtp-1-workerpool0-0", "localhost/mine:1", ("python",), ["-m", "trainer"],
+        PODMAN, "vtp-1-workerpool0-0", "localhost/mine:1", ("python",), ["-m", "vtp.trainer"],
         ["CUDA_VISIBLE_DEVICES"], tmp_path, gpu_devices(REPLICA),
     )  # fmt: skip
     image = argv.index("localhost/mine:1")
-    assert argv[image:] == ["localhost/mine:1", "-m", "trainer"]
+    assert argv[image:] == ["localhost/mine:1", "-m", "vtp.trainer"]
     flags = argv[:image]
     assert flags[flags.index("--device") :][:4] == [
         "--device", "nvidia.com/gpu=2", "--device", "nvidia.com/gpu=3",

@@ -23,7 +23,7 @@ from vtp.cli import main as vtp
 
 pytestmark = pytest.mark.slow
 
-IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"  # runs `python -m trainer`
+IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"  # runs `python -m vtp.trainer`
 PER_PROCESS_BATCH = TINY["batch_size"] // 2
 
 

@@ -50,7 +50,7 @@ PIPELINE = """
 
     from kfp import dsl
 
-    from components.custom_job import custom_job
+    from vtp.components.custom_job import custom_job
 
     SCRIPT = str(Path(__file__).resolve().with_name("train.py"))
 

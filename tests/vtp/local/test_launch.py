@@ -46,7 +46,7 @@ def test_project_image_prefixes_can_be_added():
 
 def test_project_image_runs_the_trainer_with_this_python():
     plan = plan_job(spec(container("gcr.io/p/vtp:1")))
-    assert plan.pools[0].argv == (sys.executable, "-m", "trainer", "--a=1")
+    assert plan.pools[0].argv == (sys.executable, "-m", "vtp.trainer", "--a=1")
 
 
 def test_other_image_runs_its_command_on_the_host():

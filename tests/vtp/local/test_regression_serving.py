@@ -21,15 +21,15 @@ PROJECT_IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"
 TRAIN = """
     import os, subprocess, sys
     from pathlib import Path
-    from trainer.checkpoint import list_checkpoints
-    from trainer.export import export_checkpoint
+    from vtp.trainer.checkpoint import list_checkpoints
+    from vtp.trainer.export import export_checkpoint
 
     work = Path("work")
-    flags = ["--task=trainer.tasks.diabetes", "--hidden_size=16", "--max_steps=10",
+    flags = ["--task=vtp.trainer.tasks.diabetes", "--hidden_size=16", "--max_steps=10",
              "--checkpoint_interval=10", "--eval_interval=10", f"--checkpoint_dir={work / 'ck'}",
              f"--model_dir={work / 'm'}", f"--tensorboard_dir={work / 'tb'}"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "trainer", *flags], check=True, env=env)
+    subprocess.run([sys.executable, "-m", "vtp.trainer", *flags], check=True, env=env)
     export_checkpoint(list_checkpoints(work / "ck")[0].path, Path("model"))
 """
 
@@ -70,8 +70,8 @@ def test_a_registered_regression_model_predicts_numbers(local_service, tmp_path)
 
     import torch
 
-    from trainer.export import load_model
-    from trainer.tasks.diabetes import target_scale
+    from vtp.trainer.export import load_model
+    from vtp.trainer.tasks.diabetes import target_scale
 
     model, _ = load_model(folder / "model")
     with torch.inference_mode():

@@ -17,10 +17,10 @@ import pytest
 import requests
 
 from tests.fixtures import FAST_FLAGS, REPO, LocalService, serving_processes, train_digits
-from trainer.checkpoint import list_checkpoints
-from trainer.export import export_checkpoint
 from vtp.http_limits import MAX_BODY_BYTES
 from vtp.local.endpoints import serving
+from vtp.trainer.checkpoint import list_checkpoints
+from vtp.trainer.export import export_checkpoint
 
 pytestmark = pytest.mark.slow
 
@@ -200,7 +200,7 @@ def test_a_server_the_service_way_answers_its_secret_only_and_names_no_route(
     """The authenticated side, through the service's own ModelServer (the test holds its
     secret, as the service does)."""
     plan = serving.ServingPlan(
-        argv=(sys.executable, "-m", "trainer.serve"),
+        argv=(sys.executable, "-m", "vtp.trainer.serve"),
         env=(),
         health_route="/health",
         predict_route="/predict",
@@ -284,7 +284,7 @@ def test_a_model_config_naming_other_code_is_refused_at_deploy(
 def test_the_server_itself_imports_nothing_from_the_model_directory(
     digits: Path, tmp_path: Path, allowed: str, problem: str
 ) -> None:
-    """Were the deploy check bypassed (a config.json changed after deploy), `trainer.serve`
+    """Were the deploy check bypassed (a config.json changed after deploy), `vtp.trainer.serve`
     refuses too, though its working directory, PYTHONPATH and storage root all hold evil.py."""
     marker = tmp_path / "marker"
     name = f"evil_direct_{allowed or 'none'}"
@@ -298,7 +298,7 @@ def test_the_server_itself_imports_nothing_from_the_model_directory(
         "VTP_SERVING_MODULES": allowed,
     }
     result = subprocess.run(
-        [sys.executable, "-m", "trainer.serve"],
+        [sys.executable, "-m", "vtp.trainer.serve"],
         cwd=directory, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 1, result.stdout + result.stderr

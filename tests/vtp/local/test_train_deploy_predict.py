@@ -4,7 +4,7 @@ user runs them: their program in a folder of their own under `vtp local exec`.
 One program trains with each of `CustomTrainingJob`, `CustomContainerTrainingJob` and
 `CustomPythonPackageTrainingJob` (each trains digits briefly and exports into AIP_MODEL_DIR),
 deploys the first model, predicts, and undeploys; the test compares the predictions with
-`trainer.predict` on the same exported directory."""
+`vtp.trainer.predict` on the same exported directory."""
 
 import tarfile
 import textwrap
@@ -21,8 +21,8 @@ TASK = """
     \"\"\"Train digits briefly, then export into AIP_MODEL_DIR, as a Vertex task does.\"\"\"
     import os, subprocess, sys, tempfile
     from pathlib import Path
-    from trainer.checkpoint import list_checkpoints
-    from trainer.export import export_checkpoint
+    from vtp.trainer.checkpoint import list_checkpoints
+    from vtp.trainer.export import export_checkpoint
     from vtp.storage import local_path
 
     work = Path(tempfile.mkdtemp())
@@ -30,7 +30,7 @@ TASK = """
              "--eval_interval=20", f"--checkpoint_dir={work / 'ck'}",
              f"--model_dir={work / 'm'}", f"--tensorboard_dir={work / 'tb'}"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "trainer", *flags], check=True, env=env)
+    subprocess.run([sys.executable, "-m", "vtp.trainer", *flags], check=True, env=env)
     model_dir = local_path(os.environ["AIP_MODEL_DIR"])
     export_checkpoint(list_checkpoints(work / "ck")[0].path, model_dir)
 """
@@ -143,8 +143,8 @@ def test_train_with_each_sdk_class_then_deploy_and_predict(local_service, tmp_pa
     assert results["versions"] == ["1"]
     assert "not found" in results["unknown_model"]
 
-    # The endpoint's predictions are trainer.predict's on the registered directory.
-    from trainer.predict import Predictor, model_dir
+    # The endpoint's predictions are vtp.trainer.predict's on the registered directory.
+    from vtp.trainer.predict import Predictor, model_dir
 
     uri = results["script_model"][1]
     expected = Predictor.load(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import REPO, compile_user_pipeline, train_digits
-from trainer.checkpoint import list_checkpoints
-from trainer.export import export_checkpoint
+from vtp.trainer.checkpoint import list_checkpoints
+from vtp.trainer.export import export_checkpoint
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +101,7 @@ def gcpc_pipeline(project: str = "local", location: str = "us-central1"):
         artifact_class=artifact_types.UnmanagedContainerModel,
         metadata={"containerSpec": {
             "imageUri": "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0",
-            "command": ["python", "-m", "trainer.serve"],
+            "command": ["python", "-m", "vtp.trainer.serve"],
             "predictRoute": "/predict", "healthRoute": "/health"}},
     )
     uploaded = ModelUploadOp(project=project, location=location, display_name="digits",

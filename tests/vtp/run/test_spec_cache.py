@@ -92,7 +92,7 @@ from vtp.run import sources
 source = sources.load("train")
 print(json.dumps({"workspace": "workspace" in json.dumps(source.platform()),
                   "tasks": len(source.spec()["root"]["dag"]["tasks"]),
-                  "kfp": "kfp" in sys.modules, "pipeline": "pipelines.train" in sys.modules}))
+                  "kfp": "kfp" in sys.modules, "pipeline": "vtp.pipelines.train" in sys.modules}))
 """
 
 

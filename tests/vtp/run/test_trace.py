@@ -27,7 +27,7 @@ def test_a_train_run_reports_every_phase_from_service_start_to_the_next_task(
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     # The trainer says what it does before its imports: the job is never silent.
-    assert "trainer: starting trainer.tasks.digits: importing PyTorch" in result.stdout
+    assert "trainer: starting vtp.trainer.tasks.digits: importing PyTorch" in result.stdout
 
     with service_for(state, run_coming=False) as service:
         phases = trace.ServiceReader(service.url, service.token).run_phases(started)

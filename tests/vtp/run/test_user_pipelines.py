@@ -13,8 +13,8 @@ from tests.fixtures import compile_user_pipeline
 PIPELINE = """
 from kfp import dsl
 
-from components.custom_job import custom_job
-from components.evaluate_checkpoints import evaluate_checkpoints
+from vtp.components.custom_job import custom_job
+from vtp.components.evaluate_checkpoints import evaluate_checkpoints
 from helpers import POOL
 
 

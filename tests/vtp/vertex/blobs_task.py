@@ -1,6 +1,6 @@
 """A user's own task, as autopackaging tests ship it: two Gaussian blobs told apart by an MLP.
 
-It follows the trainer's task contract (`trainer.tasks`) and reads a data file that sits next
+It follows the trainer's task contract (`vtp.trainer.tasks`) and reads a data file that sits next
 to it (`data/centers.json`), as code packaged with its data does. Tests copy it into a
 temporary source tree as `blobs/task.py`; it is never imported from here.
 """

@@ -89,10 +89,27 @@ def test_collect_leaves_out_caches_vcs_and_virtualenvs(tmp_path: Path) -> None:
     assert sorted(sdist.collect(root, "pkg")) == ["pkg/mod.py"]
 
 
-def test_links_to_files_are_stored_as_files_links_to_directories_refused(tmp_path: Path) -> None:
-    root = tree(tmp_path / "code", {"real.txt": "content"})
+def test_links_to_files_are_stored_as_files_links_out_of_the_tree_refused(tmp_path: Path) -> None:
+    root = tree(tmp_path / "code", {"real.txt": "content", "pkg/mod.py": ""})
     (root / "alias.txt").symlink_to(root / "real.txt")
     assert sdist.collect(root)["alias.txt"].data == b"content"
+    (root / "lib").mkdir()
+    (root / "lib" / "pkg").symlink_to(root / "pkg", target_is_directory=True)
+    assert sdist.collect(root)["lib/pkg"] == sdist.SourceFile(b"", link="../pkg")
     (root / "linked").symlink_to(tmp_path, target_is_directory=True)
-    with pytest.raises(ValueError, match="linked is a symbolic link to a directory"):
+    with pytest.raises(ValueError, match="linked is a symbolic link out of"):
         sdist.collect(root)
+    (root / "linked").unlink()
+    (root / "pkg" / "up").symlink_to(root, target_is_directory=True)
+    with pytest.raises(ValueError, match=r"up is a symbolic link out of .* or to a folder above"):
+        sdist.collect(root)
+
+
+def test_a_link_to_a_directory_is_a_link_entry_of_the_archive(tmp_path: Path) -> None:
+    files = {
+        "pkg/mod.py": sdist.SourceFile(b"x = 1\n"),
+        "lib/pkg": sdist.SourceFile(b"", link="../pkg"),
+    }
+    with tarfile.open(fileobj=io.BytesIO(sdist.write_sdist("n", "1", files))) as tar:
+        link = tar.getmember("n-1/lib/pkg")
+    assert link.issym() and link.linkname == "../pkg"

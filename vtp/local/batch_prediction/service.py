@@ -4,7 +4,7 @@ batches, its answers written where Vertex writes them.
 As on Vertex:
 - `create` checks the request (`spec.py`), that the model exists (a registry model, `@version`
   allowed, or an `unmanagedContainerModel`) and that it can be served here (the deploy checks of
-  `endpoints/serving.py`: a command or this project's image, a task `trainer.serve` may import,
+  `endpoints/serving.py`: a command or this project's image, a task `vtp.trainer.serve` may import,
   a prebuilt image's model file); the job starts PENDING.
 - The job runs in a thread: RUNNING once its output folder is known
   (`outputInfo.gcsOutputDirectory`); it starts the model's server as a deploy does (own port,

@@ -16,7 +16,7 @@ at /gcs/bucket/path. The deploy completes once the health route answers 200, as 
 servers (`serving.ModelServer`, whose health checks, predictions, logs and stop this reuses);
 undeploying stops the container and removes it.
 
-What the service cannot do inside a user's image is what `trainer.serve` does for our own
+What the service cannot do inside a user's image is what `vtp.trainer.serve` does for our own
 servers: check the secret the service sends, Host and Origin (docs/security.md). What holds
 instead: the port is published on loopback only, clients reach the model only through the
 service's `:predict` (which checks the token, Host and Origin), and the container sees no token.

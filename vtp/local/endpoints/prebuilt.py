@@ -72,7 +72,7 @@ def plan_prebuilt(
             f"{where}: the prebuilt image {image_uri!r} is not served locally; the local "
             f"service stands in for the prebuilt {' and '.join(sorted(MODEL_FILES))} images "
             "only. Serve the model with a custom container (containerSpec.command) or with "
-            "this project's serving image (`python -m trainer.serve`)."
+            "this project's serving image (`python -m vtp.trainer.serve`)."
         )
     model_file = _model_file(where, framework, artifact_uri, storage_root)
     if model_file.endswith(CODE_FORMATS) and not allow_pickle:

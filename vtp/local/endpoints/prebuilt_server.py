@@ -1,7 +1,7 @@
 """`python -m vtp.local.endpoints.prebuilt_server`: a local stand-in for Google's prebuilt XGBoost
 and scikit-learn prediction images, started by the service for a model that names one.
 
-What the images document, over the same HTTP server as `trainer.serve` (its secret, Host,
+What the images document, over the same HTTP server as `vtp.trainer.serve` (its secret, Host,
 Origin and body checks, AIP_HTTP_PORT, AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE, AIP_STORAGE_URI):
 
     POST {"instances": [[feature, ...], ...]}  ->  200 {"predictions": [...]}
@@ -15,7 +15,7 @@ Origin and body checks, AIP_HTTP_PORT, AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE, AIP_
 The service chooses the file (VTP_PREBUILT_MODEL_FILE, under AIP_STORAGE_URI) and the image
 (VTP_PREBUILT_FRAMEWORK). A joblib or pickle file runs code as it loads, so it is loaded only
 when VTP_SERVING_ALLOW_PICKLE=1, which the service passes on from its operator; otherwise the
-server stops, saying so. Exit statuses as `trainer.serve`'s.
+server stops, saying so. Exit statuses as `vtp.trainer.serve`'s.
 """
 
 import os
@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trainer.predict import BadRequest
-from trainer.serve import ServeConfig, Server, run
 from vtp import storage
 from vtp.local.endpoints.prebuilt import (
     ALLOW_PICKLE_ENV,
@@ -35,6 +33,8 @@ from vtp.local.endpoints.prebuilt import (
     MODEL_FILES,
     pickle_allowed,
 )
+from vtp.trainer.predict import BadRequest
+from vtp.trainer.serve import ServeConfig, Server, run
 
 NAME = "prebuilt_server"
 
@@ -89,7 +89,7 @@ class FrameworkPredictor:
 
 
 class PrebuiltServer(Server):
-    """`trainer.serve`'s server with a framework's model loaded in place of an export."""
+    """`vtp.trainer.serve`'s server with a framework's model loaded in place of an export."""
 
     def __init__(self, config: ServeConfig, secret: str, env: Mapping[str, str]) -> None:
         super().__init__(config, secret, frozenset())

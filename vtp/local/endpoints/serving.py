@@ -1,7 +1,7 @@
 """A deployed model's serving container, run as a host process the way replicas run.
 
 The model's `containerSpec` says what to run: its `command` and `args`, or for this project's
-image `python -m trainer.serve`, or for Google's prebuilt XGBoost and scikit-learn prediction
+image `python -m vtp.trainer.serve`, or for Google's prebuilt XGBoost and scikit-learn prediction
 images the stand-in `prebuilt_server.py` (`prebuilt.py` plans it); any other image without a
 command is refused before the deploy starts. The process gets Vertex's serving variables with a
 free loopback port:
@@ -21,7 +21,7 @@ nothing back) and the storage root. The deploy operation completes once the heal
 
 Only the service may call a server (docs/security.md):
 
-- Each server gets a random secret in a file of mode 0600 that `trainer.serve` reads and deletes
+- Each server gets a random secret in a file of mode 0600 that `vtp.trainer.serve` reads and deletes
   at start (VTP_SERVE_SECRET_FILE names it): argv would show it to every user in `ps`, and the
   environment would keep it in /proc/<pid>/environ and hand it to every child. The service sends
   it as `Authorization: Bearer` with every request it forwards; the server checks it with
@@ -30,8 +30,8 @@ Only the service may call a server (docs/security.md):
 - The variables that make this so (the port, VTP_SERVE_HOST=127.0.0.1, the secret file, the
   allowed task modules, PYTHONSAFEPATH) are the service's: the model's `containerSpec.env` does
   not override them, and its PYTHONPATH entries under the storage root are dropped.
-- A model served with `trainer.serve` must name in config.json a task the image has: one of
-  `trainer.tasks`' own modules or one the operator lists in VTP_SERVING_MODULES when starting
+- A model served with `vtp.trainer.serve` must name in config.json a task the image has: one of
+  `vtp.trainer.tasks`' own modules or one the operator lists in VTP_SERVING_MODULES when starting
   the service. Anything else fails the deploy request before a process starts; the server checks
   again before it imports the task.
 """
@@ -64,14 +64,14 @@ from vtp.local.runtime.launch import container_command
 from vtp.local.runtime.process import SERVICE_ENV, signal_group, spawn
 from vtp.storage import GCS_ROOT_ENV, path_under
 
-SERVE_COMMAND = ("python", "-m", "trainer.serve")
-SERVE_MODULE = "trainer.serve"
-TASKS_PACKAGE = "trainer.tasks"
+SERVE_COMMAND = ("python", "-m", "vtp.trainer.serve")
+SERVE_MODULE = "vtp.trainer.serve"
+TASKS_PACKAGE = "vtp.trainer.tasks"
 SERVING_MODULES_ENV = "VTP_SERVING_MODULES"
 """The operator's list of task modules models may name besides the trainer's own (comma-
-separated, in the service's environment); `trainer.tasks.SERVING_MODULES_ENV` reads it."""
+separated, in the service's environment); `vtp.trainer.tasks.SERVING_MODULES_ENV` reads it."""
 SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
-"""`trainer.serve.SECRET_FILE_ENV`: where a server finds its secret."""
+"""`vtp.trainer.serve.SECRET_FILE_ENV`: where a server finds its secret."""
 READY_TIMEOUT_SECONDS = 300.0
 PREDICT_TIMEOUT_SECONDS = 120.0
 DEFAULT_MACHINE_TYPE = "n1-standard-2"
@@ -104,7 +104,7 @@ def plan_serving(
     environ: Mapping[str, str] | None = None,
 ) -> ServingPlan:
     """The serving plan of `model`; FAILED_PRECONDITION when it cannot be served here, a model
-    for `trainer.serve` whose config.json names a task it may not import included, and a
+    for `vtp.trainer.serve` whose config.json names a task it may not import included, and a
     prebuilt image's pickle-based model file unless `environ` (the service's) allows it."""
     spec = model.container_spec
     if not spec.image_uri:
@@ -155,12 +155,12 @@ def operator_modules(environ: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def runs_trainer_serve(argv: tuple[str, ...]) -> bool:
-    """True when `argv` is `<python> [flags] -m trainer.serve ...`."""
+    """True when `argv` is `<python> [flags] -m vtp.trainer.serve ...`."""
     return any(a == "-m" and b == SERVE_MODULE for a, b in itertools.pairwise(argv))
 
 
 def builtin_tasks() -> frozenset[str]:
-    """`trainer.tasks.builtin_tasks()` without importing trainer.tasks (and torch) here: the
+    """`vtp.trainer.tasks.builtin_tasks()` without importing vtp.trainer.tasks (and torch) here: the
     modules of the installed package, found by name, none of them run."""
     spec = importlib.util.find_spec(TASKS_PACKAGE)
     places = list(spec.submodule_search_locations or []) if spec else []
@@ -170,7 +170,7 @@ def builtin_tasks() -> frozenset[str]:
 
 def check_task(model: aiplatform_v1.Model, storage_root: Path, allowed: tuple[str, ...]) -> None:
     """FAILED_PRECONDITION unless the model's config.json (read as JSON; nothing is imported)
-    names a task `trainer.serve` may import: the trainer's own or one in `allowed`."""
+    names a task `vtp.trainer.serve` may import: the trainer's own or one in `allowed`."""
     where = f"Model {model.name} (artifactUri {model.artifact_uri or '(none)'})"
     try:
         config_file = path_under(storage_root, model.artifact_uri) / "config.json"
@@ -178,14 +178,16 @@ def check_task(model: aiplatform_v1.Model, storage_root: Path, allowed: tuple[st
         config = json.loads(text)
     except (ValueError, RecursionError) as exc:  # StoredFileError included
         raise errors.failed_precondition(
-            f"{where} cannot be served by trainer.serve: its config.json cannot be read: {exc}"
+            f"{where} cannot be served by vtp.trainer.serve: its config.json cannot be read: {exc}"
         ) from None
     task = config.get("task") if isinstance(config, dict) else None
     builtin = builtin_tasks()
-    if isinstance(task, str) and (task in builtin or task in allowed):
+    # `trainer.tasks.X`: a built-in task exported before the project's modules moved under vtp.
+    if isinstance(task, str) and (task in builtin or f"vtp.{task}" in builtin or task in allowed):
         return
     raise errors.failed_precondition(
-        f"{where}: its config.json names task {task!r}, which trainer.serve does not import. It "
+        f"{where}: its config.json names task {task!r}, which vtp.trainer.serve does not import. "
+        "It "
         f"serves the trainer's own tasks ({', '.join(sorted(builtin))}) and the modules the "
         f"operator lists in {SERVING_MODULES_ENV} when starting `vtp local serve`; a model's "
         "files never choose what code runs."

@@ -7,7 +7,7 @@ How each pool runs on one machine (docs/architecture.md, "One code path, two bac
   `executorImageUri` is not pulled: the service's own Python stands in for it.
 - `containerSpec` with this project's image (a name with a path component `vtp` or
   `vertex-torch-pipelines`, or a prefix from `VTP_PROJECT_IMAGE` / `--project-image`): its
-  `command` (default `python -m trainer`) and `args` run as a host process.
+  `command` (default `python -m vtp.trainer`) and `args` run as a host process.
 - `containerSpec` with any other image and an explicit `command`: the command runs on the host.
 - Any other image without a command cannot run here: the create request is refused with a
   message that says so.
@@ -36,7 +36,7 @@ from vtp.vertex.protodict import SpecError
 from vtp.vertex.validation import problem_of
 
 POOLS_FIELD = "customJob.jobSpec.workerPoolSpecs"
-TRAINER_COMMAND = ("python", "-m", "trainer")
+TRAINER_COMMAND = ("python", "-m", "vtp.trainer")
 """What the project's image runs when a pool gives no command (`components/images.py` agrees)."""
 
 
