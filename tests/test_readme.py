@@ -12,7 +12,8 @@ from tests.fixtures import readme_block, shell_commands
 
 REPO = Path(__file__).resolve().parents[1]
 MAPPED = re.compile(
-    r"^([\w./-]+\.(?:py|toml|txt|md|json|js|css|html)|[\w./-]+/LICENSE\.\w+|Dockerfile|\.ci/run)\s",
+    r"^([\w./-]+\.(?:py|toml|txt|md|json|js|css|html)|[\w./-]+/LICENSE\.\w+|Dockerfile|\.ci/run"
+    r"|vtp/(?:trainer|components|pipelines))\s",
     re.MULTILINE,
 )
 

@@ -10,7 +10,9 @@ compiled from:
 - the path and SHA-256 of every module file, outside the installed packages, that compiling
   imported or that belongs to this project (its sources, in an editable install);
 
-and read back only while all of those are unchanged. An entry is one JSON file in
+and read back only while all of those are unchanged, by the same installation of this project (an
+entry is per pipeline and per place the project is installed: two checkouts, each unchanged,
+never share one). An entry is one JSON file in
 `$XDG_CACHE_HOME/vtp/compiled/` (default `~/.cache`), written atomically, private to the user;
 a missing, damaged or stale one is simply compiled again.
 """
@@ -26,13 +28,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import vtp
 from vtp import private_files
 
 CACHE_ENV = "XDG_CACHE_HOME"
 DISTRIBUTIONS = ("kfp", "google-cloud-pipeline-components", "vertex-torch-pipelines")
-PROJECT_PACKAGES = frozenset({"pipelines", "components", "trainer", "vtp"})
-"""This project's packages: every module of theirs loaded counts, imported by compiling or
+PROJECT_PACKAGES = frozenset({"vtp"})
+"""This project's namespace: every module of it loaded counts, imported by compiling or
 before it (`vtp.pipelines.catalog` is, by whoever names a pipeline)."""
+PROJECT_ROOT = str(Path(vtp.__file__).resolve().parent)
+"""Where this project's package is: an entry holds the files of one installation."""
 _INSTALLED = tuple(
     str(Path(p).resolve())
     for p in {sysconfig.get_path(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}
@@ -42,7 +47,8 @@ _INSTALLED = tuple(
 def cached_spec(name: str, compile_spec: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """The spec of pipeline `name`: the kept one while what it was compiled from is unchanged,
     else `compile_spec()`'s (kept for next time)."""
-    entry = _folder() / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.json"
+    where = f"{name}\0{PROJECT_ROOT}"
+    entry = _folder() / f"{hashlib.sha256(where.encode()).hexdigest()[:32]}.json"
     kept = _read(entry)
     if kept is not None and kept.get("versions") == _versions() and _unchanged(kept["files"]):
         return kept["spec"]

@@ -30,6 +30,7 @@ The same files give the same archive bytes, hence the same URI
 """
 
 import hashlib
+import importlib.util
 import json
 import re
 from collections.abc import Sequence
@@ -179,10 +180,18 @@ def _entry(code: LocalCode, directory: Path) -> dict[str, str]:
 def _code_roots(code: LocalCode, directory: Path) -> list[str]:
     """Directories to package, relative to `directory` ('' is all of it)."""
     if code.python_module:
+        # A package of the code's is packaged alone. A module the code does not hold but this
+        # environment has (vtp.trainer, which the executor image has too) runs with all of the
+        # code, as gcloud's does; one found nowhere is a typo.
         top, dot, _ = code.python_module.partition(".")
-        if dot and not (directory / top).is_dir():
-            raise SpecError("python-module", f"package directory {top}/ not found in {directory}")
-        root = top if dot else ""
+        inside = (directory / top).is_dir()
+        if dot and not inside and importlib.util.find_spec(top) is None:
+            raise SpecError(
+                "python-module",
+                f"package directory {top}/ not found in {directory}, and no package {top} is "
+                "installed",
+            )
+        root = top if dot and inside else ""
     else:
         root = _inside(directory, code.script, "script").parent.relative_to(directory).as_posix()
     roots = ["" if root == "." else root]

@@ -44,7 +44,7 @@ def local_code_pool(code: Path, entry: str, extra: str = "") -> str:
 @pytest.mark.slow
 def test_a_packaged_user_task_trains_on_two_replicas(local: LocalService, tmp_path, capsys):
     code = write_user_code(tmp_path)
-    pools = [local_code_pool(code, "python-module=trainer"), f"--worker-pool-spec={MACHINE}"]
+    pools = [local_code_pool(code, "python-module=vtp.trainer"), f"--worker-pool-spec={MACHINE}"]
     output = "gs://runs/blobs"
     flags = [*pools, f"--args={TINY}", f"--base-output-dir={output}"]
     status, out, err = vtp(capsys, "--local", "--restart-job-on-worker-restart", *flags)

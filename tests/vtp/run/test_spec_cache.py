@@ -64,6 +64,18 @@ def test_another_version_or_a_damaged_entry_compiles_again(module: Path, monkeyp
     assert calls == [1, 1, 1]
 
 
+def test_another_installation_of_the_project_never_reads_this_ones_entry(
+    module: Path, monkeypatch
+) -> None:
+    """Two checkouts (an old one left unchanged beside a new one) keep an entry each: the new
+    one compiles its own pipeline instead of reading the old one's."""
+    calls: list[int] = []
+    spec_cache.cached_spec("p", compiler(calls))
+    monkeypatch.setattr(spec_cache, "PROJECT_ROOT", str(module.parent / "another-checkout"))
+    spec_cache.cached_spec("p", compiler(calls))
+    assert len(calls) == 2
+
+
 def test_an_unwritable_cache_only_costs_a_compile(module: Path, monkeypatch) -> None:
     monkeypatch.setenv(spec_cache.CACHE_ENV, str(module))  # a file, not a folder
     calls: list[int] = []

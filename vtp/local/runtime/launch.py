@@ -37,7 +37,7 @@ from vtp.vertex.validation import problem_of
 
 POOLS_FIELD = "customJob.jobSpec.workerPoolSpecs"
 TRAINER_COMMAND = ("python", "-m", "vtp.trainer")
-"""What the project's image runs when a pool gives no command (`components/images.py` agrees)."""
+"""What the project's image runs when a pool gives no command (`vtp/images.py` names the image)."""
 
 
 @dataclass(frozen=True)
