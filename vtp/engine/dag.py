@@ -268,7 +268,10 @@ class Engine:
                 for n, v in inputs.items()
                 if n in component.input_definitions.artifacts
             }
-            cache_key = key(component, spec, _parameters(component, inputs), artifacts)
+            # Every resolved input, as Vertex keys a task: an upstream output used inside a
+            # constant (a dict, a list, an f-string) is an undeclared `pipelinechannel--*` one.
+            parameters = _parameters(component, inputs, loose=True)
+            cache_key = key(component, spec, parameters, artifacts)
             entry = self.cache.get(cache_key)
             if entry is not None:
                 print(f"[{'/'.join(path)}] cache hit: outputs of an earlier run", flush=True)

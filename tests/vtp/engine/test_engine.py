@@ -127,6 +127,33 @@ def test_a_second_identical_run_is_served_from_the_cache(tmp_path: Path) -> None
     assert changed["read"]["outputs"] == {"Output": "twice"}
 
 
+@dsl.component(base_image="python:3.11")
+def epochs_flag(n: int) -> str:
+    return f"--epochs={n}"
+
+
+@dsl.component(base_image="python:3.11")
+def show(spec: dict) -> str:
+    return str(spec)
+
+
+@dsl.pipeline(name="channel-in-a-constant")
+def channel_in_a_constant(n: int = 1):
+    show(spec={"args": epochs_flag(n=n).output})
+
+
+def test_an_upstream_output_inside_a_constant_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    """kfp passes an output used inside a dict as an extra `pipelinechannel--*` input that the
+    component does not declare: a changed one is a miss, an unchanged one a hit."""
+    run(channel_in_a_constant, tmp_path, n=1)
+    _, changed = run(channel_in_a_constant, tmp_path, n=2)
+    assert not changed["show"].get("cached")
+    assert changed["show"]["outputs"] == {"Output": "{'args': '--epochs=2'}"}
+    _, again = run(channel_in_a_constant, tmp_path, n=2)
+    assert again["epochs-flag"].get("cached") and again["show"].get("cached")
+    assert again["show"]["outputs"] == {"Output": "{'args': '--epochs=2'}"}
+
+
 def test_caching_off_runs_everything(tmp_path: Path) -> None:
     run(artifacts, tmp_path)
     spec = yaml.safe_load((tmp_path / "pipeline.yaml").read_text())
