@@ -3,6 +3,12 @@
 No engine runs here, so the test plays the Dockerfile's instructions itself: COPY into a build
 directory, ENV into the environment, RUN in a fresh virtual environment standing in for the
 base image's Python. Then the trainer must start from the installed package alone.
+
+The stand-in base sees the test environment's packages (a `.pth` file), as the GPU variant's
+base already holds torch: the dependency layer's `pip install` resolves the project's
+requirements under the constraints against them rather than unpacking 700 MB again (the set-up
+command installs them into a fresh environment already). The project itself is built and
+installed into the stand-in, and only that copy of it is imported.
 """
 
 import json
@@ -11,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -34,6 +41,8 @@ def build(root: Path, build_args: dict[str, str] | None = None) -> dict[str, str
     the image's environment."""
     venv = root / "python"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "base_image.pth").write_text(sysconfig.get_path("purelib") + "\n")
     env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
     env.pop("VIRTUAL_ENV", None)
     workdir = root
@@ -131,7 +140,8 @@ def test_image_runs_our_trainer_and_a_teams_own_beside_it(tmp_path: Path) -> Non
     )
     found = json.loads(seen.stdout)
     assert found["team"] == [*["team"] * 5, str(team / "trainer" / "__init__.py")]
-    assert all("site-packages/vtp/" in path for path in found["ours"]), found["ours"]
+    installed = str(tmp_path / "image" / "python")  # the stand-in's own copy, not a checkout's
+    assert all(p.startswith(installed) and "/vtp/" in p for p in found["ours"]), found["ours"]
     assert Path(found["ours"][2]).is_file()
 
 
