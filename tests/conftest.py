@@ -22,20 +22,34 @@ def pytest_configure(config: pytest.Config) -> None:
     # last, where one of them can keep a process busy while the other has finished).
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    config.pluginmanager.register(LongestFirst(), "vtp-longest-first")
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first (`tests/durations.py`), then the others, those with the most
-    tests first: the long runs start early, and the short files fill in at the end."""
+    """Tests of a file that was quick last time (`tests/durations.py`) are marked `quick`, before
+    `-m` selects: `pytest -m quick` is the edit loop's subset."""
     seconds = durations.load()
-    count = Counter(item.nodeid.split("::", 1)[0] for item in items)
+    count = Counter(_path(item) for item in items)
+    for item in items:
+        if durations.is_quick(_path(item), seconds, count[_path(item)]):
+            item.add_marker(pytest.mark.quick)
 
-    def longest_first(item: pytest.Item) -> tuple[float, int]:
-        path = item.nodeid.split("::", 1)[0]
-        return (-seconds.get(path, 0.0), -count[path])
 
-    items.sort(key=longest_first)
+class LongestFirst:
+    """Orders the collection once every other plugin has selected from it."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """The longest files first (`tests/durations.py`), then the others, those with the most
+        tests first: the long runs start early, and the short files fill in at the end."""
+        seconds = durations.load()
+        count = Counter(_path(item) for item in items)
+        items.sort(key=lambda item: (-seconds.get(_path(item), 0.0), -count[_path(item)]))
+
+
+def _path(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 @pytest.fixture(scope="module")
