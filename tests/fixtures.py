@@ -51,10 +51,14 @@ def alive(pid: int) -> bool:
 class LocalService:
     """`vtp local serve` on a free port with its own state directory."""
 
-    def __init__(self, state_dir: Path, *flags: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, *flags: str, env: dict[str, str] | None = None, cwd: Path = REPO
+    ) -> None:
+        """`cwd`: the folder it starts in, the project its replicas import from."""
         self.state_dir = state_dir
         self.flags = flags or FAST_FLAGS
         self.extra_env = env or {}
+        self.cwd = cwd
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
 
@@ -78,7 +82,7 @@ class LocalService:
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
-            cwd=REPO,
+            cwd=self.cwd,
             env={**os.environ, **self.extra_env},
         )
         match = re.search(r"http://127\.0\.0\.1:\d+", self.process.stdout.readline())

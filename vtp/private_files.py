@@ -40,6 +40,22 @@ def check_chain(path: Path) -> None:
     _check_chain(Path(os.path.abspath(path)), exempt_last=True, links=0, asked=path)
 
 
+def check_trusted_dir(path: Path) -> None:
+    """Refuse `path` as a folder whose modules this user's processes may import: it and every
+    folder above it must be this user's or root's, no folder above it writable by others without
+    the sticky bit, and `path` itself writable by no one else (in /tmp, or a folder others may
+    write, another user could plant `usercustomize.py` or a module named like a dependency)."""
+    check_chain(path)
+    info = os.stat(path)
+    if info.st_uid not in (os.geteuid(), 0):
+        raise UnsafePath(f"{path} belongs to another user (uid {info.st_uid})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafePath(
+            f"{path} is writable by other users, who could plant a module there that every job "
+            "would import; start in a folder only you can write"
+        )
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` (and missing folders above it) or reuse it, as a folder of this user's
     alone at mode 0700; UnsafePath when another user could read, plant or replace it."""

@@ -26,7 +26,7 @@ from kfp.local import executor_input_utils, executor_output_utils
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import containers, storage
-from vtp.engine import fork_tasks, task_containers, task_output, vertex_tasks
+from vtp.engine import fork_tasks, output_paths, task_containers, task_output, vertex_tasks
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 # kfp's protobuf classes carry no type information: the aliases name what a value is.
@@ -115,7 +115,8 @@ def run_container(
         how = f"exit status {code}" if code > 0 else f"signal {-code}"
         return Node("FAILED", error=f"{cause} ({how})" if cause else how)
     try:
-        _upload_custom_paths(executor_input.outputs.output_file)
+        root = output_paths.checked_root(names.task_root)  # before anything of it is read
+        _upload_custom_paths(executor_input, root, in_image)
         outputs = executor_output_utils.get_outputs_for_task(executor_input, component)
     except (OSError, ValueError, KeyError) as exc:
         return Node("FAILED", error=f"cannot read its outputs: {exc}")
@@ -178,25 +179,33 @@ def _own_packages(task_root: str) -> dict[str, str]:
     return {"PIP_TARGET": folder, "PYTHONPATH": os.pathsep.join([*hook, folder, *rest])}
 
 
-def _upload_custom_paths(output_file: str) -> None:
-    """Copy each output artifact the task wrote at a path of its own (`artifact.set_path`)
-    to the artifact's URI, as the KFP launcher uploads it."""
+def _upload_custom_paths(executor_input: Any, root: Path, in_image: bool) -> None:
+    """Copy each output artifact the task wrote at a path of its own (`artifact.custom_path`)
+    to the artifact's URI, as the KFP launcher uploads it: a path inside the task's output
+    folder `root`, to a URI the engine gave that output (`output_paths`); ValueError else."""
     try:
-        with open(output_file) as f:
+        with open(executor_input.outputs.output_file) as f:
             written = json.load(f)
     except FileNotFoundError:
         return
-    for artifact_list in (written.get("artifacts") or {}).values():
+    given = output_paths.allowed_uris(executor_input)
+    for name, artifact_list in (written.get("artifacts") or {}).items():
         for artifact in artifact_list.get("artifacts", []):
-            source, uri = artifact.get("custom_path"), artifact.get("uri", "")
-            if not source or not os.path.exists(source):
+            source = artifact.get("custom_path")
+            if not source:
+                continue
+            uri = output_paths.host_view(artifact.get("uri", ""), in_image)
+            if uri not in given.get(name, set()):
+                raise ValueError(f"output {name}: {uri!r} is not a URI the task was given")
+            path = output_paths.custom_source(source, root, in_image)
+            if not path.exists():
                 continue
             target = storage.local_path(uri) if storage.is_gcs_uri(uri) else Path(uri)
             target.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.isdir(source):
-                shutil.copytree(source, target, dirs_exist_ok=True)
+            if path.is_dir():
+                shutil.copytree(path, target, dirs_exist_ok=True)  # no links: checked_root
             else:
-                shutil.copyfile(source, target)
+                shutil.copyfile(path, target)
 
 
 def run_importer(

@@ -192,6 +192,8 @@ class App:
 
     def start(self) -> None:
         """Start the root, then every resource in dependency order (each recovers first)."""
+        if self.root.config.untrusted_reason:  # one line, before any job can start
+            _log.warning("%s", self.root.config.untrusted_reason)
         for part in [self.root, *self.resources.parts()]:
             part.start()
 

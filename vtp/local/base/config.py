@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vtp import private_files
+
 POLL_INTERVAL_ENV = "VTP_LOCAL_POLL_INTERVAL"
 """Seconds between the supervisor's checks of replica processes (tests set it small)."""
 
@@ -80,6 +82,14 @@ class ServiceConfig:
     """The user's project (default: the directory the service starts in): on every replica's
     import path, as the user's code is in the image on Vertex, so `--task=my_task` imports."""
 
+    import_dir: Path | None = field(init=False, default=None)
+    """`project_dir` where replicas, tasks and model servers may import from it (it and the
+    folders above it are the user's, and no one else may write it:
+    `vtp.private_files.check_trusted_dir`); None otherwise, `untrusted_reason` saying why."""
+
+    untrusted_reason: str = field(init=False, default="")
+    """Why `project_dir` is left off the import paths, in one line ("" when it is on them)."""
+
     pass_env: tuple[str, ...] = ()
     """Variables of the service's environment that replicas also get (`--pass-env NAME`); by
     default they get only what a container on Vertex would have."""
@@ -106,7 +116,14 @@ class ServiceConfig:
         object.__setattr__(self, "state_dir", Path(self.state_dir).resolve())
         if self.gcs_root is not None:
             object.__setattr__(self, "gcs_root", Path(self.gcs_root).resolve())
-        object.__setattr__(self, "project_dir", Path(self.project_dir or Path.cwd()).resolve())
+        project = Path(self.project_dir or Path.cwd()).resolve()
+        object.__setattr__(self, "project_dir", project)
+        try:
+            private_files.check_trusted_dir(project)
+            object.__setattr__(self, "import_dir", project)
+        except (private_files.UnsafePath, OSError) as exc:
+            reason = f"{project} is left off the import path of replicas, tasks and model"
+            object.__setattr__(self, "untrusted_reason", f"{reason} servers: {exc}")
         if self.poll_interval <= 0:
             raise ValueError(f"poll_interval must be > 0 seconds, got {self.poll_interval}")
         if self.grace_period < 0:

@@ -328,7 +328,7 @@ class ModelServer:
 def serving_environment(
     inherited: Mapping[str, str],
     storage_root: Path,
-    project_dir: Path,
+    project_dir: Path | None,
     service_id: str,
     passed: tuple[str, ...] = (),
 ) -> dict[str, str]:
@@ -336,7 +336,7 @@ def serving_environment(
     service's shell but what `--pass-env` names), the project on the import path as the image
     has it, the storage root; not the service's token nor its client settings."""
     env = container_environment(inherited, str(Path(sys.executable).parent), passed)
-    paths = [str(project_dir), env.get("PYTHONPATH")]
+    paths = [str(project_dir or ""), env.get("PYTHONPATH")]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(filter(None, paths)))
     env.update({GCS_ROOT_ENV: str(storage_root), "PYTHONUNBUFFERED": "1", SERVICE_ENV: service_id})
     return env
@@ -345,9 +345,8 @@ def serving_environment(
 def service_serving_environment(config: ServiceConfig, service_id: str) -> dict[str, str]:
     """`serving_environment` for the servers of the service `config` describes: from this
     process's environment, with its storage root, project and `--pass-env` names."""
-    assert config.project_dir is not None, "ServiceConfig resolves it"
     return serving_environment(
-        os.environ, config.storage_root, config.project_dir, service_id, config.pass_env
+        os.environ, config.storage_root, config.import_dir, service_id, config.pass_env
     )
 
 

@@ -313,8 +313,11 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             env[containers.ENGINE_ENV] = shlex.join(self.config.container_engine)
         # The start-up hook first, then the user's folder (as replicas have it), then what the
         # service was given.
-        paths = [env.get("PYTHONPATH"), str(self.config.project_dir), os.environ.get("PYTHONPATH")]
+        folder = str(self.config.import_dir or "")
+        paths = [env.get("PYTHONPATH"), folder, os.environ.get("PYTHONPATH")]
         env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+        if not folder:  # the worker works in the untrusted folder: `-m` must not import from it
+            env["PYTHONSAFEPATH"] = "1"
         return env
 
     def _take_standby(self, job_id: str, env: dict[str, str]) -> tuple[Standby | None, dict]:

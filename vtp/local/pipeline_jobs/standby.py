@@ -82,10 +82,11 @@ def early_settings(config: ServiceConfig) -> dict[str, str]:
     the service has bound its ports: the start-up hook, the user's folder and the service's
     own PYTHONPATH, in that order; the CA bundle; the container engine."""
     assert config.project_dir is not None, "ServiceConfig resolves it"
-    path = [str(local_auth.STARTUP_HOOK_DIR), str(config.project_dir)]
+    path = [str(local_auth.STARTUP_HOOK_DIR), str(config.import_dir or "")]
     roots = str(config.state_dir / ROOTS_FILE)
     settings = {
         "PYTHONPATH": os.pathsep.join(filter(None, [*path, os.environ.get("PYTHONPATH")])),
+        **({} if config.import_dir else {"PYTHONSAFEPATH": "1"}),  # it works in that folder
         "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": roots,
         "REQUESTS_CA_BUNDLE": roots,
     }

@@ -261,7 +261,7 @@ class JobRun(threading.Thread):
         paths = [
             clients.get("PYTHONPATH"),  # the start-up hook
             replica.python_path,
-            str(self._config.project_dir),
+            str(self._config.import_dir or ""),
             base.get("PYTHONPATH"),
         ]
         service["PYTHONPATH"] = os.pathsep.join(filter(None, paths))

@@ -1,0 +1,107 @@
+"""What a task's outputs may name on this machine: files inside its own output folder, no links.
+
+A task (a container component above all, which runs code the run's author may not have written)
+ends by leaving files the engine reads on the host: the executor output file, an output
+parameter's file, its artifacts, and the `custom_path` of an artifact it wrote elsewhere
+(`artifact.path = ...`), which the engine copies to the artifact's URI as KFP's launcher
+uploads it. Read naively, each of those is a way out of the task: a parameter file that is a
+relative link to the state directory's token hands the token to the next task; a `custom_path`
+of `/etc/shadow`, or of a host file the task never saw, copies it into storage; a URI of the
+task's choosing writes any host path. So, before any of it is read:
+
+- the task's output folder is reached without a link, from the storage root (or the pipeline
+  root, where that is a plain folder) down;
+- nothing under it is a link, and the walk over it is iterative and bounded (a tree a task
+  made a thousand levels deep, or with a million files, is refused, not a RecursionError);
+- a `custom_path` is a path inside that folder (for a task in its image, the `/gcs/...` path
+  it saw, mapped back to the storage root), and is copied only to a URI the engine gave that
+  output.
+
+A refusal fails the task, naming the path; nothing is read or copied.
+"""
+
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from vtp import storage
+
+MAX_ENTRIES = 100_000
+"""Files and folders an output folder may hold."""
+MAX_DEPTH = 64
+"""Folders deep it may go."""
+
+
+def checked_root(task_root: str) -> Path:
+    """The task's output folder, checked: reached without a link, holding no link, bounded.
+    ValueError names what is refused."""
+    root = Path(os.path.abspath(task_root))
+    base = _base_of(root)
+    _no_link_between(base, root)
+    for path, depth in _walk(root):
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            raise ValueError(f"{path} is a symbolic link; a task's outputs may hold none")
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise ValueError(f"{path} is not a regular file or folder")
+        if depth > MAX_DEPTH:
+            raise ValueError(f"{path} is more than {MAX_DEPTH} folders deep in the task's outputs")
+    return root
+
+
+def host_view(path: str, in_image: bool) -> str:
+    """`path` as the host names it: a task in its image names storage by its `/gcs/...` path
+    (`task_containers.in_container_paths`), which maps back to the storage root."""
+    fuse = storage.FUSE_ROOT + "/"
+    if in_image and path.startswith(fuse):
+        return os.path.join(os.path.abspath(storage.gcs_root()), path.removeprefix(fuse))
+    return path
+
+
+def custom_source(custom_path: str, root: Path, in_image: bool) -> Path:
+    """The host path of an artifact's `custom_path`: inside `root` (a `checked_root`), where a
+    task in its image names it by its `/gcs/...` path. ValueError otherwise."""
+    path = Path(os.path.abspath(host_view(custom_path, in_image)))
+    if not path.is_relative_to(root):
+        raise ValueError(
+            f"custom_path {custom_path!r} is outside the task's output folder {root}; an artifact "
+            "the task writes elsewhere is not copied"
+        )
+    return path
+
+
+def allowed_uris(executor_input: object) -> dict[str, set[str]]:
+    """The URIs the engine gave each output artifact (`executor_input.outputs.artifacts`)."""
+    artifacts: Mapping[str, object] = executor_input.outputs.artifacts  # type: ignore[attr-defined]
+    return {name: {a.uri for a in listed.artifacts} for name, listed in artifacts.items()}  # type: ignore[attr-defined]
+
+
+def _base_of(root: Path) -> Path:
+    """Where a task's folder hangs from: the storage root when it is inside it, else `/`."""
+    gcs = Path(os.path.abspath(storage.gcs_root()))
+    return gcs if root.is_relative_to(gcs) else Path("/")
+
+
+def _no_link_between(base: Path, root: Path) -> None:
+    here = base
+    for part in root.relative_to(base).parts:
+        here = here / part
+        if here.is_symlink():
+            raise ValueError(f"{here} is a symbolic link; the task's output folder is refused")
+
+
+def _walk(root: Path) -> Iterator[tuple[Path, int]]:
+    """Every entry under `root` with its depth, links not followed, without recursion."""
+    stack, seen = [(root, 0)], 0
+    while stack:
+        folder, depth = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                seen += 1
+                if seen > MAX_ENTRIES:
+                    raise ValueError(f"the task's outputs hold more than {MAX_ENTRIES} entries")
+                path = Path(entry.path)
+                yield path, depth + 1
+                if entry.is_dir(follow_symlinks=False) and depth + 1 <= MAX_DEPTH:
+                    stack.append((path, depth + 1))
