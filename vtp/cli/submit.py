@@ -268,15 +268,27 @@ def _submit(args: argparse.Namespace) -> int:
         print(json.dumps(request_body(job._gca_resource), indent=2))
         return 0
     client = _client(args, aiplatform_v1.PipelineServiceClient, job.location)
-    created = failures.call(
-        lambda: client.create_pipeline_job(
-            parent=job._parent, pipeline_job=job._gca_resource, pipeline_job_id=job.job_id
-        ),
-        where(args),
-    )
+    created = failures.call(lambda: _create(client, job, args.local), where(args))
     print(f"PipelineJob [{created.name}] is submitted successfully.", file=sys.stderr)
     print(created.name, flush=True)
     return _follow(args, client, created.name) if args.wait else 0
+
+
+def _create(client: Any, job: Any, local: bool) -> Any:
+    """Create `job` with the SDK's ID; locally, one created in the same second as another of the
+    same pipeline takes the next free ID (`-2`, `-3`, ...), as `vtp run`'s do."""
+    from google.api_core.exceptions import Aborted, Conflict
+
+    for attempt in range(1, 11):
+        wanted = job.job_id if attempt == 1 else f"{job.job_id}-{attempt}"
+        try:
+            return client.create_pipeline_job(
+                parent=job._parent, pipeline_job=job._gca_resource, pipeline_job_id=wanted
+            )
+        except Conflict as exc:  # over REST a 409 is a plain Conflict; over gRPC, AlreadyExists
+            if not local or isinstance(exc, Aborted) or attempt == 10:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _use_description(args: argparse.Namespace) -> None:

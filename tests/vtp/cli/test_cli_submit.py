@@ -191,9 +191,30 @@ def test_submit_local_wait_fails_with_the_run_error(local, capsys, tiny_yaml) ->
         "--wait",
     )
     assert code == 1
-    assert out.strip().startswith(f"{local.parent}/pipelineJobs/")
+    assert out.strip().startswith(f"{local.parent}/pipelineJobs/"), err
     assert "PIPELINE_STATE_FAILED" in err
     assert "vtp: pipeline failed:" in err and "add" in err
+
+
+def test_a_second_local_submit_in_the_same_second_takes_the_next_free_id(
+    local, capsys, tiny_yaml, monkeypatch
+) -> None:
+    """The SDK's ID holds the second it was made in; two submits in one second both run."""
+    from vtp.cli import submit
+
+    made = submit.build_job
+
+    def same_second(args):
+        job = made(args)
+        job.job_id = "vtp-tiny-20261202030000"
+        return job
+
+    monkeypatch.setattr(submit, "build_job", same_second)
+    names = [vtp(capsys, str(tiny_yaml), "--local", "--param=marker_uri=gs://b/s") for _ in "12"]
+    assert [(code, out.strip()) for code, out, _ in names] == [
+        (0, f"{local.parent}/pipelineJobs/vtp-tiny-20261202030000"),
+        (0, f"{local.parent}/pipelineJobs/vtp-tiny-20261202030000-2"),
+    ]
 
 
 def test_submit_local_without_a_service_says_how_to_start_one(capsys, monkeypatch, tiny_yaml):
