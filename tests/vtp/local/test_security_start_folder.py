@@ -6,6 +6,7 @@ their code ran in every replica as the service's user. Now that folder is left o
 import path, with one warning line that says why, and the job runs what it asked for."""
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,9 +37,7 @@ def shared_folder() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="vtp-shared-", dir="/tmp"))
     folder.chmod(0o777)
     yield folder
-    for child in folder.iterdir():
-        child.unlink()
-    folder.rmdir()
+    shutil.rmtree(folder)
 
 
 def test_a_module_planted_in_a_shared_start_folder_never_runs_in_a_job(
