@@ -48,8 +48,8 @@ def test_the_tutorial_trains_with_torchrun_on_two_replicas(local_service) -> Non
 @pytest.mark.slow
 def test_after_a_preemption_both_ranks_restart_consistently(local_service) -> None:
     scheduling = {"restartJobOnWorkerRestart": True}
-    # 120 epochs: the preemption lands at about epoch 10, a hundred epochs (seconds) before the end.
-    job = custom_job(pool(120), pool(120), display_name="ddp-tutorial", scheduling=scheduling)
+    # 60 epochs: the preemption lands at about epoch 10, fifty epochs (seconds) before the end.
+    job = custom_job(pool(60), pool(60), display_name="ddp-tutorial", scheduling=scheduling)
     created = local_service.client().create_custom_job(parent=local_service.parent, custom_job=job)
     name = created.name
     saved = "Epoch 10 | Training snapshot saved"
@@ -63,4 +63,4 @@ def test_after_a_preemption_both_ranks_restart_consistently(local_service) -> No
     primary, worker = (log(local_service, name, r) for r in ("workerpool0-0", "workerpool1-0"))
     assert primary.count("[vtp local] starting") == worker.count("[vtp local] starting") == 2
     assert "Loading snapshot" not in primary + worker  # neither rank resumed alone
-    assert "[GPU0] Epoch 119 |" in primary and "[GPU1] Epoch 119 |" in worker
+    assert "[GPU0] Epoch 59 |" in primary and "[GPU1] Epoch 59 |" in worker
