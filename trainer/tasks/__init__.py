@@ -50,11 +50,13 @@ model directory may come from anyone, so serving imports only the tasks this pac
 """
 
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import pkgutil
 import sys
 from collections.abc import Callable, Mapping, Sequence, Sized
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -203,11 +205,18 @@ def renamed(name: str) -> str:
     current = f"vtp.{name}"
     if not name.startswith("trainer.tasks.") or current not in builtin_tasks():
         return name
-    if importlib.util.find_spec("trainer") is not None:
+    found = importlib.util.find_spec("trainer")
+    ours = Path(__file__).resolve().parents[1] / "__init__.py"  # a checkout's top folder is ours
+    if found is not None and (found.origin is None or Path(found.origin).resolve() != ours):
         return name
-    print(f"--task={name} is now --task={current} (renamed; the old name goes in a later release)",
-          file=sys.stderr)  # fmt: skip
+    _say_renamed(name, current)
     return current
+
+
+@functools.cache
+def _say_renamed(old: str, new: str) -> None:
+    print(f"--task={old} is now --task={new} (renamed; the old name goes in a later release)",
+          file=sys.stderr)  # fmt: skip
 
 
 def serving_tasks(environ: Mapping[str, str]) -> frozenset[str]:
