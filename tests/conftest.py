@@ -17,7 +17,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("VTP_RUNTIME_DIR", tempfile.mkdtemp(prefix="vtp-runtime-"))
     # Nor does an image the user built (`vtp image build`) become the tests' default image.
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="vtp-state-")
-    # Under `-n 3 --dist loadfile`, pytest-xdist hands out files in the order collected below
+    # Under `-n 2 --dist loadfile`, pytest-xdist hands out files in the order collected below
     # (its own default would put files with many quick tests first, and so the few long ones
     # last, where one of them can keep a process busy while the others have finished).
     if hasattr(config.option, "loadscopereorder"):

@@ -1,4 +1,4 @@
-"""How long each test file takes, so that `-n 3 --dist loadfile` starts the longest first, and
+"""How long each test file takes, so that `-n 2 --dist loadfile` starts the longest first, and
 `-m quick` picks the files that take under a second (the edit loop's subset).
 
 pytest-xdist hands a worker a whole file at a time, in the order the tests were collected;
@@ -8,7 +8,7 @@ nothing left to do is what makes a run slower than half its total; longest-first
 
 Refresh the numbers after a full run that wrote a JUnit report:
 
-    python -m pytest -q -n 3 --dist loadfile --junitxml=/tmp/run.xml
+    python -m pytest -q -n 2 --dist loadfile --junitxml=/tmp/run.xml
     python -m tests.durations /tmp/run.xml
 
 Stale numbers only change the order the files run in, and which files `-m quick` picks; never
