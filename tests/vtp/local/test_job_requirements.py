@@ -9,6 +9,7 @@ met (another torch than the service's) fails the job with pip's own words.
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -129,3 +130,25 @@ def test_requirements_come_from_the_index_the_service_is_configured_for(tmp_path
     assert outcome["team-index"]["state"] == "JOB_STATE_SUCCEEDED", outcome
     log = replica_log(service, outcome["team-index"]["id"])
     assert f"Looking in indexes: {index}" in log and "Successfully installed vtpprobe-1.0" in log
+
+
+def test_a_jobs_pip_keeps_its_temporary_files_in_a_folder_of_its_own(tmp_path) -> None:
+    """Issue #49: a pip backtracking over an unsatisfiable requirement left 57 GB of
+    `pip-unpack-*` in the shared /tmp. Its temporary folder is beside the job's install folder,
+    and gone however pip ends (here: an exit status 1 after writing a file there)."""
+    from vtp.local.runtime.packages import InstallError, _Pip
+
+    log = tmp_path / "pip.log"
+    target = tmp_path / "cache" / "archives" / "abc"
+    script = (
+        "import os, sys, tempfile; here = tempfile.gettempdir(); print('tmp:', here); "
+        "open(os.path.join(here, 'pip-unpack-1'), 'w').write('x' * 1000); sys.exit(1)"
+    )
+    pip = _Pip({"PATH": os.environ["PATH"]}, lambda: False, log)
+    with pytest.raises(InstallError):
+        pip.run([sys.executable, "-c", script], target)
+    (used,) = [
+        line.split("tmp: ", 1)[1] for line in log.read_text().splitlines() if "tmp: " in line
+    ]
+    assert Path(used).parent == target.parent and Path(used).name.startswith(".abc.pip-tmp-")
+    assert not Path(used).exists()

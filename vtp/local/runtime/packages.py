@@ -238,13 +238,21 @@ class _Pip:
         self.run(command, root, {"PYTHONUSERBASE": str(layer.user_base)})
 
     def run(self, command: list[str], cwd: Path, extra: Mapping[str, str] | None = None) -> None:
-        """Run pip; InstallInterrupted or InstallError (with its last lines) when it stops."""
-        with _output(self.log) as output:
-            offset = output.tell()
-            process = start(command, {**self.env, **(extra or {})}, cwd, output)
-            code = _wait(process, self.interrupted)
-            output.seek(offset)
-            text = output.read().decode(errors="replace")
+        """Run pip; InstallInterrupted or InstallError (with its last lines) when it stops. Its
+        temporary files (unpacked archives, builds) go to a folder of its own beside `cwd`,
+        removed however it ends: a job's pip never fills the machine's shared /tmp."""
+        cwd.parent.mkdir(parents=True, exist_ok=True)
+        scratch = tempfile.mkdtemp(prefix=f".{cwd.name}.pip-tmp-", dir=cwd.parent)
+        own = {"TMPDIR": scratch, "TEMP": scratch, "TMP": scratch}
+        try:
+            with _output(self.log) as output:
+                offset = output.tell()
+                process = start(command, {**self.env, **(extra or {}), **own}, cwd, output)
+                code = _wait(process, self.interrupted)
+                output.seek(offset)
+                text = output.read().decode(errors="replace")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         if code is None:
             raise InstallInterrupted()
         if code != 0:
