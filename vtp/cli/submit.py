@@ -277,18 +277,14 @@ def _submit(args: argparse.Namespace) -> int:
 def _create(client: Any, job: Any, local: bool) -> Any:
     """Create `job` with the SDK's ID; locally, one created in the same second as another of the
     same pipeline takes the next free ID (`-2`, `-3`, ...), as `vtp run`'s do."""
-    from google.api_core.exceptions import Aborted, Conflict
+    from vtp.vertex.pipeline_job import create_with_free_id
 
-    for attempt in range(1, 11):
-        wanted = job.job_id if attempt == 1 else f"{job.job_id}-{attempt}"
-        try:
-            return client.create_pipeline_job(
-                parent=job._parent, pipeline_job=job._gca_resource, pipeline_job_id=wanted
-            )
-        except Conflict as exc:  # over REST a 409 is a plain Conflict; over gRPC, AlreadyExists
-            if not local or isinstance(exc, Aborted) or attempt == 10:
-                raise
-    raise AssertionError("unreachable")
+    def create(wanted: str) -> Any:
+        return client.create_pipeline_job(
+            parent=job._parent, pipeline_job=job._gca_resource, pipeline_job_id=wanted
+        )
+
+    return create_with_free_id(create, job.job_id) if local else create(job.job_id)
 
 
 def _use_description(args: argparse.Namespace) -> None:

@@ -20,7 +20,6 @@ run's log is the service's local `:logs` extension of pipelineJobs.
 
 import copy
 import functools
-import itertools
 import re
 from datetime import datetime
 from typing import Any
@@ -147,20 +146,14 @@ class RunClient:
     def create(self, job: aiplatform_v1.PipelineJob) -> aiplatform_v1.PipelineJob:
         """Create `job` under PARENT with an ID as the SDK makes one (`job_id`); the created
         job (its name, QUEUED)."""
-        from google.api_core.exceptions import Aborted, Conflict
+        from vtp.vertex.pipeline_job import create_with_free_id
 
-        base = job_id(job.display_name)
-        for attempt in itertools.count(1):
-            wanted = base if attempt == 1 else f"{base}-{attempt}"
-            try:
-                return self.client.create_pipeline_job(
-                    parent=PARENT, pipeline_job=job, pipeline_job_id=wanted
-                )
-            except Conflict as exc:  # another run of it in the same second: the ID is taken
-                # (over REST a 409 is a plain Conflict; over gRPC, AlreadyExists)
-                if isinstance(exc, Aborted) or attempt == 10:
-                    raise
-        raise AssertionError("unreachable")
+        return create_with_free_id(
+            lambda wanted: self.client.create_pipeline_job(
+                parent=PARENT, pipeline_job=job, pipeline_job_id=wanted
+            ),
+            job_id(job.display_name),
+        )
 
     def get(self, name: str) -> aiplatform_v1.PipelineJob:
         """The job `name` now, its tasks in `job_detail.task_details`."""

@@ -10,12 +10,15 @@ AI location. `vtp run` types its `--param` values with the same functions.
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from vtp.vertex import compiled
 from vtp.vertex.endpoint import api_endpoint
+
+T = TypeVar("T")
 
 LOCAL_PIPELINE_ROOT = "gs://vtp-local/pipeline-root"
 """Pipeline root of local runs when none is given (under the local service's storage root)."""
@@ -248,6 +251,21 @@ def pipeline_job(checked: Checked, credentials: Any = None) -> Any:
     if sub.service_account:  # where PipelineJob.submit puts it
         job._gca_resource.service_account = sub.service_account
     return job
+
+
+def create_with_free_id(create: Callable[[str], T], base: str, attempts: int = 10) -> T:
+    """`create(ID)` with `base`, then `base-2`, `base-3`, ... while the ID is taken: a run of the
+    same pipeline created in the same second has it (the SDK's IDs hold the second). Over REST a
+    409 is a plain Conflict, over gRPC AlreadyExists; an Aborted one is not about the ID."""
+    from google.api_core.exceptions import Aborted, Conflict
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return create(base if attempt == 1 else f"{base}-{attempt}")
+        except Conflict as exc:
+            if isinstance(exc, Aborted) or attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
 
 
 def request_body(resource: Any) -> dict[str, Any]:
