@@ -107,16 +107,18 @@ def terminal_signals() -> None:
 
 
 def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> str:
-    """What `process` printed up to the line `marker`; AssertionError if it never came."""
+    """What `process` printed up to the line `marker`; AssertionError if it never came. The
+    rest is read too, to the end, so that `process` never blocks on a full pipe (its report of
+    the interruption, written after the marker, once stopped the run at a 64 KiB pipe)."""
     lines: list[str] = []
     seen = threading.Event()
 
     def read() -> None:
         for line in process.stdout:  # type: ignore[union-attr]
-            lines.append(line)
+            if not seen.is_set():
+                lines.append(line)
             if line.strip() == marker:
                 seen.set()
-                return
 
     threading.Thread(target=read, daemon=True).start()
     assert seen.wait(timeout), "".join(lines)
