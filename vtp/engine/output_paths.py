@@ -13,9 +13,9 @@ task's choosing writes any host path. So, before any of it is read:
   root, where that is a plain folder) down;
 - nothing under it is a link, and the walk over it is iterative and bounded (a tree a task
   made a thousand levels deep, or with a million files, is refused, not a RecursionError);
-- a `custom_path` is a path inside that folder (for a task in its image, the `/gcs/...` path
-  it saw, mapped back to the storage root), and is copied only to a URI the engine gave that
-  output.
+- a `custom_path` of a task in its image is a path inside that folder (the `/gcs/...` path it
+  saw, mapped back to the storage root); any `custom_path` is copied only to a URI the engine
+  gave that output.
 
 A refusal fails the task, naming the path; nothing is read or copied.
 """
@@ -60,10 +60,12 @@ def host_view(path: str, in_image: bool) -> str:
 
 
 def custom_source(custom_path: str, root: Path, in_image: bool) -> Path:
-    """The host path of an artifact's `custom_path`: inside `root` (a `checked_root`), where a
-    task in its image names it by its `/gcs/...` path. ValueError otherwise."""
+    """The host path of an artifact's `custom_path`. A task in its image names it by its
+    `/gcs/...` path, and it must be inside `root` (a `checked_root`): anything else is a host
+    file the container never saw (ValueError). A task on this machine runs as the user and wrote
+    the file itself, anywhere (KFP's `pipeline_with_artifact_custom_path` uses /tmp)."""
     path = Path(os.path.abspath(host_view(custom_path, in_image)))
-    if not path.is_relative_to(root):
+    if in_image and not path.is_relative_to(root):
         raise ValueError(
             f"custom_path {custom_path!r} is outside the task's output folder {root}; an artifact "
             "the task writes elsewhere is not copied"

@@ -162,3 +162,5 @@ def test_a_custom_path_inside_the_folder_maps_from_gcs_in_an_image(tmp_path, mon
         output_paths.custom_source("/gcs/b/other/model", root, in_image=True)
     with pytest.raises(ValueError, match="outside the task's output folder"):
         output_paths.custom_source("/gcs/b/task/../../token", root, in_image=True)
+    # A task on this machine wrote its file itself, wherever it could (KFP's own test pipeline).
+    assert output_paths.custom_source("/tmp/out", root, in_image=False) == Path("/tmp/out")
