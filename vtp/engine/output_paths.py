@@ -22,8 +22,9 @@ A refusal fails the task, naming the path; nothing is read or copied.
 
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from vtp import storage
 
@@ -73,10 +74,11 @@ def custom_source(custom_path: str, root: Path, in_image: bool) -> Path:
     return path
 
 
-def allowed_uris(executor_input: object) -> dict[str, set[str]]:
-    """The URIs the engine gave each output artifact (`executor_input.outputs.artifacts`)."""
-    artifacts: Mapping[str, object] = executor_input.outputs.artifacts  # type: ignore[attr-defined]
-    return {name: {a.uri for a in listed.artifacts} for name, listed in artifacts.items()}  # type: ignore[attr-defined]
+def allowed_uris(executor_input: Any) -> dict[str, set[str]]:
+    """The URIs the engine gave each output artifact (`executor_input.outputs.artifacts`: kfp's
+    ExecutorInput, whose protobuf classes carry no types)."""
+    artifacts = executor_input.outputs.artifacts
+    return {name: {a.uri for a in listed.artifacts} for name, listed in artifacts.items()}
 
 
 def _base_of(root: Path) -> Path:
