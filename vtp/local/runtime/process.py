@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from vtp.local.runtime.shim import KILL_TREE
+from vtp.local.runtime.shim import KILL_TREE, stop_then_kill
 
 SHIM = Path(__file__).with_name("shim.py")
 _pipe: tuple[int, int] | None = None
@@ -130,7 +130,8 @@ def kill_leftovers(pid: int, token: str) -> int:
 
 
 def kill_carrying(name: str, value: str, spare_shims: bool = False) -> int:
-    """SIGKILL every process (but this one) whose environment has `name=value`; how many.
+    """SIGKILL every process (but this one) whose environment has `name=value`, all stopped
+    first (`shim.stop_then_kill`); how many.
 
     `spare_shims`: leave the shims, which kill their own trees once the service is gone (one
     killed first would hand the processes that dropped the variable to init)."""
@@ -139,7 +140,7 @@ def kill_carrying(name: str, value: str, spare_shims: bool = False) -> int:
         return 0
     needle = f"{name}={value}".encode()
     shim = str(SHIM).encode()
-    killed = 0
+    found = []
     for entry in proc.iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -150,7 +151,5 @@ def kill_carrying(name: str, value: str, spare_shims: bool = False) -> int:
         except OSError:
             continue
         if needle in environ.split(b"\0"):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed += 1
-    return killed
+            found.append(int(entry.name))
+    return stop_then_kill(found)

@@ -7,7 +7,7 @@ this small process (standard library only, run by path so it imports nothing of 
 itself a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`), so every descendant that loses its
 parent is re-parented to it instead of to init, whatever it did to its session (`setsid`), its
 process group or its environment (`env -i`). The whole tree stays below it, and it can find it
-by parent pid alone. It kills the tree (SIGKILL, until no child is left) when:
+by parent pid alone. It kills the tree (SIGSTOP, then SIGKILL, until no child is left) when:
 
 - its command exits: what the command left behind dies with it; the shim then exits as the
   command did (the same status, or the same signal), so its parent sees the command's end;
@@ -115,15 +115,31 @@ def _kill_tree() -> None:
     this subreaper, and the next round kills them."""
     while True:
         kids = _children()
-        for pid in kids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        stop_then_kill(kids)
         try:
             pid, _ = os.waitpid(-1, 0 if kids else os.WNOHANG)
         except ChildProcessError:
             return  # no child left, and nothing in the group but this process
         if not kids and pid == 0:
             return  # group members that are not our children (another's): killed above
+
+
+def stop_then_kill(pids: list[int]) -> int:
+    """SIGSTOP each of `pids`, then SIGKILL each; how many were killed.
+
+    Killed one by one, a process still running could see another die first and act on it: a
+    pipeline worker whose task or fork server went first would record that task FAILED, where
+    a run stopped with its service reports what it ran CANCELLED. Stopped first, none of them
+    runs again, so none sees the others' ends, whatever order the pids come in (they wrap)."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGSTOP)
+    killed = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
 
 
 def _exit_like(sig: signal.Signals) -> None:
