@@ -71,31 +71,61 @@ def run_argv(
     return [*argv, image, *command[1:], *args]
 
 
-def client_environment(container: Mapping[str, str], service: Mapping[str, str]) -> dict[str, str]:
+def client_environment(
+    container: Mapping[str, str], service: Mapping[str, str], workload: str
+) -> dict[str, str]:
     """The engine client's environment: the container's variables (which `--env NAME` takes from
     it), then the service's PATH, HOME and engine settings, which the client needs itself.
 
-    The service's token never goes in: a container gets `workload_token` of it instead (the API,
-    as a Vertex replica's service account has Vertex's, without the console's sign-in), and no
-    path of the service's token file (`HOST_CREDENTIAL_FILES`)."""
+    The service's token never goes in: a container gets `workload_token` of it for `workload`
+    (the resource it runs for: the API, as a Vertex replica's service account has Vertex's, but
+    scoped to that resource and without the console's sign-in), and no path of the service's
+    token file (`HOST_CREDENTIAL_FILES`)."""
     own = {
         k: v for k, v in service.items() if k in ("PATH", "HOME") or k.startswith(ENGINE_PREFIXES)
     }
     inside = {k: v for k, v in container.items() if k not in HOST_CREDENTIAL_FILES}
     token = inside.get(TOKEN_VARIABLE, "")
     if token and not token.startswith(WORKLOAD_PREFIX):
-        inside[TOKEN_VARIABLE] = workload_token(token)
+        inside[TOKEN_VARIABLE] = workload_token(token, workload)
     return {**inside, **own}
 
 
-def workload_token(token: str) -> str:
-    """The credential a container the service runs gets instead of its `token`: the local
-    service takes it for the API as it takes the token (`vtp.vertex.local_auth.accepts`), but it
-    is not the token: no console sign-in code can be made from it (codes are keyed by the
-    token), and knowing it tells nothing of the token (an HMAC of it). New at every start, as
-    the token is."""
-    mac = hmac.new(token.encode(), b"vtp-workload-credential\0", hashlib.sha256).digest()
-    return WORKLOAD_PREFIX + base64.urlsafe_b64encode(mac).decode().rstrip("=")
+def workload_token(token: str, workload: str) -> str:
+    """The credential a container the service runs for resource `workload` (a CustomJob's,
+    PipelineJob's or Endpoint's name) gets instead of its `token`:
+    `vtp-workload.<workload, base64url>.<HMAC of both>`. The local service takes it for the API
+    (`vtp.vertex.local_auth.caller`) but knows the request comes from that workload, which may
+    start nothing on the host and read only its own logs (docs/security.md); no console sign-in
+    code can be made from it (codes are keyed by the token), and knowing it tells nothing of
+    the token. New at every start, as the token is."""
+    if not workload:
+        raise ValueError("a workload credential names the resource it is for")
+    scope = _b64(workload.encode())
+    return f"{WORKLOAD_PREFIX}{scope}.{_workload_mac(token, workload)}"
+
+
+def workload_of(token: str, presented: str) -> str | None:
+    """The workload `presented` is the credential of (`workload_token`), or None when it is
+    not one made from `token`; compared in constant time."""
+    scope, dot, mac = presented.removeprefix(WORKLOAD_PREFIX).partition(".")
+    if not presented.startswith(WORKLOAD_PREFIX) or not dot:
+        return None
+    try:
+        workload = base64.urlsafe_b64decode(scope + "=" * (-len(scope) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    wanted = _workload_mac(token, workload)
+    return workload if workload and hmac.compare_digest(mac.encode(), wanted.encode()) else None
+
+
+def _workload_mac(token: str, workload: str) -> str:
+    message = b"vtp-workload-credential\0" + workload.encode()
+    return _b64(hmac.new(token.encode(), message, hashlib.sha256).digest())
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def container_name(*parts: str) -> str:

@@ -280,7 +280,7 @@ class Engine:
         task_root = "/".join([self.pipeline_root.rstrip("/"), self.run_id, *path])
         names = executors.Names(
             self.run_id, self.run_id, path[-1], _local(task_root), self.pipeline_root,
-            self.workspace,
+            self.workspace, self.job_name,
         )  # fmt: skip
         node = self._with_retries(task, component, spec, inputs, names, path)
         if node.state == "FAILED" and self.cancelled.is_set():  # it ended on the cancel's signal

@@ -56,6 +56,8 @@ class Names:
     pipeline_root: str
     workspace: str = ""
     """The run's workspace folder (KFP's `dsl.WORKSPACE_PATH_PLACEHOLDER`), "" for none."""
+    job_name: str = ""
+    """The run's PipelineJob resource name, which a task in its image has the credential of."""
 
 
 def run_container(
@@ -103,7 +105,7 @@ def run_container(
         process = task_containers.task_process(
             engine, container.image, resolved(list(container.command)),
             resolved(list(container.args)), spec_env, names.task_root, names.task_name,
-            names.workspace,
+            names.job_name or names.run_id, names.workspace,
         )  # fmt: skip
     else:
         command = resolved(this_python(list(container.command)) + list(container.args))

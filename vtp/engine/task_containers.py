@@ -57,10 +57,12 @@ def task_process(
     spec_env: Mapping[str, str],
     task_root: str,
     task_name: str,
+    job_name: str,
     workspace: str = "",
 ) -> Iterator[FreshTask]:
     """Run a container component's resolved `command` and `args` in `image` as a process whose
-    lines and status `executors` reads like any task's; the container is gone afterwards."""
+    lines and status `executors` reads like any task's; the container is gone afterwards. It
+    holds the credential of the run `job_name` (`containers.client_environment`)."""
     root = storage.gcs_root().resolve()
     volumes = [(str(root), GCS_MOUNT)]
     local = Path(task_root).resolve()
@@ -75,7 +77,8 @@ def task_process(
         sorted(inside), volumes,
     )  # fmt: skip
     notice = f"[vtp] this task runs in its image {image} ({' '.join(engine)})\n"
-    task = FreshTask(argv, containers.client_environment(inside, os.environ), notice)
+    environment = containers.client_environment(inside, os.environ, job_name)
+    task = FreshTask(argv, environment, notice)
     try:
         yield task
     finally:

@@ -40,6 +40,7 @@ from google.api_core import path_template, rest_helpers
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
+from vtp.local.base import callers
 from vtp.local.base.routing import Router
 from vtp.vertex import local_auth
 
@@ -184,7 +185,7 @@ class _Handler(grpc.GenericRpcHandler):
         return grpc.unary_unary_rpc_method_handler(behaviour)
 
     def _call(self, name: str, data: bytes, context: grpc.ServicerContext) -> bytes:
-        self._authenticate(context)
+        caller = self._authenticate(context)
         method = find_method(name)
         if method is None:
             context.abort(
@@ -197,7 +198,8 @@ class _Handler(grpc.GenericRpcHandler):
         except (DecodeError, ValueError, TypeError) as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid request for {name}: {exc}")
         try:
-            status, text = self._router.dispatch(verb, target, body)
+            with callers.serving(caller):
+                status, text = self._router.dispatch(verb, target, body)
         except Exception:  # a bug: answer like Google's front end would, keep serving
             _log.exception("internal error on %s", name)
             context.abort(grpc.StatusCode.INTERNAL, "Internal error encountered.")
@@ -210,18 +212,21 @@ class _Handler(grpc.GenericRpcHandler):
             _log.exception("response of %s does not fit its message", name)
             context.abort(grpc.StatusCode.INTERNAL, f"Internal error encountered: {exc}")
 
-    def _authenticate(self, context: grpc.ServicerContext) -> None:
+    def _authenticate(self, context: grpc.ServicerContext) -> callers.Caller:
+        """The call's caller (`callers.py`); the call aborted UNAUTHENTICATED without one."""
         metadata = dict(context.invocation_metadata() or ())
         scheme, _, presented = str(metadata.get("authorization", "")).partition(" ")
-        if scheme.lower() != "bearer" or not local_auth.accepts(
-            self._token.decode(), presented.strip()
-        ):
+        found = None
+        if scheme.lower() == "bearer":
+            found = local_auth.caller(self._token.decode(), presented.strip())
+        if found is None:
             context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "Request is missing the local service's bearer token: pass "
                 "google.oauth2.credentials.Credentials(token) with the token in "
                 "<state-dir>/token, or run the program under `vtp local exec`.",
             )
+        return callers.Caller(found) if found else callers.OWNER
 
 
 def _status(text: str) -> tuple[grpc.StatusCode, str]:

@@ -38,7 +38,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from vtp.http_limits import REQUEST_TIMEOUT_SECONDS
 from vtp.local import console
-from vtp.local.base import errors
+from vtp.local.base import callers, errors
 from vtp.local.base.config import ServiceConfig
 from vtp.local.base.guard import SIGNIN_PATH, Guard
 from vtp.local.base.routing import Router
@@ -286,13 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return Reply(status=status, body=text.encode())
             root = self.server.storage_root
             return console.serve(self.path, method, root)
-        if media:
-            return self._storage(method, url, length)
-        self._continue(length)
-        body = self.rfile.read(length) if length else b""
-        if len(body) < length:
-            raise _ConnectionLost("the client closed the connection mid-body")
-        status, text = self.server.router.dispatch(method, self.path, body)
+        with callers.serving(self.server.guard.caller(self.headers)):
+            if media:
+                return self._storage(method, url, length)
+            self._continue(length)
+            body = self.rfile.read(length) if length else b""
+            if len(body) < length:
+                raise _ConnectionLost("the client closed the connection mid-body")
+            status, text = self.server.router.dispatch(method, self.path, body)
         return Reply(status=status, body=text.encode())
 
     def _storage(self, method: str, url: SplitResult, length: int) -> Reply:

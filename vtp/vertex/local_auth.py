@@ -54,12 +54,13 @@ def new_token(state_dir: Path) -> str:
     return token
 
 
-def accepts(token: str, presented: str) -> bool:
-    """Whether `presented` is the service's `token` or the workload credential made from it,
-    which containers get instead (`vtp.containers.workload_token`), in constant time."""
-    workload = presented.startswith(containers.WORKLOAD_PREFIX)
-    wanted = containers.workload_token(token) if workload else token
-    return hmac.compare_digest(presented.encode(), wanted.encode())
+def caller(token: str, presented: str) -> str | None:
+    """Who presents `presented`: "" for the service's `token` (its owner), the workload's
+    resource name for a workload credential made from it (`vtp.containers.workload_token`,
+    which containers get instead), None for anything else; in constant time."""
+    if presented.startswith(containers.WORKLOAD_PREFIX):
+        return containers.workload_of(token, presented)
+    return "" if hmac.compare_digest(presented.encode(), token.encode()) else None
 
 
 def publish(

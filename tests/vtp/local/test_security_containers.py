@@ -141,7 +141,7 @@ def test_a_users_image_cannot_read_the_token_or_the_state_directory(tmp_path: Pa
     assert report["gcs"] == storage  # /gcs is the storage root, as Vertex's is the buckets
     assert "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in report["variables"]
     # Its way in is the API with the credential it was given, as a replica's on Vertex.
-    assert report["credential"] == containers.workload_token(token) != token
+    assert report["credential"] == containers.workload_token(token, job.name) != token
     assert report["api_with_credential"] == 200
     assert report["api_without"] == 401
     assert report["signin_forged"] == 401
@@ -150,7 +150,7 @@ def test_a_users_image_cannot_read_the_token_or_the_state_directory(tmp_path: Pa
 def test_the_workload_credential_calls_the_api_but_signs_in_no_console(local_service) -> None:
     """A code made with the credential a container holds, as one made with the token would be,
     is refused: the console's sign-in needs the token itself."""
-    workload = containers.workload_token(local_service.token)
+    workload = containers.workload_token(local_service.token, f"{PARENT}/customJobs/1")
     jobs = f"{local_service.url}/v1/{PARENT}/customJobs"
     listed = requests.get(jobs, headers={"Authorization": f"Bearer {workload}"}, timeout=30)
     assert listed.status_code == 200
@@ -159,7 +159,7 @@ def test_the_workload_credential_calls_the_api_but_signs_in_no_console(local_ser
     assert forged.status_code == 401
     genuine = requests.post(signin, json={"code": mint(local_service.token)}, timeout=30)
     assert genuine.status_code == 200 and genuine.json()["token"] == local_service.token
-    wrong = containers.WORKLOAD_PREFIX + "A" * 43
+    wrong = containers.WORKLOAD_PREFIX + "QQ." + "A" * 43
     refused = requests.get(jobs, headers={"Authorization": f"Bearer {wrong}"}, timeout=30)
     assert refused.status_code == 401
 
@@ -168,6 +168,7 @@ def test_only_the_workload_credential_reaches_a_container() -> None:
     given = containers.client_environment(
         {"VTP_LOCAL_TOKEN": "t" * 43, "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE": "/state/token", "A": "1"},
         {"PATH": os.environ.get("PATH", ""), "VTP_LOCAL_TOKEN": "t" * 43},
+        f"{PARENT}/customJobs/1",
     )
-    assert given["VTP_LOCAL_TOKEN"] == containers.workload_token("t" * 43)
+    assert given["VTP_LOCAL_TOKEN"] == containers.workload_token("t" * 43, f"{PARENT}/customJobs/1")
     assert "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE" not in given and given["A"] == "1"

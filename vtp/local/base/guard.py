@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from vtp import http_limits
 from vtp.http_limits import LOOPBACK_NAMES, MAX_BODY_BYTES, Headers
-from vtp.local.base import errors
+from vtp.local.base import callers, errors
 from vtp.vertex import local_auth
 
 MAX_MEDIA_BYTES = 64 << 30
@@ -95,9 +95,19 @@ class Guard:
                 f"Origin {origin!r} may not use this service (cross-site requests are refused).",
             )
 
+    def caller(self, headers: Headers) -> callers.Caller:
+        """Who holds the credential of a request `check` let through: the owner, or the
+        workload its credential names (a request needing no token is the owner's: it reaches
+        no resource)."""
+        scheme, _, presented = headers.get("Authorization", "").partition(" ")
+        found = None
+        if scheme.lower() == "bearer":
+            found = local_auth.caller(self.token, presented.strip())
+        return callers.Caller(found) if found else callers.OWNER
+
     def _check_token(self, authorization: str) -> None:
         scheme, _, presented = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not local_auth.accepts(self.token, presented.strip()):
+        if scheme.lower() != "bearer" or local_auth.caller(self.token, presented.strip()) is None:
             raise errors.ApiError(
                 errors.UNAUTHENTICATED,
                 "Request is missing the local service's bearer token. vtp commands find it "

@@ -30,7 +30,7 @@ from typing import IO, Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
-from vtp.local.base import errors, stored_files
+from vtp.local.base import callers, errors, stored_files
 from vtp.local.base.config import not_resumed_message
 from vtp.local.base.resources import clear_output_only, new_id, set_times, time_of
 from vtp.local.base.routing import parse_message
@@ -276,6 +276,7 @@ class BatchPredictionJobs(RunningCollection[BatchPredictionJob]):
         )
 
     def _plan(self, model: aiplatform_v1.Model, job_id: str) -> serving.ServingPlan:
+        callers.refuse_host("batchPredictionJob", "its model server is a host process")
         config = self.root.config
         return serving.plan_serving(
             model, job_id, job_id, config.project_images, config.storage_root,

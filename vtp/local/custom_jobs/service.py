@@ -25,7 +25,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
 
-from vtp.local.base import errors
+from vtp.local.base import callers, errors
 from vtp.local.base.config import not_resumed_message
 from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
@@ -136,7 +136,12 @@ class CustomJobs:
         )
         if "encryption_spec" in job:
             resource.encryption_spec = job.encryption_spec
-        runtime = Runtime(trial_id=trial_id, extra_env=dict(extra_env or {}), listed=listed)
+        runtime = Runtime(
+            trial_id=trial_id,
+            extra_env=dict(extra_env or {}),
+            listed=listed,
+            creator=callers.creator(),
+        )
         record = JobRecord(resource, runtime)
         with self._changed:
             if listed and self._faults.get(parent):
@@ -209,6 +214,7 @@ class CustomJobs:
     ) -> dict:
         """Log text of one replica (or all) from byte `offset`, and where to read on from."""
         record = self._record(name)
+        callers.may_read_logs(record.job.name, record.runtime.creator)
         replicas = self._replica_names(record)
         if replica and replica not in replicas:
             known = ", ".join(replicas)
@@ -248,10 +254,10 @@ class CustomJobs:
         projects = {n.split("/")[1] for n in resource_names if n.startswith("projects/")}
         # Jobs the filter pins down by ID, so a stream-logs poll reads only that job's logs.
         job_ids = re.findall(r'resource\.labels\.job_id\s*=\s*"?([\w-]+)', filter)
-        records = [self.store.get_job(i) for i in job_ids] if job_ids else self.store.jobs()
+        pinned = [self.store.get_job(i) for i in job_ids] if job_ids else self.store.jobs()
         found = []
-        for record in records:
-            if record and (not projects or record.job.name.split("/")[1] in projects):
+        for record in [r for r in pinned if r is not None and _readable(r)]:
+            if not projects or record.job.name.split("/")[1] in projects:
                 found += [e for e in self._log_entries(record) if predicate(e)]
         descending = order_by.strip().lower().endswith("desc")
         found.sort(key=lambda e: (e["timestamp"], e["insertId"]), reverse=descending)
@@ -440,8 +446,15 @@ class CustomJobs:
 
     def check_runnable(self, spec: aiplatform_v1.CustomJobSpec) -> None:
         """Refuse, naming the field, a spec this machine could never run: package and output
-        URIs outside the storage root or missing, an image without a command, a job too big."""
+        URIs outside the storage root or missing, an image without a command, a job too big;
+        and, asked by a workload, one with a pool that would run on the host (`callers.py`)."""
         plan = self._plan(spec)
+        for pool in plan.pools:
+            if not pool.image:
+                callers.refuse_host(
+                    f"customJob.jobSpec.workerPoolSpecs[{pool.index}]",
+                    f"its replicas would be host processes ({_on_host(spec, pool.index)})",
+                )
         base = spec.base_output_directory.output_uri_prefix
         if base:
             try:
@@ -539,3 +552,19 @@ def _texts(spec: aiplatform_v1.CustomJobSpec) -> list[str]:
         for run in (pool.container_spec, pool.python_package_spec):
             found += [*getattr(run, "command", []), *run.args, *(e.value for e in run.env)]
     return found
+
+
+def _readable(record: JobRecord) -> bool:
+    """Whether this request's caller may read `record`'s logs (`callers.may_read_logs`)."""
+    try:
+        callers.may_read_logs(record.job.name, record.runtime.creator)
+    except errors.ApiError:
+        return False
+    return True
+
+
+def _on_host(spec: aiplatform_v1.CustomJobSpec, index: int) -> str:
+    """Why pool `index` of `spec` runs on the host: what kind of pool it is."""
+    if "python_package_spec" in spec.worker_pool_specs[index]:
+        return "a pythonPackageSpec runs on this machine's interpreter"
+    return "this project's image, and any image without a container engine, runs on this machine"

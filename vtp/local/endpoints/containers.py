@@ -104,7 +104,8 @@ class ImageServer(ModelServer):
             "AIP_MODE": "PREDICTION",
         }
         self._inside = sorted(inside)
-        return containers.client_environment(inside, os.environ)
+        workload = f"endpoints/{placement.endpoint_id}/deployedModels/{placement.deployed_id}"
+        return containers.client_environment(inside, os.environ, workload)
 
     def start(self, env: Mapping[str, str], cwd: Path) -> None:
         """Start the engine's client, which runs the container (not yet ready: `wait_ready`)."""

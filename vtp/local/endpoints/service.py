@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1 import DeployedModel, Endpoint
 
-from vtp.local.base import errors
+from vtp.local.base import callers, errors
 from vtp.local.base.resources import new_id, set_times
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.services import CollectionService
@@ -204,6 +204,10 @@ class Endpoints(CollectionService[Endpoint, Record]):
         )  # fmt: skip
         if in_image is not None:  # the model's own image, through the container engine
             return in_image
+        callers.refuse_host(
+            "deployedModel.model", "its server would be a host process (this project's, a "
+            "prebuilt image's stand-in, or any image without a container engine)",
+        )  # fmt: skip
         return plan_serving(
             model, endpoint_id, deployed_id, config.project_images, config.storage_root,
             operator_modules(os.environ),

@@ -40,7 +40,7 @@ from google.rpc import status_pb2
 
 from vtp import containers, storage
 from vtp.engine import vertex_tasks, worker
-from vtp.local.base import errors
+from vtp.local.base import callers, errors
 from vtp.local.base.config import not_resumed_message
 from vtp.local.base.resources import new_id, require_ended, set_times
 from vtp.local.base.services import CollectionService
@@ -67,6 +67,8 @@ State = aiplatform_v1.PipelineState
 _ORPHANS = "cancel_task_jobs"
 """Runtime flag of a run that ended with the service while its tasks' jobs may still run."""
 STOPPED_MESSAGE = "The local service stopped while this pipeline ran; submit it again."
+HOST_RUN = "its run's worker and its lightweight Python tasks are host processes"
+"""Why a workload may not create a run (`callers.refuse_host`), or a schedule of runs."""
 LOG_CHECK_SECONDS = 0.05
 """How often a `read_logs` long poll looks at the run's log for new text."""
 _log = logging.getLogger(__name__)
@@ -162,6 +164,7 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         self, parent: str, job: aiplatform_v1.PipelineJob, job_id: str = "", schedule: str = ""
     ) -> aiplatform_v1.PipelineJob:
         """Check `job` as Vertex would, store it and start its run; return the created job."""
+        callers.refuse_host("pipelineJob", HOST_RUN)
         spec, root, arguments = self.check(job)
         if job_id:
             specs.check_job_id(job_id)
@@ -243,6 +246,7 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         deadline = time.monotonic() + timeout
         with self._changed:
             record = self._record(name)
+            callers.may_read_logs(record.resource.name)
             log = self._run_dir(record.id) / "run.log"
             while not (self._stopping or record.resource.state in PIPELINE_ENDED):
                 left = deadline - time.monotonic()

@@ -28,6 +28,8 @@ class Runtime:
     """Each ended replica's last exit status, as a container reports it (128 + N: signal N)."""
     fault: str = ""
     """A fault a test asked for (`customJobs:injectFault`): FAIL or PREEMPT, or empty."""
+    creator: str = ""
+    """The workload whose credential created the job (`base/callers.py`); empty: the owner."""
 
 
 @dataclass(frozen=True)

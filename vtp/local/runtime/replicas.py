@@ -85,8 +85,12 @@ class ReplicaSet:
         storage_root: Path,
         engine: tuple[str, ...] = (),
         on_line: Callable[[str], None] = lambda stamp: None,
+        job_name: str = "",
     ) -> None:
+        """`job_name`: the job's resource name, which its containers' credential names
+        (`containers.client_environment`)."""
         self.job_id = job_id
+        self.job_name = job_name or job_id
         self._on_line = on_line
         """Called with their timestamp whenever new lines of a replica's log are stamped."""
         self._storage_root = storage_root
@@ -223,7 +227,7 @@ class ReplicaSet:
             self._engine, replica.container, pool.image, pool.command,
             pool.argv[len(pool.command):], sorted(inside), self._storage_root, devices,
         )  # fmt: skip
-        return argv, containers.client_environment(inside, os.environ)
+        return argv, containers.client_environment(inside, os.environ, self.job_name)
 
     def index_logs(self) -> None:
         """Timestamp the new complete log lines of running replicas (for `entries:list`); the

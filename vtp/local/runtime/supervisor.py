@@ -110,7 +110,7 @@ class JobRun(threading.Thread):
         job_dir = config.state_dir / "jobs" / self.job_id
         self._set = ReplicaSet(
             self.job_id, plan, job_dir, book, self._wake, config.storage_root,
-            config.container_engine, lambda stamp: book.logged(self.job_id, stamp),
+            config.container_engine, lambda stamp: book.logged(self.job_id, stamp), job.name,
         )  # fmt: skip
         self._cluster = self._new_cluster()
         self._commands: queue.Queue[_Preempt] = queue.Queue()

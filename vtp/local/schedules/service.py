@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from google.cloud import aiplatform_v1
 
-from vtp.local.base import errors
+from vtp.local.base import callers, errors
 from vtp.local.base.resources import clear_output_only, new_id, set_times, time_of
 from vtp.local.base.routing import mask_fields, parse_message
 from vtp.local.base.services import CollectionService
@@ -28,6 +28,9 @@ from vtp.local.base.store import Record, ResourceStore
 from vtp.local.pipeline_jobs.service import PipelineJobs
 from vtp.local.service import Service
 from vtp.vertex import cron
+
+RUNS_ON_HOST = "the pipeline runs it creates have host processes (their worker, their Python tasks)"
+"""Why a workload may not create or change a schedule (`callers.refuse_host`)."""
 
 Schedule = aiplatform_v1.Schedule
 State = aiplatform_v1.Schedule.State
@@ -80,6 +83,7 @@ class Schedules(CollectionService[Schedule, Record]):
 
     def create(self, parent: str, body: bytes) -> Schedule:
         """Check and store a schedule under `parent`; it fires from its start time on."""
+        callers.refuse_host("schedule", RUNS_ON_HOST)
         schedule = parse(body)
         clear_output_only(schedule, _OUTPUT_ONLY)
         self._check(parent, schedule)
@@ -132,6 +136,7 @@ class Schedules(CollectionService[Schedule, Record]):
         """Change the fields `update_mask` names of an ACTIVE or PAUSED schedule, as Vertex
         does: the runs it already created go on; an ACTIVE one fires next at the first time
         its (new) cron gives from now on."""
+        callers.refuse_host("schedule", RUNS_ON_HOST)
         change, fields = parse(body), mask_fields(update_mask)
         if not fields:
             raise errors.invalid_argument(
