@@ -12,10 +12,13 @@ stay out of argv and `ps`; the service's token is never one of them (`client_env
 import base64
 import hashlib
 import hmac
+import os
 import re
 import shlex
+import stat
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 ENGINE_ENV = "VTP_CONTAINER_ENGINE"
 """The engine's command line; set, images other than this project's run in their images."""
@@ -60,15 +63,45 @@ def run_argv(
 ) -> list[str]:
     """`ENGINE run` of `image` as container `name`, removed when it ends: `command` replaces the
     image's entrypoint (its first word `--entrypoint`, the rest ahead of `args`, so Docker and
-    Podman read it alike), `args` its CMD; `volumes` are (host path, container path[:options])."""
-    argv = [*engine, "run", "--rm", "--name", name, *network]
+    Podman read it alike), `args` its CMD; `volumes` are (host path, container path[:options]).
+
+    What the container writes to a volume (the storage root) is on the host's filesystem, where
+    root in the image may be root: it gets no CAP_MKNOD, so it makes no device node there, and
+    Podman mounts each volume `nosuid,nodev`, so no setuid file or device node in it works
+    inside either (Docker's `--volume` has no such options). Other local users never reach what
+    it writes: the storage root must be inside a folder only its owner enters
+    (`storage_exposure`)."""
+    argv = [*engine, "run", "--rm", "--name", name, "--cap-drop", "MKNOD", *network]
+    podman = bool(engine) and "podman" in engine[0].rsplit("/", 1)[-1]
     for host, inside in volumes:
+        if podman:
+            target, _, options = inside.partition(":")
+            inside = f"{target}:{','.join(filter(None, [options, 'nosuid', 'nodev']))}"
         argv += ["--volume", f"{host}:{inside}"]
     for variable in env_names:
         argv += ["--env", variable]
     if command:
         argv += ["--entrypoint", command[0]]
     return [*argv, image, *command[1:], *args]
+
+
+def storage_exposure(storage_root: Path) -> str:
+    """Why other local users could reach what containers write to `storage_root` ("" when they
+    cannot): no folder above it is one only its owner (this user or root) may enter. A
+    container may open the root's own mode (it is mounted at /gcs), never a folder above it."""
+    for folder in storage_root.resolve().parents:
+        try:
+            info = folder.stat()
+        except OSError:
+            continue
+        if info.st_uid in (os.geteuid(), 0) and not info.st_mode & (stat.S_IXGRP | stat.S_IXOTH):
+            return ""
+    return (
+        f"the storage root {storage_root} is inside no folder that only you can enter, so other "
+        "local users could run a setuid file a container (root in its image) writes there; "
+        "with a container engine, keep --gcs-root inside such a folder (`chmod 700` one above "
+        "it, or use the default <state-dir>/gcs)"
+    )
 
 
 def client_environment(

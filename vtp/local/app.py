@@ -28,6 +28,7 @@ import json
 import logging
 from dataclasses import dataclass
 
+from vtp import containers, private_files
 from vtp.local.base.config import ServiceConfig
 from vtp.local.base.routing import OPERATIONS_PARENT, Router, operation_routes
 from vtp.local.base.state_dir import StateDir
@@ -164,6 +165,9 @@ class App:
         (`pipeline_jobs/standby.py`), which the service kills when it closes unless a run took
         it (should this raise, the caller still has it to kill)."""
         self.config = config
+        exposed = config.container_engine and containers.storage_exposure(config.storage_root)
+        if exposed:
+            raise private_files.UnsafePath(f"refusing to start: {exposed}")
         state_dir = StateDir(config.state_dir, config.storage_root)
         try:
             router = Router()

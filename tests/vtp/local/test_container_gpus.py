@@ -40,7 +40,7 @@ def test_a_replicas_command_line_carries_its_gpus_before_the_image(tmp_path):
         "--device", "nvidia.com/gpu=2", "--device", "nvidia.com/gpu=3",
     ]  # fmt: skip
     assert flags[flags.index("--network") :][:2] == ["--network", "host"]
-    assert f"{tmp_path.resolve()}:/gcs" in flags
+    assert f"{tmp_path.resolve()}:/gcs:nosuid,nodev" in flags  # setuid files work nowhere there
     without = replica_argv(PODMAN, "c", "localhost/mine:1", (), [], [], tmp_path)
     assert "--device" not in without and "--gpus" not in without
 
