@@ -164,6 +164,23 @@ def read_result(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def death_cause(run_dir: Path, tail_bytes: int = 64 << 10) -> str:
+    """The last line of the last traceback in the run's log (a worker that died on an
+    exception before writing its result: `OSError: [Errno 28] No space left on device`), or
+    "" when its log ends in none."""
+    try:
+        with open(run_dir / "run.log", "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - tail_bytes))
+            lines = log.read().decode(errors="replace").splitlines()
+    except OSError:
+        return ""
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")]
+    if not starts:
+        return ""
+    after = [line for line in lines[starts[-1] + 1 :] if line and not line[0].isspace()]
+    return after[0].strip()[:500] if after else ""
+
+
 def standby(cache_dir: Path, caching: bool = True) -> int:
     """A worker waiting for its run: start the fork server (unless `caching` and `cache_dir`,
     or $VTP_PIPELINE_CACHE_DIR, holds entries), import, read the run from stdin, run it

@@ -18,6 +18,7 @@ HyperparameterTuningJob), so one loop serves both, and the launchers of both pla
 their job with `place` and `run_job`.
 """
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from google.api_core import retry
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
@@ -55,6 +57,8 @@ REUSABLE = frozenset(
 LOCAL_MAX_POLL_SECONDS = 2.0
 """Polls of the local service cost nothing; backing off further would only add latency."""
 WATCH_SECONDS = 10
+TRANSIENT_SECONDS = 300
+"""How long a job's status check rides out errors a blip causes before its task fails."""
 """How long one local long poll waits at most: it answers at once when the job's state changes
 or one of its replicas logs a line (`logsAfter`), so this bounds only a quiet job's polls."""
 NO_LINE_YET = "1970-01-01T00:00:00Z"
@@ -246,7 +250,10 @@ def wait(
     last = job = None
     reported: set[str] = set()
     for interval in polling.intervals():
-        job = kind.get(client, name) if watch is None or job is None else watch(job)
+        if watch is None or job is None:
+            job = _status_check(lambda: kind.get(client, name))
+        else:
+            job = _status_check(functools.partial(watch, job))
         on_poll()
         if job.state != last:
             _log.info("%s %s: %s", kind.resource_type, name, job.state.name)
@@ -260,6 +267,34 @@ def wait(
     if job.state != State.JOB_STATE_SUCCEEDED:
         raise JobFailed(f"{kind.resource_type} {name} ended {job.state.name}: {job.error.message}")
     return job
+
+
+def _status_check(check: Callable[[], Any]) -> Any:
+    """`check()`, retried while it fails as a blip makes it fail (the API unreachable, a 5xx:
+    `_transient`) for up to TRANSIENT_SECONDS, as Vertex's own launchers ride out such errors;
+    the first failure of a streak is logged. A job that ran for hours is not lost to one."""
+    logged: list[Exception] = []
+
+    def note(exc: Exception) -> None:
+        if not logged:
+            _log.info("status check failed (%s); retrying for up to %d s", exc, TRANSIENT_SECONDS)
+            logged.append(exc)
+
+    policy = retry.Retry(
+        predicate=_transient, initial=0.5, maximum=10.0, timeout=TRANSIENT_SECONDS, on_error=note
+    )
+    return policy(check)()
+
+
+def _transient(exc: Exception) -> bool:
+    """Whether `exc` is what a blip causes: google.api_core's transient errors (unavailable,
+    internal, too many requests, a refused or broken connection) or an HTTP 5xx answer."""
+    import requests
+
+    if retry.if_transient_error(exc) or isinstance(exc, requests.ConnectionError):
+        return True
+    response = exc.response if isinstance(exc, requests.HTTPError) else None
+    return response is not None and response.status_code >= 500
 
 
 def report_trials(job: Any, reported: set[str]) -> None:

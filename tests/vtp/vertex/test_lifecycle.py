@@ -63,3 +63,26 @@ def test_an_output_root_outside_cloud_storage_is_named(root: str) -> None:
     with pytest.raises(SpecError, match=r"^output_root: .* is not a Cloud Storage URI") as error:
         lifecycle.task_job(root, "run-1", "train", job())
     assert error.value.path == "output_root"
+
+
+def test_a_status_check_rides_out_a_blip_but_not_a_real_error() -> None:
+    import requests
+
+    from vtp.vertex.lifecycle import _status_check
+
+    failures = [requests.ConnectionError("refused"), requests.ConnectionError("refused")]
+
+    def flaky() -> str:
+        if failures:
+            raise failures.pop()
+        return "RUNNING"
+
+    assert _status_check(flaky) == "RUNNING" and not failures
+    gone = requests.Response()
+    gone.status_code = 404
+
+    def missing() -> str:
+        raise requests.HTTPError("404 Not Found", response=gone)
+
+    with pytest.raises(requests.HTTPError):
+        _status_check(missing)

@@ -35,7 +35,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from google.cloud import aiplatform_v1
-from google.protobuf import json_format
 from google.rpc import status_pb2
 
 from vtp import containers, storage
@@ -198,8 +197,7 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         except (ValueError, RuntimeError) as exc:  # a component this machine cannot run
             raise errors.failed_precondition(str(exc)) from None
         self.root.bucket_for_writing(root, "pipelineJob.runtimeConfig.gcsOutputDirectory")
-        values = json_format.MessageToDict(job._pb.runtime_config).get("parameterValues", {})
-        return spec, root, specs.run_arguments(spec, values)
+        return spec, root, specs.run_arguments(spec, specs.parameter_values(job))
 
     def get(self, name: str) -> aiplatform_v1.PipelineJob:
         """The job named `name`, its tasks so far in `jobDetail.taskDetails`; raise NOT_FOUND."""
@@ -385,7 +383,9 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             return
         result = worker.read_result(self._run_dir(record.id))
         if result is None:
-            message = f"The pipeline run process exited with status {returncode} and no result."
+            message = f"The pipeline run process exited with status {returncode} and no result"
+            cause = worker.death_cause(self._run_dir(record.id))
+            message += f": {cause}" if cause else "."
             self._finish(record, State.PIPELINE_STATE_FAILED, errors.INTERNAL, message)
         elif result["succeeded"]:
             self._finish(record, State.PIPELINE_STATE_SUCCEEDED)

@@ -292,7 +292,8 @@ def test_runs_in_flight_when_the_service_stops_or_dies_fail_on_restart(tmp_path,
             tasks = {t.task_name: t for t in job.job_detail.task_details}
             assert tasks, name
             assert not [t.task_name for t in tasks.values() if t.state in UNFINISHED_TASK], name
-            assert any(t.state == TaskState.CANCELLED for t in tasks.values()), name
+            states = {t.task_name: t.state.name for t in tasks.values()}
+            assert any(t.state == TaskState.CANCELLED for t in tasks.values()), (name, states)
             for task in tasks.values():
                 execution = session.get(f"{service.url}/v1/{task.execution.name}", timeout=30)
                 assert execution.json()["state"] not in ("NEW", "RUNNING"), execution.text
@@ -344,3 +345,18 @@ def test_a_run_acts_as_the_default_service_account_and_lists_take_a_read_mask(
     assert not simple.service_account and not simple.runtime_config.gcs_output_directory
     assert dict(simple.pipeline_spec) == {"pipelineInfo": dict(full.pipeline_spec["pipelineInfo"])}
     wait_for_pipeline(client, created.name)
+
+
+def test_a_worker_that_dies_says_why_in_the_runs_error(local_service, client, tiny_yaml):
+    # The worker cannot write its result (a folder stands where the file goes): it dies on the
+    # OSError, and the run's error ends with that exception's line, not only the run's log.
+    run_dir = local_service.state_dir / "pipelines" / "dies-1"
+    (run_dir / "result.json.tmp").mkdir(parents=True)
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/dies", a=1, b=2)
+    created = client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id="dies-1")
+    done = wait_for_pipeline(client, created.name)
+    assert done.state == PipelineState.PIPELINE_STATE_FAILED
+    message = done.error.message
+    assert message.startswith("The pipeline run process exited with status 1 and no result: ")
+    assert message.endswith(f"IsADirectoryError: [Errno 21] Is a directory: "
+                            f"'{run_dir / 'result.json.tmp'}'"), message  # fmt: skip
