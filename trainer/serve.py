@@ -30,11 +30,15 @@ The directory is export_model's (vtp.trainer.export); vtp.trainer.predict docume
 and how the directory is found. Nothing in it chooses code: config.json's `task` must be one of the
 trainer's own tasks or a module listed in VTP_SERVING_MODULES (vtp.trainer.tasks.serving_tasks), or
 the model is not loaded; the working directory, the storage root and the model directory are
-taken off the import path first. Errors are JSON too: 400 names what is wrong with the request,
-401/403 refuse a caller (local service only), 404 and 405 say no more than their names, 413 a
-body over the local service's limit, 415 a body that is not application/json, 503 means the model
-is still loading. Exit statuses: 2 for a bad environment, 1 when the model cannot be loaded or
-the port is taken.
+taken off the import path first. Nor is anything read from outside the storage root: export.json,
+config.json and model.pt are copied, each checked as the storage API checks what it serves (a
+regular file, no link leading out of the root; `vtp.trainer.serve_files`), into a private folder
+the model loads from, and a link planted in place of one stops the server, naming it.
+
+Errors are JSON too: 400 names what is wrong with the request, 401/403 refuse a caller (local
+service only), 404 and 405 say no more than their names, 413 a body over the local service's
+limit, 415 a body that is not application/json, 503 means the model is still loading. Exit
+statuses: 2 for a bad environment, 1 when the model cannot be loaded or the port is taken.
 
 Why the standard library's ThreadingHTTPServer: two JSON routes need no framework, the image gains
 no dependency, and requests run in threads while torch's kernels release the GIL.
@@ -57,8 +61,9 @@ from typing import Any, Protocol
 
 from vtp import storage
 from vtp.http_limits import LOOPBACK_NAMES, REQUEST_TIMEOUT_SECONDS, BodyRefused, declared_length
-from vtp.trainer.export import CONFIG_FILE
+from vtp.trainer.export import CONFIG_FILE, METADATA_FILE, MODEL_FILE
 from vtp.trainer.predict import BadRequest, ModelError, Predictor, model_dir
+from vtp.trainer.serve_files import UnsafeModelFile, private_copy, storage_root_for
 from vtp.trainer.tasks import builtin_tasks, servable_task, serving_tasks
 
 SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
@@ -67,6 +72,8 @@ VERTEX_IDLE_SECONDS = 620.0
 """Idle keep-alive on Vertex: longer than the 600 s its front end keeps a connection idle."""
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+SERVED_FILES = (METADATA_FILE, CONFIG_FILE, MODEL_FILE)
+"""What serving reads of a model directory (and all it reads): copied, checked, before loading."""
 
 
 @dataclass(frozen=True)
@@ -185,11 +192,8 @@ class Server(ThreadingHTTPServer):
     def load(self) -> None:
         """Load the model (in a thread: the port answers while it loads), or shut down."""
         try:
-            directory = model_dir(self.config.storage_uri)
-            configured_task(directory, self.tasks)  # a clear refusal before anything loads
-            # ...and again on the very config.json the model is built from.
-            self.predictor = Predictor.load(directory, lambda t: servable_task(t, self.tasks))
-        except ModelError as exc:
+            self.predictor = self.load_checked(model_dir(self.config.storage_uri))
+        except (ModelError, UnsafeModelFile) as exc:
             self.failure = str(exc)
         except Exception as exc:  # a malformed export.json, say: stop rather than answer 503
             self.failure = f"cannot load the model at {self.config.storage_uri}: {exc!r}"
@@ -202,6 +206,19 @@ class Server(ThreadingHTTPServer):
             f"(GET {config.health_route}, POST {config.predict_route})",
             flush=True,
         )
+
+    def load_checked(self, directory: Path) -> ModelPredictor:
+        """The model in `directory`, loaded from a checked private copy of its files
+        (`serve_files`): a link in storage that leads out of it is refused, naming the file, and
+        one swapped in after the check is never read. Errors name the model's URI, not the copy."""
+        uri = self.config.storage_uri
+        with private_copy(directory, SERVED_FILES, storage_root_for(uri, directory), uri) as copy:
+            try:
+                configured_task(copy, self.tasks)  # a clear refusal before anything loads
+                # ...and again on the very config.json the model is built from.
+                return Predictor.load(copy, lambda t: servable_task(t, self.tasks))
+            except ModelError as exc:
+                raise ModelError(str(exc).replace(str(copy), uri)) from None
 
     def check_origin(self, headers: Any) -> None:
         """Refused (403) unless Host is this server's loopback name and port and no Origin is

@@ -15,8 +15,10 @@ The model files each image loads (docs: "exporting model artifacts"):
 
 Safe by default: joblib and pickle files run code when loaded, so they are refused unless the
 operator starts the service with VTP_SERVING_ALLOW_PICKLE=1; model.bst is data and always
-loads. Other prebuilt images (TensorFlow, PyTorch's TorchServe) are refused, naming the ways that
-work here. Every refusal comes before a process starts (FAILED_PRECONDITION, 400).
+loads. The file must be a regular file inside the storage root: one that is a link leading out
+of it is refused, naming it (`model_files.py`; the server loads a checked copy). Other prebuilt
+images (TensorFlow, PyTorch's TorchServe) are refused, naming the ways that work here. Every
+refusal comes before a process starts (FAILED_PRECONDITION, 400).
 """
 
 import importlib.util
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vtp.local.base import errors
+from vtp.local.endpoints.model_files import model_file_exists
 from vtp.storage import path_under
 
 PREBUILT_IMAGE = re.compile(
@@ -102,11 +105,11 @@ def _model_file(where: str, framework: str, artifact_uri: str, storage_root: Pat
             "which the model does not have."
         )
     try:
-        folder = path_under(storage_root, artifact_uri)
+        path_under(storage_root, artifact_uri)
     except ValueError as exc:
         raise errors.failed_precondition(f"{where}: artifactUri: {exc}") from None
-    for name in names:
-        if (folder / name).is_file():
+    for name in names:  # a link leading out of the storage root is refused, naming it
+        if model_file_exists(storage_root, artifact_uri, name, where):
             return name
     raise errors.failed_precondition(
         f"{where}: the prebuilt {framework} image loads one of {', '.join(names)} from "

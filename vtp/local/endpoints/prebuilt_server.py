@@ -13,9 +13,10 @@ Origin and body checks, AIP_HTTP_PORT, AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE, AIP_
 - sklearn: model.joblib or model.pkl; the predictions are the estimator's `predict`.
 
 The service chooses the file (VTP_PREBUILT_MODEL_FILE, under AIP_STORAGE_URI) and the image
-(VTP_PREBUILT_FRAMEWORK). A joblib or pickle file runs code as it loads, so it is loaded only
-when VTP_SERVING_ALLOW_PICKLE=1, which the service passes on from its operator; otherwise the
-server stops, saying so. Exit statuses as `vtp.trainer.serve`'s.
+(VTP_PREBUILT_FRAMEWORK). The file is loaded from a checked private copy, never through a link
+that leads out of the storage root (`vtp.trainer.serve_files`). A joblib or pickle file runs code
+as it loads, so it is loaded only when VTP_SERVING_ALLOW_PICKLE=1, which the service passes on
+from its operator; otherwise the server stops, saying so. Exit statuses as `vtp.trainer.serve`'s.
 """
 
 import os
@@ -35,6 +36,7 @@ from vtp.local.endpoints.prebuilt import (
 )
 from vtp.trainer.predict import BadRequest
 from vtp.trainer.serve import ServeConfig, Server, run
+from vtp.trainer.serve_files import private_copy, storage_root_for
 
 NAME = "prebuilt_server"
 
@@ -105,8 +107,7 @@ class PrebuiltServer(Server):
                     f"{FRAMEWORK_ENV}={self.framework!r} and {MODEL_FILE_ENV}="
                     f"{self.model_file!r} name no model file a prebuilt image loads"
                 )
-            path = storage.local_path(self.config.storage_uri) / self.model_file
-            self.predictor = FrameworkPredictor.load(path, self.framework, self.allow_pickle)
+            self.predictor = self.load_checked(storage.local_path(self.config.storage_uri))
         except Exception as exc:
             self.failure = f"cannot load the model at {self.config.storage_uri}: {exc}"
             self.shutdown()
@@ -117,6 +118,17 @@ class PrebuiltServer(Server):
             f"{config.host}:{config.port} (GET {config.health_route}, POST {config.predict_route})",
             flush=True,
         )
+
+    def load_checked(self, directory: Path) -> FrameworkPredictor:
+        """The model file of `directory`, loaded from a checked private copy (`serve_files`): a
+        link in storage that leads out of it is refused, naming the file, and one swapped in
+        after the check is never read (xgboost and joblib open the name again)."""
+        uri = self.config.storage_uri
+        root = storage_root_for(uri, directory)
+        with private_copy(directory, (self.model_file,), root, uri) as copy:
+            return FrameworkPredictor.load(
+                copy / self.model_file, self.framework, self.allow_pickle
+            )
 
 
 def main() -> int:

@@ -30,6 +30,11 @@ Only the service may call a server (docs/security.md):
 - The variables that make this so (the port, VTP_SERVE_HOST=127.0.0.1, the secret file, the
   allowed task modules, PYTHONSAFEPATH) are the service's: the model's `containerSpec.env` does
   not override them, and its PYTHONPATH entries under the storage root are dropped.
+- What a server of ours loads (for `vtp.trainer.serve` export.json, config.json and model.pt; for
+  a prebuilt image's stand-in its model file) must be a regular file inside the storage root: a
+  link that leads out of it, as the storage API refuses one, fails the deploy request naming the
+  file (`model_files.py`), and the server itself loads from a checked private copy
+  (`vtp.trainer.serve_files`), so a link swapped in after the deploy looked stops it instead.
 - A model served with `vtp.trainer.serve` must name in config.json a task the image has: one of
   `vtp.trainer.tasks`' own modules or one the operator lists in VTP_SERVING_MODULES when starting
   the service. Anything else fails the deploy request before a process starts; the server checks
@@ -58,6 +63,7 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import errors, stored_files
 from vtp.local.base.config import ServiceConfig
+from vtp.local.endpoints.model_files import check_model_files
 from vtp.local.endpoints.prebuilt import pickle_allowed, plan_prebuilt, prebuilt_framework
 from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.launch import container_command
@@ -72,6 +78,9 @@ SERVING_MODULES_ENV = "VTP_SERVING_MODULES"
 separated, in the service's environment); `vtp.trainer.tasks.SERVING_MODULES_ENV` reads it."""
 SECRET_FILE_ENV = "VTP_SERVE_SECRET_FILE"
 """`vtp.trainer.serve.SECRET_FILE_ENV`: where a server finds its secret."""
+SERVED_FILES = ("export.json", "config.json", "model.pt")
+"""`vtp.trainer.serve.SERVED_FILES` (named here without importing torch): what its server loads,
+each checked at deploy to be a regular file inside the storage root (`model_files`)."""
 READY_TIMEOUT_SECONDS = 300.0
 PREDICT_TIMEOUT_SECONDS = 120.0
 DEFAULT_MACHINE_TYPE = "n1-standard-2"
@@ -126,6 +135,8 @@ def plan_serving(
         )
     if runs_trainer_serve(argv):
         check_task(model, storage_root, serving_modules)
+        where = f"Model {model.name} (artifactUri {model.artifact_uri})"
+        check_model_files(storage_root, model.artifact_uri, SERVED_FILES, where)
     return ServingPlan(
         argv=argv,
         serving_modules=serving_modules,
@@ -174,7 +185,8 @@ def check_task(model: aiplatform_v1.Model, storage_root: Path, allowed: tuple[st
     where = f"Model {model.name} (artifactUri {model.artifact_uri or '(none)'})"
     try:
         config_file = path_under(storage_root, model.artifact_uri) / "config.json"
-        text = stored_files.read_text(storage_root, config_file, 1 << 20, "config.json")
+        what = f"{model.artifact_uri.rstrip('/')}/config.json"
+        text = stored_files.read_text(storage_root, config_file, 1 << 20, what)
         config = json.loads(text)
     except (ValueError, RecursionError) as exc:  # StoredFileError included
         raise errors.failed_precondition(

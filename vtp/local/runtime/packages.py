@@ -7,14 +7,19 @@ built once and marked ready (a folder without its mark, left by a service stoppe
 is built again):
 
 - The archives themselves go into `<cache>/archives/<sha256 of their bytes>` (`pip install
-  --no-deps --target`, from the local files alone).
-- What they require (`Requires-Dist`, less what the archives hold themselves and what the
-  service's environment already satisfies) goes into `<cache>/requirements/<key>`, keyed by the
-  requirements, the service's site folders and the pins below: a layer over the service's
-  site-packages (`isolation.create`) into which pip, run on the layer's own interpreter,
-  installs them. pip resolves against everything the layer sees and writes only into it (it
-  leaves packages outside its environment alone): the service's environment never changes. The
-  next job with the same requirements, even with other code, starts without pip.
+  --no-deps --target`, from the local files alone). Each is read from storage once, copied into
+  a private folder of the cache and hashed as it is copied, and pip installs that copy
+  (`staged`): an archive another user or job replaces in storage meanwhile never reaches the
+  cache under the original's hash.
+- What they require (`Requires-Dist`, its environment markers evaluated for this interpreter,
+  less what the archives hold themselves and what the service's environment already satisfies)
+  goes into `<cache>/requirements/<key>`, keyed by the requirements, the service's site folders
+  and the pins below: a layer over the service's site-packages (`isolation.create`) into which
+  pip, run on the layer's own interpreter, installs them. pip resolves against everything the
+  layer sees and writes only into it (it leaves packages outside its environment alone): the
+  service's environment never changes. The next job with the same requirements, even with
+  other code, starts without pip. A requirement that cannot be read, or whose marker cannot be
+  evaluated, fails the install naming the package, the requirement and the marker.
 
 Replicas have the archives' folder first on PYTHONPATH (so a user's package named as one of the
 project's folders, `trainer`, is theirs), and read the requirements' layer, which reads the
@@ -142,6 +147,62 @@ def content_hash(paths: Sequence[Path], *extra: str, root: Path | None = None) -
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Staged:
+    """The package archives as pip installs them: private copies, and the cache key of their
+    names and bytes (`content_hash`'s, computed from the very bytes copied)."""
+
+    paths: tuple[Path, ...]
+    key: str
+
+
+@contextlib.contextmanager
+def staged(archives: Sequence[Path], gcs_root: Path, cache_dir: Path) -> Iterator[Staged]:
+    """Each archive read once from storage into a new folder of the service's own under
+    `cache_dir` (mode 0700, in the state directory) and hashed as it is copied; the copies are
+    removed on exit. StoredFileError as `content_hash` raises it.
+
+    The storage root is shared: whoever can write there (another user, a job) could replace an
+    archive between the hash that names the cache folder and pip's read of it, and so put their
+    code into the cached install that later jobs with the original archive run. pip reads these
+    copies instead, which no one else can reach, so what is installed is what was hashed."""
+    cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder = Path(tempfile.mkdtemp(prefix=".staged-", dir=cache_dir))
+    try:
+        digest = hashlib.sha256()
+        copies = []
+        for index, path in enumerate(archives):
+            digest.update(path.name.encode() + b"\0")
+            copy = folder / str(index) / path.name  # a folder each: two URIs may share a name
+            copy.parent.mkdir(mode=0o700)
+            _copy_archive(path, copy, gcs_root, digest.update)
+            copies.append(copy)
+        yield Staged(tuple(copies), digest.hexdigest())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _copy_archive(source: Path, copy: Path, root: Path, update: Callable[[bytes], object]) -> None:
+    """Copy `source` (checked by `stored_files`: a regular file inside `root`) to the new file
+    `copy` (mode 0600), passing every byte copied to `update`; StoredFileError as well for an
+    archive that grows past MAX_ARCHIVE_BYTES while it is copied."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with (
+        stored_files.opened(root, source, MAX_ARCHIVE_BYTES, source.name) as file,
+        open(os.open(copy, flags, 0o600), "wb") as out,
+    ):
+        left = MAX_ARCHIVE_BYTES
+        while chunk := file.read(min(1 << 20, left + 1)):
+            left -= len(chunk)
+            if left < 0:
+                raise stored_files.StoredFileError(
+                    f"{source.name} grew to more than the limit of {MAX_ARCHIVE_BYTES} bytes "
+                    "while it was copied"
+                )
+            update(chunk)
+            out.write(chunk)
+
+
 def service_pins() -> list[str]:
     """`name==version` of each `PINNED` distribution this interpreter has, the first found."""
     pins: dict[str, str] = {}
@@ -165,19 +226,53 @@ def index_settings(environ: Mapping[str, str]) -> dict[str, str]:
 
 def requirements_of(folder: Path) -> list[str]:
     """What the distributions in `folder` require (extras left out) that neither they nor this
-    interpreter's environment already satisfy; all of it when any is unmet, else nothing."""
+    interpreter's environment already satisfy; all of it when any is unmet, else nothing.
+    InstallError, naming the package and the requirement, for one that cannot be read or whose
+    environment marker cannot be evaluated."""
     dists = list(importlib.metadata.distributions(path=[str(folder)]))
     own = {canonicalize_name(d.metadata["Name"] or "") for d in dists}
     wanted: set[str] = set()
-    for text in (line for dist in dists for line in dist.requires or ()):
-        requirement = Requirement(text)
-        if canonicalize_name(requirement.name) in own:
-            continue
-        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
-            continue
-        requirement.marker = None  # evaluated: replicas run on this interpreter
-        wanted.add(str(requirement))
+    for dist in dists:
+        for text in dist.requires or ():
+            requirement = _parsed(dist, text)
+            if canonicalize_name(requirement.name) in own or not _marker_holds(dist, requirement):
+                continue
+            requirement.marker = None  # evaluated: replicas run on this interpreter
+            wanted.add(str(requirement))
     return sorted(wanted) if not all(map(_satisfied, wanted)) else []
+
+
+def _package(dist: importlib.metadata.Distribution) -> str:
+    """`package NAME VERSION`: how an install error names the distribution at fault, since a
+    pool's packageUris may hold several."""
+    return f"package {dist.metadata['Name']} {dist.version}"
+
+
+def _parsed(dist: importlib.metadata.Distribution, text: str) -> Requirement:
+    """`text`, a requirement of `dist`, parsed; InstallError naming both when it cannot be (an
+    unknown marker variable, say), rather than an error the job's outcome would not explain."""
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        raise InstallError(
+            f"{_package(dist)} requires {text!r}, which is not a valid requirement: {exc}"
+        ) from None
+
+
+def _marker_holds(dist: importlib.metadata.Distribution, requirement: Requirement) -> bool:
+    """Whether `requirement`'s environment marker (if any) holds on this interpreter, which the
+    replicas run on. packaging raises for a marker it cannot evaluate (`python_version ~= "x"`
+    compares a version with something that is none): InstallError naming the package, the
+    requirement and the marker, so the job fails saying so instead of with "Internal error"."""
+    if requirement.marker is None:
+        return True
+    try:
+        return requirement.marker.evaluate({"extra": ""})
+    except ValueError as exc:  # packaging's UndefinedComparison, UndefinedEnvironmentName, ...
+        raise InstallError(
+            f"{_package(dist)} requires {str(requirement)!r}, whose environment marker "
+            f"{str(requirement.marker)!r} cannot be evaluated on this interpreter: {exc}"
+        ) from None
 
 
 def install(
@@ -199,14 +294,12 @@ def install(
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
     pip = _Pip(env, interrupted, log)
     try:
-        folder = cache_dir / "archives" / content_hash(archives, root=gcs_root)
+        with staged(archives, gcs_root, cache_dir) as copies:
+            folder = cache_dir / "archives" / copies.key
+            _once(folder, interrupted, lambda: pip.install_archives(list(copies.paths), folder))
     except stored_files.StoredFileError as exc:
         raise InstallError(f"package archive: {exc}") from None
-    _once(folder, interrupted, lambda: pip.install_archives(archives, folder))
-    try:
-        requirements = requirements_of(folder)
-    except InvalidRequirement as exc:
-        raise InstallError(f"a package's requirements cannot be read: {exc}") from None
+    requirements = requirements_of(folder)
     if not requirements:
         return Prepared(folder, (), None, True)
     sites, pins = isolation.service_site_packages(), service_pins()
