@@ -7,6 +7,8 @@
 What it reads from the environment (all optional; see docs/vertex.md):
     MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK   the job's nodes (replicas), not processes
     CLUSTER_SPEC                                 the same, when the variables above are absent
+    VTP_RENDEZVOUS_DIR                           a private folder where the processes meet
+                                                 (the local service's; see rendezvous)
     AIP_CHECKPOINT_DIR, AIP_MODEL_DIR, AIP_TENSORBOARD_LOG_DIR   output locations (gs:// or paths)
     CLOUD_ML_HP_METRIC_FILE, CLOUD_ML_TRIAL_ID   hyperparameter tuning reports (cloudml-hypertune)
     VTP_GCS_ROOT                                 local stand-in for Cloud Storage (see storage)
@@ -17,6 +19,7 @@ SIGTERM after saving a checkpoint (run again to resume), 128+N killed by signal 
 Modules:
     config        the Config dataclass, flag parsing, output directories
     distributed   nodes from the environment, process group, collectives, SIGTERM agreement
+    rendezvous    where the processes meet: a store no other user or network namespace reaches
     launch        one process per GPU (or --nproc_per_node) on a node; exit statuses
     train         the training loop
     checkpoint    atomic, verified checkpoints; list_checkpoints / load_checkpoint / load_latest

@@ -5,7 +5,9 @@ Vertex AI describes NODES (replicas of worker pools 0 and 1), not processes: `MA
 `MASTER_PORT`, `WORLD_SIZE` (number of nodes) and `RANK` (this node). `CLUSTER_SPEC` carries the
 same cluster as JSON and is the fallback. Each node runs `nproc_per_node` processes itself
 (vtp.trainer.launch), so a process's rank is `node_rank * nproc_per_node + local_rank`. With neither
-variable set, the job is one node. A one-process job starts no process group at all.
+variable set, the job is one node. A one-process job starts no process group at all. Where the
+processes meet, and why no other user or network namespace can reach that, is
+vtp.trainer.rendezvous: a store in a private folder when they all run on this machine.
 
 A node runs one process per GPU it sees; without GPUs, one per accelerator its pool asks for in
 CLUSTER_SPEC's job (`acceleratorCount` of an NVIDIA accelerator: a local service that ignores
@@ -17,6 +19,7 @@ that asks "am I rank 0?", and the writers (checkpoints, metrics, model) are hand
 """
 
 import contextlib
+import dataclasses
 import datetime
 import json
 import logging
@@ -31,6 +34,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from vtp.trainer.rendezvous import folder_from_env, open_store
+
 log = logging.getLogger("trainer")
 
 DEFAULT_MASTER_PORT = 29500
@@ -44,6 +49,9 @@ class Nodes:
     master_port: int
     count: int
     rank: int
+    store_dir: str = ""
+    """A private folder on this machine where every process of the job meets (its store);
+    empty: rank 0's TCP store at `master_addr`:`master_port` (vtp.trainer.rendezvous)."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +84,9 @@ class Placement:
 
 
 def nodes_from_env(env: Mapping[str, str]) -> Nodes | None:
-    """The nodes from `MASTER_ADDR`/`MASTER_PORT`/`WORLD_SIZE`/`RANK`, else `CLUSTER_SPEC`;
-    None when neither is set (a job on this machine only)."""
+    """The nodes from `MASTER_ADDR`/`MASTER_PORT`/`WORLD_SIZE`/`RANK`, else `CLUSTER_SPEC`,
+    meeting in the local service's folder when it gave one (`VTP_RENDEZVOUS_DIR`); None when
+    neither is set (a job on this machine only)."""
     if env.get("MASTER_ADDR"):
         nodes = Nodes(
             master_addr=env["MASTER_ADDR"],
@@ -91,7 +100,7 @@ def nodes_from_env(env: Mapping[str, str]) -> Nodes | None:
         return None
     if not 0 <= nodes.rank < nodes.count:
         raise ValueError(f"node RANK={nodes.rank} is outside WORLD_SIZE={nodes.count}")
-    return nodes
+    return dataclasses.replace(nodes, store_dir=folder_from_env(env))
 
 
 def _nodes_from_cluster_spec(text: str) -> Nodes:
@@ -182,7 +191,7 @@ class Runtime:
     local_rank: int
     device: torch.device
     cpu_group: Any = None  # a gloo group for host-side objects, also when training on NCCL
-    store: Any = None  # the job's TCPStore (hosted by rank 0), kept past the process group
+    store: Any = None  # the job's store (vtp.trainer.rendezvous), kept past the process group
 
     @property
     def is_main(self) -> bool:
@@ -235,17 +244,10 @@ def init(placement: Placement, timeout_s: int) -> Runtime:
                       verbose=runtime.is_main)  # fmt: skip
     if runtime.world_size > 1:
         nodes, timeout = placement.nodes, datetime.timedelta(seconds=timeout_s)
-        log.info("waiting for %d processes at %s:%d", runtime.world_size, nodes.master_addr,
-                 nodes.master_port)  # fmt: skip
-        # The TCP store retries until `timeout`, so peers may start in any order; the same timeout
+        log.info("waiting for %d processes %s", runtime.world_size, _meeting_place(nodes))
+        # The store waits until `timeout`, so peers may start in any order; the same timeout
         # bounds every collective, so a hung peer fails the job instead of stalling it forever.
-        runtime.store = dist.TCPStore(
-            nodes.master_addr,
-            nodes.master_port,
-            runtime.world_size,
-            is_master=runtime.is_main,
-            timeout=timeout,
-        )
+        runtime.store = open_store(nodes, runtime.world_size, runtime.is_main, timeout)
         dist.init_process_group(
             backend="nccl" if device.type == "cuda" else "gloo",
             store=runtime.store,
@@ -259,8 +261,15 @@ def init(placement: Placement, timeout_s: int) -> Runtime:
     return runtime
 
 
+def _meeting_place(nodes: Nodes) -> str:
+    """Where the processes meet, for the log: the private folder, or rank 0's TCP store."""
+    if nodes.store_dir:
+        return f"in {nodes.store_dir} (this machine's only)"
+    return f"at {nodes.master_addr}:{nodes.master_port}"
+
+
 def shutdown(runtime: Runtime) -> None:
-    """Leave the process group; the main process, which hosts the job's store, leaves last.
+    """Leave the process group; the main process, which hosts a TCP store, leaves last.
 
     Tearing a process group down still talks to the store; a main process that exited first
     would take the store with it while another process is still tearing down, and that

@@ -25,6 +25,7 @@ restart together and resume from the newest checkpoint, bit for bit.
 
 import ctypes
 import ctypes.util
+import dataclasses
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -54,6 +55,7 @@ from vtp.trainer.distributed import (
     shutdown,
     visible_gpus,
 )
+from vtp.trainer.rendezvous import private_folder
 from vtp.trainer.tasks import load
 
 log = logging.getLogger("trainer")
@@ -81,9 +83,21 @@ def plan(config: Config, env: Mapping[str, str], gpus: int | None = None) -> tup
 
 
 def launch(config: Config, nodes: Nodes, nproc: int) -> int:
-    """Run this node's processes to the end; return the node's exit status."""
+    """Run this node's processes to the end; return the node's exit status.
+
+    A job of this node alone meets in a private folder this node makes for it (and removes
+    after its processes ended), unless the local service gave one: no TCP store that another
+    user or network namespace could reach (vtp.trainer.rendezvous)."""
     if nproc == 1:
         return run_process(config, Placement(nodes, 1, 0))
+    if nodes.count > 1 or nodes.store_dir:
+        return _launch_children(config, nodes, nproc)
+    with private_folder() as folder:
+        return _launch_children(config, dataclasses.replace(nodes, store_dir=folder), nproc)
+
+
+def _launch_children(config: Config, nodes: Nodes, nproc: int) -> int:
+    """Start `nproc` processes for this node, supervise them, and return the node's status."""
     configure_logging(f"trainer[node {nodes.rank}]", verbose=True)
     context = multiprocessing.get_context("spawn")
     failed_at = context.Array("d", nproc, lock=False)  # see _supervise

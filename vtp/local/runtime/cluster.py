@@ -5,11 +5,19 @@ docs/vertex.md, "What a replica sees": `CLUSTER_SPEC` and `TF_CONFIG` describe t
 pools 0 and 1); `AIP_*` directories come from `baseOutputDirectory` (under `<trial id>/` for a
 tuning trial); `CLOUD_ML_JOB_ID` and `CLOUD_ML_TRIAL_ID` name the job and the trial. Locally every
 replica is a process on 127.0.0.1, so each gets its own port in place of its own host.
+
+The one variable Vertex does not set: `VTP_RENDEZVOUS_DIR`, a private folder (mode 0700) of the
+service's user where the PyTorch nodes' processes meet (vtp.trainer.rendezvous), when they all run
+as processes of this machine. On Vertex, where the nodes are machines, the trainer's store is a TCP
+store on the cluster's network; here every local user and network namespace could reach one, and
+no one else may enter the folder.
 """
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from vtp.trainer.rendezvous import RENDEZVOUS_DIR_ENV
 
 # Role names TensorFlow expects in TF_CONFIG, by pool index.
 _TF_ROLES = ("chief", "worker", "ps", "evaluator")
@@ -18,7 +26,7 @@ _TF_ROLES = ("chief", "worker", "ps", "evaluator")
 OWNED_PREFIXES = ("AIP_", "CLOUD_ML_")
 OWNED_NAMES = frozenset(
     {"CLUSTER_SPEC", "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}
-    | {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES"}
+    | {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES", RENDEZVOUS_DIR_ENV}
 )
 
 
@@ -36,6 +44,9 @@ class Cluster:
     """`jobSpec.baseOutputDirectory.outputUriPrefix` (a gs:// URI), or empty."""
     trial_id: str = ""
     """The tuning trial this job runs, or empty."""
+    rendezvous_dir: str = ""
+    """The private folder where pools 0 and 1 meet (`VTP_RENDEZVOUS_DIR`), or empty: replicas
+    in images, which do not see this machine's folders, meet at MASTER_ADDR:MASTER_PORT."""
 
 
 def replica_name(pool: int, index: int) -> str:
@@ -125,9 +136,12 @@ def _torch_nodes(cluster: Cluster, pool: int, index: int) -> dict[str, str]:
     primary = cluster.pools[0][0]
     host, _, port = primary.rpartition(":")
     workers = cluster.pools[1] if len(cluster.pools) > 1 else ()
-    return {
+    nodes = {
         "MASTER_ADDR": host,
         "MASTER_PORT": port,
         "WORLD_SIZE": str(1 + len(workers)),
         "RANK": str(0 if pool == 0 else 1 + index),
     }
+    if cluster.rendezvous_dir:
+        nodes[RENDEZVOUS_DIR_ENV] = cluster.rendezvous_dir
+    return nodes

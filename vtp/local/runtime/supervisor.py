@@ -5,9 +5,12 @@ One `JobRun` thread per job that has left the queue. It alone touches the job's 
 it. It also wakes when a replica exits, and otherwise every poll interval.
 """
 
+import dataclasses
 import logging
 import os
 import queue
+import secrets
+import shutil
 import socket
 import sys
 import threading
@@ -21,6 +24,7 @@ from typing import Protocol, cast
 
 from google.cloud import aiplatform_v1
 
+from vtp import private_files
 from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
 from vtp.local.runtime import rules
@@ -108,6 +112,7 @@ class JobRun(threading.Thread):
         self._history = rules.History(runtime.job_retries, dict(runtime.worker_restarts))
         self._cancel, self._shutdown, self._wake = (threading.Event() for _ in range(3))
         job_dir = config.state_dir / "jobs" / self.job_id
+        self._rendezvous_root = job_dir / "rendezvous"
         self._set = ReplicaSet(
             self.job_id, plan, job_dir, book, self._wake, config.storage_root,
             config.container_engine, lambda stamp: book.logged(self.job_id, stamp), job.name,
@@ -154,6 +159,7 @@ class JobRun(threading.Thread):
             _log.error("job %s: internal error\n%s", self.job_id, traceback.format_exc())
             outcome = Outcome(State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE)
         self._stop_replicas(self._set.live())
+        shutil.rmtree(self._rendezvous_root, ignore_errors=True)
         self._refuse_commands()
         self._book.finish(self.job_id, outcome)
 
@@ -236,8 +242,24 @@ class JobRun(threading.Thread):
     # -- replicas -----------------------------------------------------------------------------
 
     def _start_all(self) -> None:
+        self._cluster = self._new_rendezvous(self._cluster)
         for replica in self._set.replicas.values():
             self._start(replica)
+
+    def _new_rendezvous(self, cluster: Cluster) -> Cluster:
+        """`cluster` with a new private folder where the PyTorch nodes (pools 0 and 1) meet,
+        the earlier ones removed (vtp.trainer.rendezvous: another user cannot enter it, and no
+        network namespace reach it, where a TCP store on MASTER_PORT would be open to both).
+
+        New at every start of all replicas: a store file the previous start's processes left
+        (killed, they never clean up) would hand the new ones its keys. None when a node runs in
+        an image, which does not see this machine's folders: the nodes then all meet at
+        MASTER_ADDR:MASTER_PORT (127.0.0.1, which the trainer binds its store to)."""
+        shutil.rmtree(self._rendezvous_root, ignore_errors=True)
+        if any(pool.image for pool in self._plan.pools if pool.index in (0, 1)):
+            return dataclasses.replace(cluster, rendezvous_dir="")
+        folder = private_files.private_dir(self._rendezvous_root / secrets.token_hex(8))
+        return dataclasses.replace(cluster, rendezvous_dir=str(folder))
 
     def _start(self, replica: Replica) -> None:
         if not self._set.start(replica, self._environment):
