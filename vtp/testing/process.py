@@ -6,9 +6,12 @@
 
 Three things stop it, whatever happens to the session that started it: `stop()` (the session's
 end, a failing test included), `atexit` (an interpreter that exits without tearing down), and
-end of file on its standard input, which only this process holds open (Ctrl-C that skips the
-teardown, SIGKILL). Its replicas die with it (the service's shims and watchdog). A terminal's
-Ctrl-C does not reach it directly: it has its own session, so it stops in order, once.
+this process's own end (Ctrl-C that skips the teardown, SIGKILL), which the service watches on
+this process's pid (`serve.py`: a pidfd, its parent's pid, and end of file on its standard
+input). Not on the pipe alone: a helper a test forks holds a copy of it. Its replicas die with
+it (the service's shims and watchdog). A terminal's Ctrl-C does not reach it directly: it has
+its own session, so it stops in order, once. A process forked from this one (a test's helper)
+inherits the `atexit` hook and the object, but only this process stops the service.
 """
 
 import atexit
@@ -58,6 +61,7 @@ class ServiceProcess:
 
     def __init__(self, process: subprocess.Popen[bytes], info: ServiceInfo, log: Path) -> None:
         self.process, self.info, self.log = process, info, log
+        self._owner = os.getpid()
         self._stopped = threading.Lock()
         atexit.register(self.stop)
 
@@ -67,9 +71,10 @@ class ServiceProcess:
         environment `env`; return once it serves. ServiceFailed with its log otherwise."""
         state_dir.mkdir(parents=True, exist_ok=True)
         log = state_dir / "service.log"
+        serve = [sys.executable, "-m", "vtp.testing.serve", str(state_dir), str(project_dir)]
         with open(log, "ab") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-m", "vtp.testing.serve", str(state_dir), str(project_dir)],
+                [*serve, str(os.getpid())],  # the pid whose end it watches
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -96,8 +101,11 @@ class ServiceProcess:
         return cls(process, info, log)
 
     def stop(self) -> None:
-        """Stop the service and everything in its process group; idempotent."""
-        if not self._stopped.acquire(blocking=False):
+        """Stop the service and everything in its process group; idempotent. Nothing in a
+        process forked from the one that started it: a test's helper that exits through
+        `atexit`, or runs a copy of the session's teardown, would stop every other test's
+        service."""
+        if os.getpid() != self._owner or not self._stopped.acquire(blocking=False):
             return
         atexit.unregister(self.stop)
         process = self.process

@@ -13,7 +13,8 @@ from google.cloud import aiplatform, aiplatform_v1
 from google.cloud.aiplatform import jobs, persistent_resource
 
 from tests.fixtures import FAST_FLAGS, LocalService, State, wait_for_state, wait_until
-from tests.vtp.local.conftest import OTHER_IMAGE, SCRIPT
+from tests.vtp.local.conftest import OTHER_IMAGE, SCRIPT, custom_job, scripted_pool
+from vtp.local.base.store import Record, ResourceStore
 
 PR = aiplatform_v1.PersistentResource
 MACHINE = {"machine_type": "n1-standard-4"}
@@ -110,6 +111,124 @@ def test_malformed_creates_are_400_naming_the_field(client, local_service):
             parent=parent, persistent_resource=PR(resource_pools=[pool(1)]),
             persistent_resource_id=taken,
         )  # fmt: skip
+
+
+def two_projects_and_a_location() -> list[str]:
+    """Three parents: two projects in one location, and the first project in another."""
+    a, b = (f"team-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    return [
+        f"projects/{a}/locations/us-central1",
+        f"projects/{b}/locations/us-central1",
+        f"projects/{a}/locations/europe-west4",
+    ]
+
+
+def test_the_same_id_in_two_projects_is_two_resources(client):
+    """As on Vertex, a persistent resource's ID is its project's and location's: creating it in
+    one never collides with another's, and get, list and delete each see their own (#49)."""
+    resource_id = new_id()
+    parents = two_projects_and_a_location()
+    for index, parent in enumerate(parents):
+        created = client.create_persistent_resource(
+            parent=parent, persistent_resource_id=resource_id,
+            persistent_resource=PR(display_name=f"r{index}", resource_pools=[pool(index + 1)]),
+        ).result(timeout=60)  # fmt: skip
+        assert created.name == f"{parent}/persistentResources/{resource_id}"
+    for index, parent in enumerate(parents):
+        name = f"{parent}/persistentResources/{resource_id}"
+        got = client.get_persistent_resource(name=name)
+        assert (got.name, got.display_name, got.resource_pools[0].replica_count) == (
+            name, f"r{index}", index + 1,
+        )  # fmt: skip
+        assert [r.name for r in client.list_persistent_resources(parent=parent)] == [name]
+
+    client.delete_persistent_resource(
+        name=f"{parents[0]}/persistentResources/{resource_id}"
+    ).result(timeout=60)
+    with pytest.raises(exceptions.NotFound, match=resource_id):
+        client.get_persistent_resource(name=f"{parents[0]}/persistentResources/{resource_id}")
+    assert list(client.list_persistent_resources(parent=parents[0])) == []
+    for parent in parents[1:]:  # the others' resources of the same ID are untouched
+        name = f"{parent}/persistentResources/{resource_id}"
+        assert client.get_persistent_resource(name=name).state == PR.State.RUNNING
+        assert [r.name for r in client.list_persistent_resources(parent=parent)] == [name]
+    with pytest.raises(exceptions.BadRequest, match="2 persistent resources"):  # which one?
+        client.get_persistent_resource(
+            name=f"projects/-/locations/-/persistentResources/{resource_id}"
+        )
+    for parent in parents[1:]:
+        client.delete_persistent_resource(
+            name=f"{parent}/persistentResources/{resource_id}"
+        ).result(timeout=60)
+
+
+def test_a_state_dir_an_older_service_keyed_by_id_is_read_by_name(tmp_path):
+    """An older service keyed its rows by ID alone: the next service finds them by their names,
+    and the same ID is free in another project."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    name = "projects/local/locations/us-central1/persistentResources/old-cluster"
+    older = ResourceStore(state / "persistent_resources.db", "persistent_resources", PR)
+    older.insert(Record(PR(name=name, state=PR.State.RUNNING, resource_pools=[pool(1)]), {}))
+    older.close()
+    with LocalService(state) as service:
+        client = aiplatform_v1.PersistentResourceServiceClient(
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=service.url),
+            credentials=service.credentials(),
+        )
+        assert client.get_persistent_resource(name=name).state == PR.State.RUNNING
+        other = "projects/other/locations/us-central1"
+        client.create_persistent_resource(
+            parent=other, persistent_resource_id="old-cluster",
+            persistent_resource=PR(resource_pools=[pool(1)]),
+        ).result(timeout=60)  # fmt: skip
+        names = [r.name for r in client.list_persistent_resources(parent="projects/-/locations/-")]
+        assert names == [name, f"{other}/persistentResources/old-cluster"]
+        client.delete_persistent_resource(name=name).result(timeout=60)
+        assert [r.name for r in client.list_persistent_resources(parent=service.parent)] == []
+
+
+def used_replicas(client: aiplatform_v1.PersistentResourceServiceClient, name: str) -> int:
+    """How many replicas of the resource's first pool jobs hold."""
+    return client.get_persistent_resource(name=name).resource_pools[0].used_replica_count
+
+
+def test_a_job_holds_only_its_own_projects_resource(client, local_service, tmp_path):
+    """A job on project A's resource holds A's replicas only: project B's resource of the same
+    ID stays free, and B's job runs on it at once (#49)."""
+    resource_id = new_id()
+    a, b = two_projects_and_a_location()[:2]
+    for parent in (a, b):
+        client.create_persistent_resource(
+            parent=parent, persistent_resource_id=resource_id,
+            persistent_resource=PR(resource_pools=[pool(1)]),
+        ).result(timeout=60)  # fmt: skip
+    gate = tmp_path / "go"
+    for record in ("a", "b"):
+        (tmp_path / record).mkdir()
+    jobs_client = local_service.client()
+    holds = jobs_client.create_custom_job(
+        parent=a,
+        custom_job=custom_job(
+            scripted_pool(tmp_path / "a", "--wait-file", str(gate)),
+            persistentResourceId=resource_id,
+        ),
+    )
+    wait_for_state(jobs_client, holds.name, [State.JOB_STATE_RUNNING])
+    other = jobs_client.create_custom_job(
+        parent=b,
+        custom_job=custom_job(scripted_pool(tmp_path / "b"), persistentResourceId=resource_id),
+    )
+    ended = wait_for_state(jobs_client, other.name)
+    assert (ended.state, ended.error.message) == (State.JOB_STATE_SUCCEEDED, "")
+    assert used_replicas(client, f"{a}/persistentResources/{resource_id}") == 1
+    gate.touch()
+    assert wait_for_state(jobs_client, holds.name).state == State.JOB_STATE_SUCCEEDED
+    for parent in (a, b):
+        name = f"{parent}/persistentResources/{resource_id}"
+        wait_until(lambda n=name: used_replicas(client, n) == 0, what=f"{name} freed")
+        client.delete_persistent_resource(name=name).result(timeout=60)
 
 
 def test_a_resource_this_machine_cannot_host_ends_in_error(tmp_path):

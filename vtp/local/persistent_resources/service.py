@@ -5,6 +5,10 @@
     resources.reboot(name)                                           # REBOOTING, then RUNNING
     resources.delete(name)                                           # STOPPING, then gone
 
+A resource is its project's and location's: its ID (the creator's choice) is unique there only,
+so rows, and the replicas jobs hold, go by the full name (`store.py`), and a job uses the
+resource of its ID in its own project and location.
+
 Each change of state is a long-running operation, as on Vertex: it is answered at once, not
 done, and a worker thread finishes it. Provisioning checks that this machine can host the pools
 under --strict-accelerators (a pool's accelerators must be GPUs this service may hand out; by
@@ -28,7 +32,7 @@ from typing import Any
 
 from google.cloud.aiplatform_v1 import CustomJobSpec, PersistentResource
 
-from vtp.local.base import errors
+from vtp.local.base import errors, names
 from vtp.local.base.resources import (
     clear_output_only,
     done_operation,
@@ -38,10 +42,10 @@ from vtp.local.base.resources import (
 )
 from vtp.local.base.routing import parse_message
 from vtp.local.base.services import CollectionService
-from vtp.local.base.store import Record, ResourceStore
+from vtp.local.base.store import Record
 from vtp.local.base.threads import Workers
 from vtp.local.persistent_resources import pools
-from vtp.local.persistent_resources.store import Holdings, open_store
+from vtp.local.persistent_resources.store import Holdings, NamedStore, open_store
 from vtp.local.service import Service
 
 State = PersistentResource.State
@@ -59,7 +63,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
 
     def __init__(self, root: Service) -> None:
         self.root = root
-        self.store: ResourceStore = open_store(root.config.state_dir)
+        self.store: NamedStore = open_store(root.config.state_dir)
         self._holdings = Holdings()
         self._lock = threading.RLock()
         self._workers = Workers()
@@ -69,7 +73,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
         for record in self.store.all():
             if record.resource.state in _SETTLING:
                 operation = record.runtime.get("operation", "")
-                self._workers.start(f"settle-{record.id}", self._settle, record.id, operation)
+                self._settle_later(record.resource.name, operation)
 
     def close(self) -> None:
         """Wait for the operations under way, then close the store."""
@@ -79,7 +83,8 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
     # -- the API ------------------------------------------------------------------------------
 
     def create(self, parent: str, body: bytes, resource_id: str, version: str = "v1") -> dict:
-        """Check and store a new resource, PROVISIONING; its operation (not done yet)."""
+        """Check and store a new resource `resource_id` under `parent`, PROVISIONING; its
+        operation (not done yet). ALREADY_EXISTS only for that ID under that same parent."""
         resource = parse_message(PersistentResource, body)
         if not _ID.fullmatch(resource_id or ""):
             raise errors.invalid_argument(
@@ -93,12 +98,12 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
         set_times(resource, now, "create_time", "update_time")
         resource.state = State(State.PROVISIONING)
         with self._lock:
-            if self.store.get(resource_id) is not None:
+            if self.store.get(resource.name) is not None:
                 raise errors.already_exists(f"PersistentResource {resource.name} already exists.")
             metadata = "CreatePersistentResourceOperationMetadata"
             operation = self._begin(resource.name, metadata, version)
             self.store.insert(Record(resource, {"operation": operation["name"]}))
-        self._workers.start(f"settle-{resource_id}", self._settle, resource_id, operation["name"])
+        self._settle_later(resource.name, operation["name"])
         return operation
 
     def reboot(self, name: str, version: str = "v1") -> dict:
@@ -117,7 +122,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
             )
             record.runtime["operation"] = operation["name"]
             self._set_state(record, State.REBOOTING)
-        self._workers.start(f"settle-{record.id}", self._settle, record.id, operation["name"])
+        self._settle_later(record.resource.name, operation["name"])
         return operation
 
     def delete(self, name: str) -> dict:
@@ -133,7 +138,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
             operation = self._begin(record.resource.name, "DeleteOperationMetadata", "v1")
             record.runtime["operation"] = operation["name"]
             self._set_state(record, State.STOPPING)
-        self._workers.start(f"settle-{record.id}", self._settle, record.id, operation["name"])
+        self._settle_later(record.resource.name, operation["name"])
         return operation
 
     # -- what CustomJobs ask ------------------------------------------------------------------
@@ -143,8 +148,8 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
         `parent`); NOT_FOUND, FAILED_PRECONDITION or INVALID_ARGUMENT naming the field when
         it could not run there."""
         name = f"{parent}/persistentResources/{spec.persistent_resource_id}"
-        record = self.store.get(spec.persistent_resource_id)
-        if record is None or record.resource.name != name:
+        record = self.store.get(name)
+        if record is None:
             raise errors.not_found(f"PersistentResource {name} not found ({pools.FIELD}).")
         state = record.resource.state
         if state not in (State.PROVISIONING, State.RUNNING, State.REBOOTING):
@@ -160,15 +165,15 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
         (the resource is gone or unusable) says why the job cannot run."""
         with self._lock:
             wanted = self.asked(parent, spec)
-            record = self.store.get(spec.persistent_resource_id)
+            record = self.store.get(f"{parent}/persistentResources/{spec.persistent_resource_id}")
             assert record is not None, "asked() found it"
             resource = record.resource
-            used = self._holdings.used(record.id)
+            used = self._holdings.used(resource.name)
             if resource.state != State.RUNNING or not pools.free(
                 resource.resource_pools, used, wanted
             ):
                 return False
-            self._holdings.hold(record.id, job, wanted)
+            self._holdings.hold(resource.name, job, wanted)
             self._show_use(record)
         _log.info("job %s runs on persistent resource %s", job, resource.name)
         return True
@@ -176,23 +181,52 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
     def release(self, job: str) -> None:
         """Give back what job `job` held (nothing when it held nothing)."""
         with self._lock:
-            resource_id = self._holdings.release(job)
-            record = self.store.get(resource_id) if resource_id else None
+            held = self._holdings.release(job)
+            record = self.store.get(held) if held else None
             if record is not None:
                 self._show_use(record)
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _settle(self, resource_id: str, operation: str) -> None:
-        """Finish the operation under way on the resource: provisioned (or rebooted) RUNNING,
-        or ERROR when this machine cannot host it; stopped and removed."""
+    def _record(self, name: str) -> Record:
+        """The row `name` means, `-` standing for any project or location; NOT_FOUND when none
+        does. A resource's ID is unique only in its project and location, so a `-` that matches
+        several is INVALID_ARGUMENT rather than any one of them (a delete of another project's)."""
+        found = self._matching(name)
+        if not found:
+            raise errors.not_found(f"{self.kind} {name} not found.")
+        if len(found) > 1:
+            raise errors.invalid_argument(
+                f"{name} names {len(found)} persistent resources "
+                f"({', '.join(r.resource.name for r in found)}): name its project and location."
+            )
+        return found[0]
+
+    def _matching(self, name: str) -> list[Record]:
+        """The rows `name` means: the one of that name, or with `-`, those of its ID there."""
+        wanted = names.resource_id(name, self.collection)
+        if wanted is None or "@" in name:  # no versions of persistent resources
+            return []
+        parent = names.location(name)
+        if names.ANY not in parent.split("/"):
+            record = self.store.get(name)
+            return [record] if record else []
+        return [r for r in self.store.all(parent) if r.id == wanted]
+
+    def _settle_later(self, name: str, operation: str) -> None:
+        """Finish `operation` on the resource `name` in a worker thread (`_settle`)."""
+        self._workers.start(f"settle-{name}", self._settle, name, operation)
+
+    def _settle(self, name: str, operation: str) -> None:
+        """Finish the operation under way on the resource `name`: provisioned (or rebooted)
+        RUNNING, or ERROR when this machine cannot host it; stopped and removed."""
         with self._lock:
-            record = self.store.get(resource_id)
+            record = self.store.get(name)
             if record is None:
                 return
             resource = record.resource
             if resource.state == State.STOPPING:
-                self.store.delete(resource_id)
+                self.store.delete(name)
                 self._finish(operation, {"@type": "type.googleapis.com/google.protobuf.Empty"})
                 _log.info("persistent resource %s: deleted", resource.name)
                 return
@@ -255,7 +289,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
         self.root.operations.put(operation)
 
     def _refuse_while_held(self, record: Record, what: str) -> None:
-        jobs = self._holdings.jobs(record.id)
+        jobs = self._holdings.jobs(record.resource.name)
         if jobs:
             raise errors.failed_precondition(
                 f"PersistentResource {record.resource.name} cannot be {what} while jobs run on "
@@ -264,7 +298,7 @@ class PersistentResources(CollectionService[PersistentResource, Record]):
 
     def _show_use(self, record: Record) -> None:
         """Store how many replicas jobs use on each pool (an autoscaling pool grows to it)."""
-        used = self._holdings.used(record.id)
+        used = self._holdings.used(record.resource.name)
         for pool in record.resource.resource_pools:
             pool.used_replica_count = used.get(pool.id, 0)
             if "autoscaling_spec" in pool and pool.autoscaling_spec.max_replica_count:
