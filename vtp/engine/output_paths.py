@@ -11,8 +11,9 @@ task's choosing writes any host path. So, before any of it is read:
 
 - the task's output folder is reached without a link, from the storage root (or the pipeline
   root, where that is a plain folder) down;
-- nothing under it is a link, and the walk over it is iterative and bounded (a tree a task
-  made a thousand levels deep, or with a million files, is refused, not a RecursionError);
+- nothing under it is a link, and the walk over it is iterative and bounded
+  (`vtp.engine.tree_walk`: a tree a task made a thousand levels deep, or with a million files,
+  is refused, not a RecursionError);
 - a `custom_path` of a task in its image is a path inside that folder (the `/gcs/...` path it
   saw, mapped back to the storage root); any `custom_path` is copied only to a URI the engine
   gave that output.
@@ -22,11 +23,11 @@ A refusal fails the task, naming the path; nothing is read or copied.
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vtp import storage
+from vtp.engine import tree_walk
 
 MAX_ENTRIES = 100_000
 """Files and folders an output folder may hold."""
@@ -40,14 +41,21 @@ def checked_root(task_root: str) -> Path:
     root = Path(os.path.abspath(task_root))
     base = _base_of(root)
     _no_link_between(base, root)
-    for path, depth in _walk(root):
-        mode = os.lstat(path).st_mode
-        if stat.S_ISLNK(mode):
-            raise ValueError(f"{path} is a symbolic link; a task's outputs may hold none")
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise ValueError(f"{path} is not a regular file or folder")
-        if depth > MAX_DEPTH:
-            raise ValueError(f"{path} is more than {MAX_DEPTH} folders deep in the task's outputs")
+    # one level past the limit is entered, so what lies there is refused by its name
+    walk = tree_walk.Walk(root, MAX_DEPTH + 1, MAX_ENTRIES, skip_unreadable=False)
+    try:
+        for entry in walk:
+            mode = os.lstat(entry.path).st_mode
+            if stat.S_ISLNK(mode):
+                raise ValueError(f"{entry.path} is a symbolic link; a task's outputs may hold none")
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise ValueError(f"{entry.path} is not a regular file or folder")
+            if entry.depth > MAX_DEPTH:
+                raise ValueError(
+                    f"{entry.path} is more than {MAX_DEPTH} folders deep in the task's outputs"
+                )
+    except tree_walk.TooManyEntries:
+        raise ValueError(f"the task's outputs hold more than {MAX_ENTRIES} entries") from None
     return root
 
 
@@ -93,19 +101,3 @@ def _no_link_between(base: Path, root: Path) -> None:
         here = here / part
         if here.is_symlink():
             raise ValueError(f"{here} is a symbolic link; the task's output folder is refused")
-
-
-def _walk(root: Path) -> Iterator[tuple[Path, int]]:
-    """Every entry under `root` with its depth, links not followed, without recursion."""
-    stack, seen = [(root, 0)], 0
-    while stack:
-        folder, depth = stack.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                seen += 1
-                if seen > MAX_ENTRIES:
-                    raise ValueError(f"the task's outputs hold more than {MAX_ENTRIES} entries")
-                path = Path(entry.path)
-                yield path, depth + 1
-                if entry.is_dir(follow_symlinks=False) and depth + 1 <= MAX_DEPTH:
-                    stack.append((path, depth + 1))

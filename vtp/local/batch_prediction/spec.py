@@ -22,8 +22,9 @@ from typing import Any, BinaryIO
 from google.cloud import aiplatform_v1
 
 from vtp import storage
+from vtp.engine import tree_walk
 from vtp.http_limits import MAX_BODY_BYTES
-from vtp.local.base import errors, stored_files
+from vtp.local.base import buckets, errors, stored_files
 
 BatchPredictionJob = aiplatform_v1.BatchPredictionJob
 FORMATS = ("jsonl",)
@@ -132,12 +133,7 @@ def input_files(uris: list[str], root: Path) -> list[Path]:
             found.append(path)
             continue
         bucket, pattern = storage.split_gcs_uri(uri)
-        base = storage.path_under(root, f"gs://{bucket}/")
-        names = sorted(
-            name
-            for path in base.rglob("*")
-            if fnmatch.fnmatchcase(name := path.relative_to(base).as_posix(), pattern)
-        )
+        names = sorted(_matching(root, bucket, pattern, uri))
         # each match again through path_under: a link planted in the root may lead out of it
         matches = [storage.path_under(root, f"gs://{bucket}/{name}") for name in names]
         matches = [path for path in matches if path.is_file()]
@@ -145,6 +141,26 @@ def input_files(uris: list[str], root: Path) -> list[Path]:
             raise ValueError(f"no input file matches {uri}")
         found += matches
     return found
+
+
+def _matching(root: Path, bucket: str, pattern: str, uri: str) -> Iterator[str]:
+    """Names of the files in `bucket` that wildcard `pattern` matches: the walk starts at the
+    folder of the pattern's literal start and is `buckets.object_files`' (iterative, no deeper
+    than an object name can go), so a tree a replica left there thousands of folders deep is
+    no RecursionError; ValueError naming the limit past `buckets.MAX_WALKED` entries."""
+    wildcard = min((i for i in map(pattern.find, "*?[") if i >= 0), default=len(pattern))
+    start = pattern[:wildcard].rpartition("/")[0]
+    bucket_dir = storage.path_under(root, f"gs://{bucket}/")
+    storage.path_under(root, f"gs://{bucket}/{start}")  # a link out of the root: ValueError
+    try:
+        for name, _ in buckets.object_files(bucket_dir, start):
+            if fnmatch.fnmatchcase(name, pattern):
+                yield name
+    except tree_walk.TooManyEntries:
+        raise ValueError(
+            f"matching {uri} would walk more than {buckets.MAX_WALKED} files and folders, the "
+            "most one wildcard walks in the local storage root; name a longer prefix"
+        ) from None
 
 
 def instances(root: Path, path: Path) -> Iterator[tuple[Any, str]]:

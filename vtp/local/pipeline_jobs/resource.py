@@ -1,11 +1,14 @@
 """A PipelineJob resource as the service creates and returns it, and the jobs its tasks started."""
 
 import json
+import logging
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
+from vtp.engine import output_paths, tree_walk
 from vtp.local.base import stored_files
 from vtp.local.base.names import LOCAL_PROJECT_NUMBER
 from vtp.local.base.resources import clear_output_only, set_times
@@ -15,6 +18,7 @@ DEFAULT_SERVICE_ACCOUNT = f"{LOCAL_PROJECT_NUMBER}-compute@developer.gserviceacc
 default service account, written into the job (locally, every run acts as the user)."""
 
 State = aiplatform_v1.PipelineState
+_log = logging.getLogger(__name__)
 _OUTPUT_ONLY = (
     *("name", "state", "create_time", "start_time", "end_time", "update_time", "job_detail"),
     *("error", "schedule_name", "template_metadata"),
@@ -29,7 +33,7 @@ def task_resources(run_root: Path) -> list[tuple[str, str]]:
     outputs (`CustomJob`, `VertexEndpoint`, ...), in file order; a name is its URI's part after
     `/v1/`."""
     found = []
-    for path in sorted(run_root.rglob("gcp_resources")) if run_root.is_dir() else []:
+    for path in _resource_files(run_root):
         try:
             text = stored_files.read_text(run_root, path, MAX_RESOURCES_BYTES, str(path))
             resources = json.loads(text).get("resources", [])
@@ -40,6 +44,22 @@ def task_resources(run_root: Path) -> list[tuple[str, str]]:
                 name = str(resource.get("resourceUri", "")).partition("/v1/")[2]
                 found.append((str(resource.get("resourceType", "")), name))
     return found
+
+
+def _resource_files(run_root: Path) -> list[Path]:
+    """Every `gcp_resources` file under `run_root`, sorted. The tasks wrote that tree (it is in
+    the storage root) and this runs at start for a run the last service left in flight, so the
+    walk is iterative and bounded as a task's outputs are (`output_paths`): a tree a task left
+    thousands of folders deep, or with millions of files, ends the walk, not the start."""
+    walk = tree_walk.Walk(run_root, output_paths.MAX_DEPTH + 1, output_paths.MAX_ENTRIES)
+    found = []
+    try:
+        for entry in walk:
+            if not entry.is_dir and os.path.basename(entry.path) == "gcp_resources":
+                found.append(Path(entry.path))
+    except tree_walk.TooManyEntries as exc:
+        _log.warning("looking for the jobs a run's tasks started: %s; the rest is not read", exc)
+    return sorted(found)
 
 
 def task_jobs(run_root: Path) -> list[str]:

@@ -30,7 +30,7 @@ import mimetypes
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +39,8 @@ from typing import BinaryIO, Protocol
 import google_crc32c
 
 from vtp import storage
-from vtp.local.base import errors
+from vtp.engine import tree_walk
+from vtp.local.base import buckets, errors
 from vtp.local.base.buckets import BUCKET_NAME, ensure_bucket, missing_bucket
 from vtp.local.storage.checksums import EMPTY, Budget, Checksums, encode
 from vtp.storage import path_under
@@ -53,7 +54,7 @@ class Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
 
 
-MAX_NAME_BYTES = 1024
+MAX_NAME_BYTES = buckets.MAX_NAME_BYTES
 """Cloud Storage's limit on an object name, in bytes of UTF-8."""
 
 _CHUNK = 1 << 20
@@ -140,14 +141,18 @@ class Buckets:
     def delete_bucket(self, bucket: str) -> None:
         """Remove an empty bucket; 409 when it still holds objects."""
         folder = self.existing_bucket(bucket)
-        if any(self._files(folder, "")):
+        try:
+            holds_objects = any(self._files(folder, ""))
+        except tree_walk.TooManyEntries:
+            raise _cannot_remove(bucket) from None
+        if holds_objects:
             raise errors.ApiError(
                 9, f"The bucket {bucket} you tried to delete is not empty.", http_status=409
             )
         if folder.is_symlink():  # a link to a folder inside the root: the link is the bucket
             folder.unlink()
             return
-        shutil.rmtree(folder)  # never follows links inside it
+        _remove_empty_bucket(folder, bucket)
 
     # -- objects ---------------------------------------------------------------------------
 
@@ -263,7 +268,7 @@ class Buckets:
             return
         folder = self.existing_bucket(bucket)
         last_prefix = ""
-        for name in sorted(self._files(folder, prefix)):
+        for name in self._sorted_files(folder, prefix):
             if not name.startswith(prefix):
                 continue
             cut = name.find(delimiter, len(prefix)) if delimiter else -1
@@ -348,26 +353,34 @@ class Buckets:
     def _real_root(self) -> str:
         return os.path.realpath(self.root)
 
+    def _sorted_files(self, folder: Path, prefix: str) -> Sequence[str]:
+        """`_files`, sorted; a 400 naming the limit past `buckets.MAX_WALKED` entries."""
+        try:
+            return sorted(self._files(folder, prefix))
+        except tree_walk.TooManyEntries:
+            start = prefix.rpartition("/")[0]
+            where = f"gs://{folder.name}/{start + '/' if start else ''}"
+            raise errors.invalid_argument(
+                f"Listing {where} would walk more than {buckets.MAX_WALKED} files and folders, "
+                "the most one listing of the local storage root walks; list a longer prefix."
+            ) from None
+
     def _files(self, folder: Path, prefix: str) -> Iterator[str]:
         """Names of the files under `folder`, walking only the folders `prefix` can match
-        (`prefix` checked by `check_list_argument`). Links leading out of the root are left
-        out: the walk does not descend into linked folders, and a linked file is named only
-        when it resolves inside the root."""
-        start = folder / prefix.rpartition("/")[0] if "/" in prefix else folder
+        (`prefix` checked by `check_list_argument`), within `buckets.object_files`' bounds: a
+        tree deeper than a name can go yields what in it could be an object, and one past
+        `buckets.MAX_WALKED` entries raises `tree_walk.TooManyEntries`. Links leading out of the
+        root are left out: the walk does not descend into linked folders, and a linked file is
+        named only when it resolves inside the root."""
+        start = prefix.rpartition("/")[0]
         real_root = self._real_root()
-        if not start.is_dir() or not storage.real_is_inside(real_root, os.path.realpath(start)):
+        top = folder / start if start else folder
+        if not top.is_dir() or not storage.real_is_inside(real_root, os.path.realpath(top)):
             return
-        for directory, folders, files in os.walk(start):
-            folders.sort()
-            relative = Path(directory).relative_to(folder).as_posix()
-            base = "" if relative == "." else relative + "/"
-            for file in files:
-                path = os.path.join(directory, file)
-                if os.path.islink(path) and not storage.real_is_inside(
-                    real_root, os.path.realpath(path)
-                ):
-                    continue
-                yield base + file
+        for name, entry in buckets.object_files(folder, start):
+            if os.path.islink(entry.path) and not _linked_file_inside(real_root, entry.path):
+                continue
+            yield name
 
     @staticmethod
     def _prune(folder: Path, stop: Path) -> None:
@@ -378,6 +391,41 @@ class Buckets:
             except OSError:
                 return
             folder = folder.parent
+
+
+_REMOVABLE_DEPTH = buckets.MAX_NAME_BYTES // 2
+"""Folders deep a bucket may go for `delete_bucket` to remove it: as deep as an object can be,
+and well within the recursion `shutil.rmtree` makes (one Python frame per folder)."""
+
+
+def _cannot_remove(bucket: str) -> errors.ApiError:
+    """The 409 for a bucket whose folder is past the bounds of the walk that removes it."""
+    return errors.ApiError(
+        9,
+        f"The bucket {bucket} cannot be deleted here: its folder holds more than "
+        f"{buckets.MAX_WALKED} entries or folders {_REMOVABLE_DEPTH} or more deep, past where "
+        "any object name reaches; remove them from the local storage root first.",
+        http_status=409,
+    )
+
+
+def _remove_empty_bucket(folder: Path, bucket: str) -> None:
+    """Remove the folder of a bucket that holds no object; 409 naming the limit when the folders
+    a replica left in it go deeper than `_REMOVABLE_DEPTH`, or more than `buckets.MAX_WALKED`
+    of them (a walk that never recurses looks first; one made deeper meanwhile is the same 409)."""
+    too_deep = _cannot_remove(bucket)
+    walk = tree_walk.Walk(folder, _REMOVABLE_DEPTH, buckets.MAX_WALKED)
+    try:
+        for _ in walk:
+            pass
+    except tree_walk.TooManyEntries:
+        raise too_deep from None
+    if walk.too_deep:
+        raise too_deep
+    try:
+        shutil.rmtree(folder)  # never follows links inside it
+    except RecursionError:
+        raise too_deep from None
 
 
 def name_problem(name: str, whole: bool) -> str:
@@ -430,6 +478,12 @@ def check_list_argument(field: str, value: str, directory: bool = False) -> None
     problem = name_problem(value, whole=False) if directory else text_problem(value)
     if problem:
         raise errors.invalid_argument(f"Invalid {field} {value!r}: {problem}.")
+
+
+def _linked_file_inside(real_root: str, path: str) -> bool:
+    """Whether the link `path` leads to a file (not a folder) inside the root."""
+    real = os.path.realpath(path)
+    return storage.real_is_inside(real_root, real) and not os.path.isdir(real)
 
 
 def _real_path(descriptor: int, fallback: Path) -> str:
