@@ -120,6 +120,9 @@ def _run(args: argparse.Namespace) -> int:
 def _run_paused(args: argparse.Namespace) -> int:
     from vtp.run import target
 
+    # A description is read and checked whole before the run's worker is spawned: a bad one
+    # is one line (exit 2) with nothing started.
+    described = _described(args) if args.from_job else None
     target.prepare(args.state_dir, args.cache)  # the run's worker imports while this does
     from vtp.engine import vertex_tasks
     from vtp.run import job, sources
@@ -128,8 +131,8 @@ def _run_paused(args: argparse.Namespace) -> int:
     from vtp.run.summary import summarize
     from vtp.vertex import compiled
 
-    if args.from_job:
-        spec, arguments = _described(args)
+    if described is not None:
+        spec, arguments = described
         args.pipeline = str(args.from_job)
         platform: dict[str, Any] = {}  # a described job carries no platform spec
     else:

@@ -195,7 +195,7 @@ class _Handler(grpc.GenericRpcHandler):
             )
         try:
             verb, target, body = method.transcode(method.decode(data))
-        except (DecodeError, ValueError, TypeError) as exc:
+        except (DecodeError, ValueError, TypeError, json_format.Error) as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid request for {name}: {exc}")
         try:
             with callers.serving(caller):

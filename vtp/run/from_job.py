@@ -4,7 +4,10 @@ The description is the JSON that `PipelineJob.to_dict()` prints, or a GET of the
 (what `gcloud ... describe --format=json` prints): the compiled pipeline in `pipelineSpec`, the
 run's values in `runtimeConfig` (`parameterValues`, or the older typed `parameters`). A run of
 the local service is described the same way, so it replays too. `to_dict()`'s snake_case keys
-are taken as well.
+are taken as well. The description is checked whole before anything starts: the spec as the
+engine will read it (`vtp.engine.spec_check`, the local service's own check), the runtimeConfig
+against its protobuf type, each value against its parameter's type; a field of the wrong type
+or a part missing is one line naming it (`vtp run`'s usage error, exit 2).
 
 Before anything runs, every `gs://` input the run would read must exist under the local storage
 root (`gs://B/P` is the file or folder `<root>/B/P`): the URIs in its parameter values, and the
@@ -21,9 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from google.cloud import aiplatform_v1
+
+from vtp.engine import spec_check
 from vtp.storage import path_under
+from vtp.vertex import protodict
+from vtp.vertex.protodict import SpecError
 
 _OUTPUT_NAME = re.compile(r"output|root$")
+_DESCRIBED = protodict.Rules(skip_unknown=True, proto_names=True)
+"""How a description's runtimeConfig is read: as protobuf reads JSON (`to_dict()` may write
+snake_case), a field a newer SDK adds skipped."""
 
 
 class JobFileError(ValueError):
@@ -50,28 +61,50 @@ def load(path: Path) -> DescribedJob:
         document = json.loads(path.read_text())
     except OSError as exc:
         raise JobFileError(f"cannot read {str(path)!r}: {exc.strerror}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise JobFileError(f"{path} is not JSON: {exc}") from None
     if not isinstance(document, dict):
         raise JobFileError(f"{path}: expected a PipelineJob object, got {type(document).__name__}")
-    spec = _field(document, "pipelineSpec", "pipeline_spec")
-    if not isinstance(spec, dict) or not isinstance(spec.get("root"), dict):
-        raise JobFileError(f"{path}: pipelineSpec is missing or not a compiled pipeline")
-    info = spec.get("pipelineInfo")
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
-        raise JobFileError(f"{path}: pipelineSpec.pipelineInfo.name is missing")
-    runtime = _field(document, "runtimeConfig", "runtime_config") or {}
-    if not isinstance(runtime, dict):
-        raise JobFileError(f"{path}: runtimeConfig must be an object")
+    spec, runtime = _parts(path, document)
     declared = spec["root"].get("inputDefinitions", {}).get("parameters", {})
     values = {
-        name: _typed(value, declared[name].get("parameterType", ""))
+        name: _checked(path, name, value, spec_check.parameter_type(declared[name]))
         for name, value in _values(path, runtime).items()
         if name in declared
     }
     artifacts = _field(runtime, "inputArtifacts", "input_artifacts") or {}
     name = document.get("name") or _field(document, "displayName", "display_name") or path.name
-    return DescribedJob(str(name), spec, values, tuple(sorted(artifacts)))
+    return DescribedJob(_text(name), spec, values, tuple(sorted(artifacts)))
+
+
+def _parts(path: Path, document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The description's compiled pipeline and runtime config, both checked: the spec whole,
+    as the engine will read it (`vtp.engine.spec_check`, the local service's own check), so a
+    field of the wrong type is one line naming it, never an error inside the run or ours."""
+    spec = _field(document, "pipelineSpec", "pipeline_spec")
+    if not isinstance(spec, dict) or "root" not in spec:
+        raise JobFileError(f"{path}: pipelineSpec is missing or not a compiled pipeline")
+    info = spec.get("pipelineInfo", {})
+    if isinstance(info, dict) and not info.get("name"):  # a wrong type: named just below
+        raise JobFileError(f"{path}: pipelineSpec.pipelineInfo.name is missing")
+    try:
+        spec_check.check_pipeline_spec(spec, "pipelineSpec")
+    except SpecError as exc:
+        raise JobFileError(f"{path}: {exc}") from None
+    runtime = _field(document, "runtimeConfig", "runtime_config") or {}
+    if not isinstance(runtime, dict):
+        raise JobFileError(f"{path}: runtimeConfig must be an object")
+    descriptor = aiplatform_v1.PipelineJob.RuntimeConfig.pb().DESCRIPTOR
+    try:
+        protodict.check(descriptor, runtime, "runtimeConfig", rules=_DESCRIBED)
+    except SpecError as exc:
+        raise JobFileError(f"{path}: {exc}") from None
+    return spec, runtime
+
+
+def _text(name: Any) -> str:
+    """The job's name as one line (a description's `name` may be any JSON value)."""
+    return " ".join(str(name).split())[:200] or "job"
 
 
 def missing_inputs(job: DescribedJob, values: dict[str, Any], storage_root: Path) -> list[str]:
@@ -124,6 +157,20 @@ def _values(path: Path, runtime: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(old, dict) or not all(isinstance(v, dict) for v in old.values()):
         raise JobFileError(f"{path}: runtimeConfig.parameters must map names to typed values")
     return {name: next(iter(value.values()), None) for name, value in old.items()}
+
+
+def _checked(path: Path, name: str, value: Any, kind: str) -> Any:
+    """The described value of parameter `name`, typed (`_typed`); JobFileError naming it
+    unless it fits the parameter's `kind` (as the local service would refuse it, only later)."""
+    typed = _typed(value, kind)
+    whole = kind != "NUMBER_INTEGER" or not isinstance(typed, float) or typed.is_integer()
+    if not spec_check.fits(kind, typed) or not whole:
+        shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:60]}..."
+        raise JobFileError(
+            f"{path}: runtimeConfig.parameterValues.{name}: expected a {kind} value, got "
+            f"{type(value).__name__} {shown}"
+        )
+    return typed
 
 
 def _typed(value: Any, kind: str) -> Any:

@@ -4,11 +4,20 @@
 not where the user wrote it. This walker reports the path the user wrote (`studySpec.parameters[1]
 .doubleValueSpec.minValue`), suggests the nearest field name for a typo, and lists the allowed
 values of an enum. Only then is the dict parsed into the proto-plus type.
+
+`Rules` say how strictly: STRICT (a job file: REST names only, nothing unknown), REQUEST (a
+request body, as ParseDict reads one: proto names too), PIPELINE (a compiled pipeline,
+`vtp.engine.spec_check`: the engine parses it with `ignore_unknown_fields`, so a field this kfp
+does not know is skipped rather than refused, as a newer compiler may add fields; but a null is
+refused, as the service's own readers of the spec take an object or a list where the proto has
+one, and so is a field spelled with its proto name, `deployment_spec`, which ParseDict would
+read while the service's readers, which read `deploymentSpec`, would not see it).
 """
 
 import difflib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import proto
@@ -30,9 +39,46 @@ _INT_TYPES = {
     FieldDescriptor.TYPE_SFIXED64,
 }
 _FLOAT_TYPES = {FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT}
+_STRING_TYPES = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES}
+_INT32, _INT64 = (-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1)
+_INT_RANGES = {
+    **dict.fromkeys((FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32), _INT32),
+    FieldDescriptor.TYPE_SFIXED32: _INT32,
+    **dict.fromkeys((FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32), (0, 2**32 - 1)),
+    **dict.fromkeys((FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64), _INT64),
+    FieldDescriptor.TYPE_SFIXED64: _INT64,
+    **dict.fromkeys((FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64), (0, 2**64 - 1)),
+}
+"""What each integer type holds: ParseDict refuses a value outside it."""
+_FLOAT_MAX = 3.4028234663852886e38
 _DURATION = re.compile(r"^-?\d+(\.\d{1,9})?s$")
-# Well-known types whose JSON form is not an object of their fields.
-_OPAQUE = {"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"}
+# Well-known types any JSON value fits (google.protobuf.Value).
+_OPAQUE = {"google.protobuf.Value"}
+_MESSAGE_WORDS = {
+    "google.protobuf.ListValue": "a list",
+    "google.protobuf.Duration": "a duration string",
+    "google.protobuf.Timestamp": "a timestamp string",
+}
+"""What the JSON form of a well-known type is, where it is not a mapping."""
+_SHOWN = 80
+"""The most characters of a value a message repeats (a request may send megabytes)."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How `check` reads a dict."""
+
+    skip_unknown: bool = False
+    """Skip a field the message lacks (else refuse it, suggesting the nearest)."""
+    proto_names: bool = False
+    """Take a field by its proto name (`pipeline_spec`) as well as its JSON name."""
+    nulls: bool = True
+    """Take a null field as unset (else refuse it, unless null is one of its values)."""
+
+
+STRICT = Rules()
+REQUEST = Rules(proto_names=True)
+PIPELINE = Rules(skip_unknown=True, nulls=False)
 
 
 class SpecError(ValueError):
@@ -59,21 +105,33 @@ def parse(message_type: type[M], data: Any, path: str = "") -> M:
         raise SpecError(path, str(exc)) from None
 
 
-def check(desc: descriptor.Descriptor, data: Any, path: str) -> None:
+def check(desc: descriptor.Descriptor, data: Any, path: str, *, rules: Rules = STRICT) -> None:
     """Raise SpecError at the first unknown field, wrong type, bad enum value or oneof clash."""
     if not isinstance(data, Mapping):
         raise SpecError(path, f"expected a mapping of {desc.name} fields, got {_kind(data)}")
     by_json = {f.json_name: f for f in desc.fields}
+    if rules.proto_names:
+        by_json.update({f.name: f for f in desc.fields})
     seen_oneofs: dict[str, str] = {}
     for key, value in data.items():
         field = by_json.get(key)
         if field is None:
-            raise SpecError(join(path, str(key)), _unknown_field(str(key), desc))
+            _unknown(desc, str(key), join(path, str(key)), rules)
+            continue
         if field.containing_oneof is not None and value is not None:
             other = seen_oneofs.setdefault(field.containing_oneof.name, key)
             if other != key:
                 raise SpecError(path, f"set only one of {other!r} and {key!r} (they are a oneof)")
-        _check_field(field, value, join(path, key))
+        _check_field(field, value, join(path, key), rules)
+
+
+def _unknown(desc: descriptor.Descriptor, key: str, path: str, rules: Rules) -> None:
+    """Refuse a field `desc` lacks, unless the rules skip it and it is no proto name of one."""
+    by_name = {f.name: f.json_name for f in desc.fields}
+    if not rules.skip_unknown:
+        raise SpecError(path, _unknown_field(key, desc))
+    if key in by_name:
+        raise SpecError(path, f"write it {by_name[key]!r}, as kfp's compiler does (camelCase)")
 
 
 def _unknown_field(key: str, desc: descriptor.Descriptor) -> str:
@@ -86,54 +144,105 @@ def _unknown_field(key: str, desc: descriptor.Descriptor) -> str:
     return f"unknown field; {hint}"
 
 
-def _check_field(field: FieldDescriptor, value: Any, path: str) -> None:
+def _check_field(field: FieldDescriptor, value: Any, path: str, rules: Rules) -> None:
     if value is None:
+        if not rules.nulls and not _takes_null(field):
+            raise SpecError(path, f"expected {_expected(field, whole=True)}, got null")
         return
     if _is_map(field):
         if not isinstance(value, Mapping):
             raise SpecError(path, f"expected a mapping, got {_kind(value)}")
         value_field = field.message_type.fields_by_name["value"]
         for key, item in value.items():
-            _check_single(value_field, item, join(path, str(key)))
+            _check_item(value_field, item, join(path, str(key)), rules)
     elif _is_repeated(field):
         if not isinstance(value, list):
             raise SpecError(path, f"expected a list, got {_kind(value)}")
         for index, item in enumerate(value):
-            _check_single(field, item, join(path, index))
+            _check_item(field, item, join(path, index), rules)
     else:
-        _check_single(field, value, path)
+        _check_single(field, value, path, rules)
 
 
-def _check_single(field: FieldDescriptor, value: Any, path: str) -> None:
+def _check_item(field: FieldDescriptor, value: Any, path: str, rules: Rules) -> None:
+    """One entry of a map or a list: a null one is refused in words unless null is a value of
+    it (ParseDict refuses it too, in its own)."""
+    if value is None and not _takes_null(field):
+        raise SpecError(path, f"expected {_expected(field, whole=False)}, got null")
+    _check_single(field, value, path, rules)
+
+
+def _check_single(field: FieldDescriptor, value: Any, path: str, rules: Rules = STRICT) -> None:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        _check_message_value(field.message_type, value, path)
+        _check_message_value(field.message_type, value, path, rules)
     elif field.type == FieldDescriptor.TYPE_ENUM:
         _check_enum(field.enum_type, value, path)
     elif field.type == FieldDescriptor.TYPE_BOOL:
         if not isinstance(value, bool):
-            raise SpecError(path, f"expected true or false, got {value!r}")
+            raise SpecError(path, f"expected true or false, got {_shown(value)}")
     elif field.type in _INT_TYPES:
         if isinstance(value, bool) or not _is_integer(value):
-            raise SpecError(path, f"expected an integer, got {value!r}")
+            raise SpecError(path, f"expected an integer, got {_shown(value)}")
+        low, high = _INT_RANGES[field.type]
+        if not low <= int(value) <= high:
+            raise SpecError(path, f"{_shown(value)} is out of range ({low} to {high})")
     elif field.type in _FLOAT_TYPES:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise SpecError(path, f"expected a number, got {value!r}")
-    elif field.type == FieldDescriptor.TYPE_STRING and not isinstance(value, str):
-        raise SpecError(path, f"expected a string, got {value!r} (quote it in YAML)")
+            raise SpecError(path, f"expected a number, got {_shown(value)}")
+        if field.type == FieldDescriptor.TYPE_FLOAT and abs(float(value)) > _FLOAT_MAX:
+            raise SpecError(path, f"{_shown(value)} is too large for a float")
+    elif field.type in _STRING_TYPES and not isinstance(value, str):
+        raise SpecError(path, f"expected a string, got {_shown(value)} (quote it in YAML)")
 
 
-def _check_message_value(desc: descriptor.Descriptor, value: Any, path: str) -> None:
+def _check_message_value(
+    desc: descriptor.Descriptor, value: Any, path: str, rules: Rules = STRICT
+) -> None:
     if desc.full_name in _OPAQUE:
+        return
+    if desc.full_name == "google.protobuf.Struct":
+        if not isinstance(value, Mapping):
+            raise SpecError(path, f"expected a mapping, got {_kind(value)}")
+        return
+    if desc.full_name == "google.protobuf.ListValue":
+        if not isinstance(value, list):
+            raise SpecError(path, f"expected a list, got {_kind(value)}")
         return
     if desc.full_name == "google.protobuf.Duration":
         if not (isinstance(value, str) and _DURATION.match(value)):
-            raise SpecError(path, f"expected a duration in seconds like '3600s', got {value!r}")
+            raise SpecError(
+                path, f"expected a duration in seconds like '3600s', got {_shown(value)}"
+            )
         return
     if desc.full_name == "google.protobuf.Timestamp":
         if not isinstance(value, str):
-            raise SpecError(path, f"expected an RFC 3339 timestamp string, got {value!r}")
+            raise SpecError(path, f"expected an RFC 3339 timestamp string, got {_shown(value)}")
         return
-    check(desc, value, path)
+    check(desc, value, path, rules=rules)
+
+
+def _takes_null(field: FieldDescriptor) -> bool:
+    """Whether null is a value of `field` (a google.protobuf.Value, or NullValue), not unset."""
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        return field.message_type.full_name == "google.protobuf.Value"
+    return field.type == FieldDescriptor.TYPE_ENUM and (
+        field.enum_type.full_name == "google.protobuf.NullValue"
+    )
+
+
+def _expected(field: FieldDescriptor, whole: bool) -> str:
+    """What a value of `field` is, in words (`whole`: the field, else one of its entries)."""
+    if whole and _is_map(field):
+        return "a mapping"
+    if whole and _is_repeated(field):
+        return "a list"
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        return _MESSAGE_WORDS.get(field.message_type.full_name, "a mapping")
+    if field.type in _STRING_TYPES:
+        return "a string"
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return "true or false"
+    return "an enum value" if field.type == FieldDescriptor.TYPE_ENUM else "a number"
 
 
 def _check_enum(enum: descriptor.EnumDescriptor, value: Any, path: str) -> None:
@@ -145,7 +254,7 @@ def _check_enum(enum: descriptor.EnumDescriptor, value: Any, path: str) -> None:
         return
     upper = str(value).upper().replace("-", "_")
     hint = f"; did you mean {upper!r}?" if upper in names else ""
-    raise SpecError(path, f"{value!r} is not one of {', '.join(names)}{hint}")
+    raise SpecError(path, f"{_shown(value)} is not one of {', '.join(names)}{hint}")
 
 
 def _is_integer(value: Any) -> bool:
@@ -173,4 +282,10 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {_shown(value)}"
+
+
+def _shown(value: Any) -> str:
+    """`value`'s repr, cut to _SHOWN characters: a message need not repeat a huge value."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}..."

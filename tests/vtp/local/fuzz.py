@@ -146,8 +146,8 @@ class Sent:
 class KnownOpen:
     """A 5xx the fuzzer found in code owned elsewhere, reported and awaiting its fix there.
     `send_all` tallies answers that match it apart (`Tally.known`) so the suite's run stays a
-    check on everything else; `test_fuzz.py` replays `sent` as a strict xfail, which fails the
-    day the fix lands, so the entry is removed then."""
+    check on everything else; `test_fuzz.py` replays each entry's `sent` and fails the day the
+    fix lands (it answers under 500), so the entry is removed then."""
 
     name: str
     pattern: str

@@ -22,7 +22,8 @@ from google.protobuf import duration_pb2
 
 from vtp.local.base import errors
 from vtp.local.base.resources import rest_json
-from vtp.local.base.routing import Collection, Request, Router, parse_message
+from vtp.local.base.routing import Collection, Request, Router
+from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs.service import PipelineJobs
 
 JOBS = Collection("pipelineJobs", "job")
@@ -40,8 +41,9 @@ def add_routes(router: Router, jobs: PipelineJobs) -> None:
 
 
 def parse_job(body: bytes) -> aiplatform_v1.PipelineJob:
-    """A PipelineJob from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
-    return parse_message(aiplatform_v1.PipelineJob, body)
+    """A PipelineJob from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex,
+    and so is a field of the wrong type, named (`specs.parse_request`)."""
+    return specs.parse_request(aiplatform_v1.PipelineJob, body, "pipelineJob")
 
 
 def _create(jobs: PipelineJobs, request: Request) -> aiplatform_v1.PipelineJob:

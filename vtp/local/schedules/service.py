@@ -22,9 +22,10 @@ from google.cloud import aiplatform_v1
 
 from vtp.local.base import callers, errors
 from vtp.local.base.resources import clear_output_only, new_id, set_times, time_of
-from vtp.local.base.routing import mask_fields, parse_message
+from vtp.local.base.routing import mask_fields
 from vtp.local.base.services import CollectionService
 from vtp.local.base.store import Record, ResourceStore
+from vtp.local.pipeline_jobs import spec as specs
 from vtp.local.pipeline_jobs.service import PipelineJobs
 from vtp.local.service import Service
 from vtp.vertex import cron
@@ -287,7 +288,10 @@ class Schedules(CollectionService[Schedule, Record]):
                 "schedule.createPipelineJobRequest.pipelineJobId must be empty: every run gets "
                 "its own ID."
             )
-        self.jobs.check(request.pipeline_job)
+        try:
+            self.jobs.check(request.pipeline_job)
+        except errors.ApiError as exc:  # named as this request has it, not as a job's own
+            raise _within_request(exc) from None
 
     def _expect(self, record: Record, state: int, verb: str) -> None:
         if record.resource.state != state:
@@ -301,9 +305,20 @@ class Schedules(CollectionService[Schedule, Record]):
         self.store.update(record)
 
 
+def _within_request(exc: errors.ApiError) -> errors.ApiError:
+    """`exc`, raised checking the schedule's pipeline job, with the fields it names
+    (`pipelineJob.pipelineSpec...`) under `schedule.createPipelineJobRequest.`, where this
+    request has them."""
+    message = exc.message
+    if message.startswith("pipelineJob."):
+        message = f"schedule.createPipelineJobRequest.{message}"
+    return errors.ApiError(exc.code, message, exc.http_status)
+
+
 def parse(body: bytes) -> Schedule:
-    """A Schedule from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex."""
-    return parse_message(Schedule, body)
+    """A Schedule from a request body; unknown fields are INVALID_ARGUMENT, as on Vertex, and
+    so is a field of the wrong type, named (`pipeline_jobs.spec.parse_request`)."""
+    return specs.parse_request(Schedule, body, "schedule")
 
 
 def _first_time(schedule_cron: str, start: datetime) -> datetime:

@@ -65,3 +65,44 @@ def test_runtime_settings_the_service_cannot_honour_are_refused():
     with pytest.raises(errors.ApiError, match="inputArtifacts is not supported"):
         spec.check_runtime(job(input_artifacts={"data": {"artifact_id": "1"}}))
     assert spec.pipeline_spec(job()) == SPEC
+
+
+def test_the_spec_is_checked_whole_naming_the_field():
+    """Any field of the compiled spec of the wrong type (here deep in an executor) is refused
+    naming it, before the service's other checks read the spec (`vtp.engine.spec_check`)."""
+    executors = {"exec-a": {"container": {"image": "i", "command": "python -c 1"}}}
+    compiled = {
+        **SPEC,
+        "root": {"dag": {"tasks": {"a": {"componentRef": {"name": "comp-a"}}}}},
+        "components": {"comp-a": {"executorLabel": "exec-a"}},
+        "deploymentSpec": {"executors": executors},
+    }
+    with pytest.raises(errors.ApiError) as refused:
+        spec.pipeline_spec(PipelineJob(pipeline_spec=compiled))
+    assert refused.value.message.startswith(
+        "pipelineJob.pipelineSpec.deploymentSpec.executors.exec-a.container.command: "
+        "expected a list"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (b'{"runtimeConfig": {"parameterValues": 1}}', "pipelineJob.runtimeConfig.parameterValues"),
+        (b'{"runtimeConfig": "x"}', "pipelineJob.runtimeConfig: expected a mapping"),
+        (b'{"displayName": []}', "pipelineJob.displayName: expected a string"),
+        (b'{"pipelineSpec": [1]}', "pipelineJob.pipelineSpec: expected a mapping"),
+    ],
+)
+def test_a_request_field_of_the_wrong_type_is_named(body, named):
+    """Protobuf's own message names the type, or nothing (`'int' object is not iterable`)."""
+    with pytest.raises(errors.ApiError) as refused:
+        spec.parse_request(PipelineJob, body, "pipelineJob")
+    assert named in refused.value.message
+
+
+def test_numbers_json_cannot_hold_are_refused_naming_the_part():
+    job = PipelineJob(pipeline_spec=SPEC)
+    job._pb.runtime_config.parameter_values["count"].number_value = float("nan")
+    with pytest.raises(errors.ApiError, match=r"pipelineJob\.runtimeConfig: every number"):
+        spec.parameter_values(job)
