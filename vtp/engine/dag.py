@@ -40,8 +40,8 @@ from kfp import dsl
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import storage
-from vtp.engine import executors
-from vtp.engine.cache import Cache, key
+from vtp.engine import executors, task_cache
+from vtp.engine.cache import Cache
 from vtp.engine.conditions import ExpressionError, condition_holds, select
 from vtp.engine.executors import Node
 from vtp.engine.journal import Journal, now
@@ -260,8 +260,11 @@ class Engine:
     ) -> Node:
         spec = self._executors.executors[component.executor_label]
         if spec.HasField("importer"):
-            return executors.run_importer(component, spec, inputs)
-        cache_key = ""
+            imported = executors.run_importer(component, spec, inputs)
+            self._name_imports(imported.outputs)
+            return imported
+        cache_key: task_cache.TaskKey | None = None
+        where = "/".join(path)
         if self.cache is not None and task.caching_options.enable_cache:
             artifacts = {
                 n: executors.as_records(v)
@@ -271,12 +274,17 @@ class Engine:
             # Every resolved input, as Vertex keys a task: an upstream output used inside a
             # constant (a dict, a list, an f-string) is an undeclared `pipelinechannel--*` one.
             parameters = _parameters(component, inputs, loose=True)
-            cache_key = key(component, spec, parameters, artifacts)
-            entry = self.cache.get(cache_key)
+            name = self.spec.pipeline_info.name
+            cache_key = task_cache.key(name, component, spec, parameters, artifacts)
+            entry = self.cache.get(cache_key.entry)
             if entry is not None:
-                print(f"[{'/'.join(path)}] cache hit: outputs of an earlier run", flush=True)
+                print(f"[{where}] cache hit: outputs of an earlier run", flush=True)
                 record["cached"] = True
                 return Node("SUCCEEDED", _from_entry(component, entry))
+            before = self.cache.last(f"{name}/{where}")
+            if before is not None:
+                what = ", ".join(task_cache.changed(before, cache_key.document)) or "its key"
+                print(f"[{where}] not from the cache: {what} changed since it last ran", flush=True)
         task_root = "/".join([self.pipeline_root.rstrip("/"), self.run_id, *path])
         names = executors.Names(
             self.run_id, self.run_id, path[-1], _local(task_root), self.pipeline_root,
@@ -287,8 +295,9 @@ class Engine:
             return Node("CANCELLED", error="cancelled while it ran")
         if node.state == "SUCCEEDED":
             self._name_artifacts(node.outputs, path)
-            if cache_key and self.cache is not None:
-                self.cache.put(cache_key, _entry(component, node.outputs))
+            if cache_key is not None and self.cache is not None:
+                self.cache.put(cache_key.entry, _entry(component, node.outputs))
+                self.cache.remember(f"{self.spec.pipeline_info.name}/{where}", cache_key.document)
         return node
 
     def _name_artifacts(self, outputs: dict[str, Any], path: tuple[str, ...]) -> None:
@@ -303,6 +312,17 @@ class Engine:
                 if isinstance(artifact, dsl.Artifact):
                     made_by = "/".join([self.run_id, *path, output, str(index)])
                     artifact.name = prefix + hashlib.sha256(made_by.encode()).hexdigest()[:20]
+
+    def _name_imports(self, outputs: dict[str, Any]) -> None:
+        """Give an importer's artifact the resource name of that URI and schema in ML Metadata,
+        as Vertex's importer finds (or makes) the one artifact of them: recorded so, and keyed
+        so, a task downstream reads the same artifact for the same URI and another for another."""
+        prefix = self.job_name.split("/pipelineJobs/")[0] + "/metadataStores/default/artifacts/"
+        for value in outputs.values():
+            for artifact in value if isinstance(value, list) else [value]:
+                if isinstance(artifact, dsl.Artifact):
+                    imported = f"imported\0{artifact.schema_title}\0{artifact.uri}"
+                    artifact.name = prefix + hashlib.sha256(imported.encode()).hexdigest()[:20]
 
     def _with_retries(
         self,
