@@ -231,7 +231,7 @@ def run_importer(
             "metadata": metadata,
         }
     )
-    return Node("SUCCEEDED", {"artifact": artifact})
+    return Node("SUCCEEDED", _typed_as_declared({"artifact": artifact}, component))
 
 
 def _resolve_metadata(metadata: Any, arguments: dict[str, Any]) -> Any:
@@ -311,18 +311,18 @@ def as_records(value: Any) -> list[dict[str, Any]]:
 
 def from_records(records: list[dict[str, Any]], is_list: bool) -> Any:
     """Artifacts back from `as_records`."""
-    artifacts = [
-        kfp_executor.create_artifact_instance(
-            {
-                "name": r.get("name", ""),
-                "uri": r["uri"],
-                "metadata": r.get("metadata", {}),
-                "type": {
-                    "schemaTitle": r.get("schema", "system.Artifact"),
-                    "schemaVersion": r.get("schema_version", "0.0.1"),
-                },
-            }
-        )
-        for r in records
-    ]
+    artifacts = []
+    for r in records:
+        schema = {
+            "schemaTitle": r.get("schema", "system.Artifact"),
+            "schemaVersion": r.get("schema_version", "0.0.1"),
+        }
+        artifact = kfp_executor.create_artifact_instance(
+            {"name": r.get("name", ""), "uri": r["uri"], "metadata": r.get("metadata", {}),
+             "type": schema}
+        )  # fmt: skip
+        # kfp makes a type it has no class for (GCPC's) a plain system.Artifact: keep the title
+        artifact.schema_title = schema["schemaTitle"]
+        artifact.schema_version = schema["schemaVersion"]
+        artifacts.append(artifact)
     return artifacts if is_list else (artifacts[0] if artifacts else None)

@@ -68,3 +68,73 @@ def test_experiment_and_pipeline_dataframes(local_service, tmp_path):
     [pipeline_row] = frames["pipeline"]
     assert pipeline_row["pipeline_name"] == "team-df-sum"
     assert pipeline_row["param.input:x"] == 5
+
+
+TEAM_PIPELINE = """
+    from kfp import compiler, dsl
+    from kfp.dsl import Input, Metrics, Output
+    from google_cloud_pipeline_components.types import artifact_types
+
+    @dsl.component(base_image="python:3.11")
+    def evaluate(model: Input[artifact_types.UnmanagedContainerModel], threshold: float,
+                 metrics: Output[Metrics]):
+        metrics.log_metric("accuracy", 0.5 + threshold)
+
+    @dsl.pipeline(name="team-eval")
+    def team_eval(threshold: float = 0.25):
+        model = dsl.importer(
+            artifact_uri="gs://team-bucket/models/1",
+            artifact_class=artifact_types.UnmanagedContainerModel,
+            metadata={"containerSpec": {"imageUri": "us-docker.pkg.dev/vertex-ai/prediction/x"}},
+        )
+        evaluate(model=model.output, threshold=threshold)
+
+    compiler.Compiler().compile(team_eval, "team_eval.yaml")
+"""
+
+TWO_RUNS = """
+    import json
+    from google.cloud import aiplatform
+
+    aiplatform.init(project="team-project", location="us-central1")
+    for threshold in (0.25, 0.25):  # the second run is all cache hits
+        job = aiplatform.PipelineJob(display_name="eval", template_path="team_eval.yaml",
+                                     parameter_values={"threshold": threshold})
+        job.submit()
+        job.wait()
+    rows = aiplatform.get_pipeline_df("team-eval").to_dict("records")
+    models = aiplatform.Artifact.list(filter='schema_title="google.UnmanagedContainerModel"')
+    print("FRAMES", json.dumps({
+        "rows": rows,
+        "models": [{"uri": m.uri, "metadata": m.metadata} for m in models],
+    }))
+"""
+
+
+def test_runs_metrics_and_an_importers_artifact_are_recorded_as_vertex_records_them(
+    local_service, tmp_path
+):
+    """A team's pipeline with an importer and a Metrics output, run twice: one row per run in
+    `get_pipeline_df`, each with `metric.accuracy`; the imported model in ML Metadata under its
+    declared schema, once (the same URI is the same artifact)."""
+    for name, text in (("pipeline.py", TEAM_PIPELINE), ("runs.py", TWO_RUNS)):
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url, "--"]
+    for script in ("pipeline.py", "runs.py"):
+        result = subprocess.run(
+            [*command, sys.executable, script],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    line = next(li for li in result.stdout.splitlines() if li.startswith("FRAMES "))
+    frames = json.loads(line.removeprefix("FRAMES "))
+    rows = frames["rows"]
+    assert len(rows) == 2, rows
+    assert [row["metric.accuracy"] for row in rows] == [0.75, 0.75]
+    assert all(row["param.input:threshold"] == 0.25 for row in rows)
+    assert frames["models"] == [
+        {
+            "uri": "gs://team-bucket/models/1",
+            "metadata": {"containerSpec": {"imageUri": "us-docker.pkg.dev/vertex-ai/prediction/x"}},
+        }
+    ]

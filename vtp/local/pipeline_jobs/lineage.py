@@ -39,6 +39,11 @@ from vtp.local.pipeline_jobs.task_details import metadata_store
 PIPELINE_SCHEMA, RUN_SCHEMA = "system.Pipeline", "system.PipelineRun"
 SCHEMA_VERSION = "0.0.1"
 LIVE = aiplatform_v1.Artifact.State(aiplatform_v1.Artifact.State.LIVE)
+METRICS_SCHEMAS = frozenset(
+    {"system.Metrics", "google.ClassificationMetrics", "google.RegressionMetrics",
+     "google.ForecastingMetrics"}
+)  # fmt: skip
+"""The schemas whose artifacts the SDK reads as a run's metrics."""
 
 
 class RunLineage:
@@ -47,6 +52,7 @@ class RunLineage:
     def __init__(self, metadata: Metadata, storage_root: Path) -> None:
         self.metadata, self.storage_root = metadata, storage_root.resolve()
         self._written: dict[str, dict[int, str]] = {}  # job -> task id -> record as written
+        self._linked: dict[str, set[str]] = {}  # job -> metrics artifacts linked to its run
         self._lock = threading.Lock()
 
     def contexts(
@@ -94,13 +100,40 @@ class RunLineage:
             return
         with self._lock:
             written = self._written.setdefault(job_name, {})
-            for entry in journal.read(run_dir, over=final):
+            entries = journal.read(run_dir, over=final)
+            for entry in entries:
                 text = json.dumps(entry, sort_keys=True, default=str)
                 if written.get(entry["id"]) != text:
                     self._task(context.name, job_name, entry)
                     written[entry["id"]] = text
+            self._link_metrics(job_name, entries)
             if final:
                 self._written.pop(job_name, None)
+                self._linked.pop(job_name, None)
+
+    def _link_metrics(self, job_name: str, entries: list[dict[str, Any]]) -> None:
+        """The metrics artifacts the run's tasks made, as outputs of the run's `system.Run`
+        execution too, as Vertex links them: `get_pipeline_df` reads a run's `metric.*`
+        columns from that execution's output artifacts (`get_experiment_df` from the run's
+        context, which holds them already)."""
+        run = next((e for e in entries if e.get("kind") == "pipeline"), None)
+        linked = self._linked.setdefault(job_name, set())
+        made = [
+            artifact.name
+            for entry in entries
+            if entry.get("kind") == "executor"
+            for artifact in _named(task_details.artifacts(entry.get("artifacts")))
+            if artifact.schema_title in METRICS_SCHEMAS and artifact.name not in linked
+        ]
+        if run is None or not made:
+            return
+        execution = task_details.execution(run, job_name).name
+        have = {e.artifact for e in self.metadata.execution_events(execution)}
+        output = Event.Type.OUTPUT
+        events = [Event(artifact=name, type_=output) for name in made if name not in have]
+        if events:
+            self.metadata.add_execution_events(execution, events)
+        linked.update(made)
 
     def _task(self, context: str, job_name: str, entry: dict[str, Any]) -> None:
         execution = self.metadata.put("executions", task_details.execution(entry, job_name))
