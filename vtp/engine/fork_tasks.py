@@ -20,7 +20,6 @@ import contextlib
 import itertools
 import json
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from vtp import private_files
-from vtp.engine import fork_server, task_commands
+from vtp.engine import fork_server, task_commands, tree_walk
 from vtp.engine.fork_threads import SERVER_ENV
 from vtp.engine.task_commands import Plan, plan
 from vtp.vertex.local_auth import API_ENDPOINT_ENV, STARTUP_HOOK_DIR
@@ -137,7 +136,7 @@ class TaskServer:
                 self._process.terminate()
                 self._process.wait()
             if self._folder is not None:
-                shutil.rmtree(self._folder, ignore_errors=True)
+                tree_walk.remove_tree(self._folder, ignore_errors=True)
                 self._folder = None
 
     def fork(self, task: Plan, env: Mapping[str, str]) -> "ForkedTask":

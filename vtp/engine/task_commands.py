@@ -42,6 +42,11 @@ _INSTALL = re.compile(
 _VALUED_OPTIONS = {"--index-url", "--extra-index-url", "--trusted-host"}
 
 
+class UnusableInstall(ValueError):
+    """A requirement of the task's `packages_to_install` whose environment marker cannot be
+    evaluated: the task fails saying which, rather than the engine (or pip) crashing on it."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """How a forked child runs a task: `python -m module *argv`, with `env` added."""
@@ -55,7 +60,8 @@ class Plan:
 
 
 def plan(full_command: list[str]) -> Plan | str:
-    """The forked form of kfp.local's `full_command`, or why it needs a fresh interpreter."""
+    """The forked form of kfp.local's `full_command`, or why it needs a fresh interpreter;
+    UnusableInstall as `check_installs` raises it."""
     if full_command[:2] == ["sh", "-c"] and len(full_command) > 3:
         unmet = _unmet_installs(full_command[2])
         if unmet:
@@ -64,6 +70,14 @@ def plan(full_command: list[str]) -> Plan | str:
     if full_command[:2] == ["sh", "-ec"] and len(full_command) >= 4:
         return _executor(full_command[2], full_command[3], full_command[4:])
     return _module(full_command)
+
+
+def check_installs(full_command: list[str]) -> None:
+    """UnusableInstall for a requirement in the prelude of kfp.local's `full_command` whose
+    environment marker this interpreter cannot evaluate (`python_version ~= "x"`). The task runs
+    on this interpreter however it starts: pip, left to it, would only crash with a traceback."""
+    if full_command[:2] == ["sh", "-c"] and len(full_command) > 3:
+        _unmet_installs(full_command[2])
 
 
 def _executor(script: str, source: str, args: list[str]) -> Plan | str:
@@ -140,7 +154,7 @@ def _installed(text: str) -> bool:
         requirement = Requirement(text)
     except InvalidRequirement:
         return False
-    if requirement.marker is not None and not requirement.marker.evaluate():
+    if not _marker_holds(text, requirement):
         return True  # pip would skip it too
     if requirement.url:
         return False
@@ -149,6 +163,22 @@ def _installed(text: str) -> bool:
     except metadata.PackageNotFoundError:
         return False
     return requirement.specifier.contains(version, prereleases=True)
+
+
+def _marker_holds(text: str, requirement: Requirement) -> bool:
+    """Whether the environment marker of `requirement` (`text` as the component gave it), if
+    any, holds on this interpreter. packaging raises for one it cannot evaluate (a version
+    compared with something that is none): UnusableInstall naming the requirement and the
+    marker, where the task's failure said only "the local engine failed"."""
+    if requirement.marker is None:
+        return True
+    try:
+        return requirement.marker.evaluate()
+    except (ValueError, KeyError) as exc:  # UndefinedComparison, UndefinedEnvironmentName, ...
+        raise UnusableInstall(
+            f"its packages_to_install requirement {text!r} has the environment marker "
+            f"{str(requirement.marker)!r}, which cannot be evaluated on this interpreter: {exc}"
+        ) from None
 
 
 def _this_python(executable: str) -> bool:

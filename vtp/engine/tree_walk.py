@@ -15,8 +15,14 @@ the service makes over such a tree goes through `Walk` instead:
 - it never follows a link to a folder (a link is met as an entry, like a file);
 - a folder it cannot read (removed meanwhile, no permission) is skipped, unless the caller
   asks for the OSError (`skip_unreadable=False`: a check that must see everything).
+
+Removing such a tree is `remove_tree`, never `shutil.rmtree` (whose RecursionError even
+`ignore_errors=True` lets through: a job's delete answered 500, a replica's restart crashed).
+It goes down through open folders, by names relative to them, so no path it uses is longer than
+one name, however deep the tree is.
 """
 
+import errno
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -108,3 +114,164 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False
+
+
+HELD_FOLDERS = 32
+"""Folders `remove_tree` holds open at most (besides the top), however deep the tree is: the
+service's other threads need descriptors too. A folder above those is reopened through its
+child's `..` on the way back up, and must be the very folder it left (device and inode)."""
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""Open a folder, never a link to one (ELOOP or ENOTDIR then)."""
+
+_NOT_A_FOLDER = (errno.ENOTDIR, errno.ELOOP)
+
+
+def remove_tree(path: str | os.PathLike[str], ignore_errors: bool = False) -> None:
+    """Remove `path` and all below it, bottom up, as `shutil.rmtree` would but without recursion
+    and at any depth. A link (`path` itself, or anything in it) is removed, never followed; what
+    disappears meanwhile is no error. It removes all it can, then raises the first OSError it met
+    (a file it may not remove, a folder moved from under it) unless `ignore_errors`; nothing is
+    ever removed outside the tree: a folder moved away mid-way stops the removal there."""
+    removal = _Removal()
+    removal.run(os.fspath(path))
+    if removal.error is not None and not ignore_errors:
+        raise removal.error
+
+
+@dataclass
+class _Level:
+    """A folder `_Removal` is inside: its descriptor, and its subfolders still to remove."""
+
+    fd: int
+    """-1 while closed (more than HELD_FOLDERS above the current folder)."""
+    name: str
+    """Its name in the folder above (the whole path for the top)."""
+    identity: tuple[int, int]
+    """(st_dev, st_ino): what a reopened `..` must be."""
+    subfolders: list[str]
+
+
+class _Removal:
+    """One `remove_tree`: a stack of `_Level`s, one per folder from the top down to the
+    current one; each step enters one subfolder or removes the emptied current folder."""
+
+    def __init__(self) -> None:
+        self.levels: list[_Level] = []
+        self.error: OSError | None = None
+        """The first OSError met."""
+
+    def run(self, path: str) -> None:
+        """Remove `path` (a folder, a file or a link); errors noted, never raised."""
+        try:
+            top = os.open(path, _FOLDER_FLAGS)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno in _NOT_A_FOLDER:
+                self._remove(os.unlink, path, None)
+            else:
+                self._note(exc)
+            return
+        try:
+            self._enter(top, path)
+            while self.levels:
+                self._step()
+        except OSError as exc:  # a folder moved away, or fstat failing: stop where it is
+            self._note(exc)
+        finally:
+            for level in self.levels:
+                _close(level)
+
+    def _step(self) -> None:
+        level = self.levels[-1]
+        if level.subfolders:
+            name = level.subfolders.pop()
+            below = self._open_below(level.fd, name)
+            if below >= 0:
+                self._enter(below, name)
+            return
+        self.levels.pop()
+        try:
+            above = self._reopened_above(level) if self.levels else None
+        finally:
+            _close(level)
+        self._remove(os.rmdir, level.name, above)
+
+    def _enter(self, fd: int, name: str) -> None:
+        """Go into the open folder `fd`: remove its files and links, note its subfolders, and
+        close the folder HELD_FOLDERS above (the top stays open)."""
+        try:
+            found = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            raise
+        level = _Level(fd, name, (found.st_dev, found.st_ino), [])
+        self.levels.append(level)
+        level.subfolders = self._cleared(fd)
+        if len(self.levels) > HELD_FOLDERS + 1:
+            _close(self.levels[-HELD_FOLDERS - 1])
+
+    def _cleared(self, fd: int) -> list[str]:
+        """The names of the subfolders of `fd`, once its other entries are removed. Read whole
+        first: a folder changed while it is read may skip entries."""
+        try:
+            with os.scandir(fd) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            self._note(exc)
+            return []
+        subfolders = []
+        for entry in entries:
+            if _is_real_dir(entry):
+                subfolders.append(entry.name)
+            else:
+                self._remove(os.unlink, entry.name, fd)
+        return subfolders
+
+    def _open_below(self, fd: int, name: str) -> int:
+        """Subfolder `name` of `fd` opened, or -1: gone, or no folder any more (then removed
+        as the file or link it now is)."""
+        try:
+            return os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            return -1
+        except OSError as exc:
+            if exc.errno in _NOT_A_FOLDER:
+                self._remove(os.unlink, name, fd)
+            else:
+                self._note(exc)
+            return -1
+
+    def _reopened_above(self, level: _Level) -> int:
+        """The descriptor of the folder above `level`, reopened through `level`'s `..` when it
+        was closed; OSError when that is not the folder it was (moved: nothing above it is
+        this tree's to remove any more)."""
+        above = self.levels[-1]
+        if above.fd >= 0:
+            return above.fd
+        fd = os.open("..", _FOLDER_FLAGS, dir_fd=level.fd)
+        found = os.fstat(fd)
+        if (found.st_dev, found.st_ino) != above.identity:
+            os.close(fd)
+            raise OSError(errno.ESTALE, "a folder was moved while it was being removed", above.name)
+        above.fd = fd
+        return fd
+
+    def _remove(self, remove: Callable[..., None], name: str, fd: int | None) -> None:
+        """`remove` (os.unlink or os.rmdir) `name` in folder `fd`; one already gone is fine."""
+        try:
+            remove(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            self._note(exc)
+
+    def _note(self, exc: OSError) -> None:
+        self.error = self.error or exc
+
+
+def _close(level: _Level) -> None:
+    if level.fd >= 0:
+        os.close(level.fd)
+        level.fd = -1

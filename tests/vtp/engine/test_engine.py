@@ -8,12 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
 
 from tests.fixtures import run_in_worker as run
-from vtp.engine import journal, worker
+from vtp.engine import fork_tasks, journal, worker
 
 
 @dsl.component(base_image="python:3.11")
@@ -164,3 +165,33 @@ def test_caching_off_runs_everything(tmp_path: Path) -> None:
     env = {**os.environ, "VTP_GCS_ROOT": str(tmp_path / "gcs")}
     subprocess.run([sys.executable, "-m", "vtp.engine.worker", str(run_dir)], env=env, check=True)
     assert journal.read(run_dir) and not any(r.get("cached") for r in journal.read(run_dir))
+
+
+UNEVALUABLE = 'foo; python_version ~= "x"'
+"""A requirement whose marker compares a version with something that is none."""
+
+
+@dsl.component(base_image="python:3.11", packages_to_install=[UNEVALUABLE])
+def odd_install(x: int) -> int:
+    return x
+
+
+@dsl.pipeline
+def with_odd_install() -> int:
+    return odd_install(x=1).output
+
+
+@pytest.mark.parametrize("fork", ["1", "0"], ids=["forked", "fresh"])
+def test_a_requirement_whose_marker_cannot_be_evaluated_fails_its_task_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork: str
+) -> None:
+    """Forked, the engine crashed on it ("the local engine failed: UndefinedComparison"); in a
+    fresh interpreter pip did, with a traceback: either way the task fails saying what."""
+    monkeypatch.setenv(fork_tasks.FORK_ENV, fork)
+    result, tasks = run(with_odd_install, tmp_path)
+    assert not result["succeeded"]
+    error = tasks["odd-install"]["error"]
+    assert error.startswith("task odd-install failed: its packages_to_install requirement"), error
+    assert repr(UNEVALUABLE) in error and "'python_version ~= \"x\"'" in error, error
+    assert "cannot be evaluated on this interpreter" in error and "engine failed" not in error
+    assert "odd-install" in result["error"]

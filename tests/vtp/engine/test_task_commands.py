@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from kfp import dsl
 
-from vtp.engine import fork_server
+from vtp.engine import fork_server, task_commands
 from vtp.engine.task_commands import Plan, plan
 
 
@@ -56,6 +56,19 @@ def test_installs_that_would_change_the_environment_need_a_fresh_interpreter(pac
     found = plan(_full_command(component))
     assert isinstance(found, str)
     assert reason in found
+
+
+def test_a_marker_that_cannot_be_evaluated_is_named_not_crashed_on():
+    text = 'foo; python_version ~= "x"'
+    component = dsl.component(add, base_image="python:3.11", packages_to_install=[text])
+    for call in (plan, task_commands.check_installs):
+        with pytest.raises(task_commands.UnusableInstall, match="cannot be evaluated") as caught:
+            call(_full_command(component))
+        assert repr(text) in str(caught.value)
+        assert "marker 'python_version ~= \"x\"'" in str(caught.value)
+    skipped = ["foo; python_version < '3'"]  # a marker that does not hold: pip skips it
+    fine = dsl.component(add, base_image="python:3.11", packages_to_install=skipped)
+    task_commands.check_installs(_full_command(fine))
 
 
 def test_another_python_needs_a_fresh_interpreter():

@@ -111,3 +111,120 @@ def test_an_unreadable_folder_is_skipped_unless_asked(tmp_path: Path) -> None:
     assert list(tree_walk.Walk(tmp_path / "gone", 5, 10)) == []
     with pytest.raises(FileNotFoundError):
         list(tree_walk.Walk(tmp_path / "gone", 5, 10, skip_unreadable=False))
+
+
+# -- remove_tree ------------------------------------------------------------------------------
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_tree_thousands_deep_is_removed_without_recursion(
+    tmp_path: Path, deep_trees: DeepTrees
+) -> None:
+    top = deep_trees.make(tmp_path / "t", 3_000)  # paths past PATH_MAX (4,096) down there
+    (top / "d" / "beside.txt").write_text("x")
+    (top / "d" / "other" / "d").mkdir(parents=True)
+    before = open_descriptors()
+    tree_walk.remove_tree(top)  # shutil.rmtree: RecursionError, even with ignore_errors
+    assert not top.exists() and os.listdir(tmp_path) == []
+    assert open_descriptors() == before
+
+
+def test_removal_holds_a_bounded_number_of_folders_open(
+    tmp_path: Path, deep_trees: DeepTrees, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    top = deep_trees.make(tmp_path / "t", 200)
+    held, most = set(), 0
+    real_open, real_close = os.open, os.close
+
+    def counted_open(*args: object, **kwargs: object) -> int:
+        nonlocal most
+        fd = real_open(*args, **kwargs)  # type: ignore[arg-type]
+        held.add(fd)
+        most = max(most, len(held))
+        return fd
+
+    def counted_close(fd: int) -> None:
+        held.discard(fd)
+        real_close(fd)
+
+    monkeypatch.setattr(tree_walk.os, "open", counted_open)
+    monkeypatch.setattr(tree_walk.os, "close", counted_close)
+    tree_walk.remove_tree(top)
+    assert not top.exists() and not held
+    assert most == tree_walk.HELD_FOLDERS + 2  # the top, the window, and one `..` reopened
+
+
+def test_links_are_removed_never_followed(tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "kept.txt").write_text("kept")
+    (tmp_path / "t" / "a").mkdir(parents=True)
+    (tmp_path / "t" / "a" / "to-folder").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (tmp_path / "t" / "to-file").symlink_to(tmp_path / "outside" / "kept.txt")
+    (tmp_path / "t" / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    tree_walk.remove_tree(tmp_path / "t")
+    tree_walk.remove_tree(tmp_path / "link")  # the link itself goes, not what it leads to
+    assert sorted(os.listdir(tmp_path)) == ["outside"]
+    assert (tmp_path / "outside" / "kept.txt").read_text() == "kept"
+
+
+def test_a_file_goes_and_what_is_gone_is_no_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    tree_walk.remove_tree(tmp_path / "file")
+    tree_walk.remove_tree(tmp_path / "never-there")
+    assert os.listdir(tmp_path) == []
+
+
+def test_what_cannot_be_removed_is_raised_after_the_rest_unless_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("a", "b", "c"):
+        (tmp_path / "t" / name).mkdir(parents=True)
+        (tmp_path / "t" / name / "f").write_text("x")
+    real_unlink = os.unlink
+
+    def refusing(name: str, *, dir_fd: int | None = None) -> None:
+        if dir_fd is not None and os.readlink(f"/proc/self/fd/{dir_fd}").endswith("/b"):
+            raise PermissionError(1, "refused", name)
+        real_unlink(name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(tree_walk.os, "unlink", refusing)
+    with pytest.raises(PermissionError, match="refused"):
+        tree_walk.remove_tree(tmp_path / "t")
+    assert sorted(os.listdir(tmp_path / "t")) == ["b"]  # the others went all the same
+    tree_walk.remove_tree(tmp_path / "t", ignore_errors=True)
+    assert os.listdir(tmp_path / "t" / "b") == ["f"]
+
+
+def test_a_folder_moved_away_mid_removal_stops_it_there(
+    tmp_path: Path, deep_trees: DeepTrees, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above its open window the removal climbs back through `..`: a folder moved out of the
+    tree meanwhile leads elsewhere, which it must not touch."""
+    top = deep_trees.make(tmp_path / "t", tree_walk.HELD_FOLDERS + 5, leaf="")
+    elsewhere = deep_trees.remove_later(tmp_path / "elsewhere")
+    elsewhere.mkdir()
+    (elsewhere / "theirs.txt").write_text("not the tree's")
+    moved = False
+    real_rmdir = os.rmdir
+
+    def moving(name: str, *, dir_fd: int | None = None) -> None:
+        """Once the deepest folder goes, move the shallowest one still open (6 deep: the five
+        above it were closed) out of the tree."""
+        nonlocal moved
+        real_rmdir(name, dir_fd=dir_fd)
+        if not moved:
+            moved = True
+            os.rename(os.path.join(top, *["d"] * 6), elsewhere / "d")
+
+    monkeypatch.setattr(tree_walk.os, "rmdir", moving)
+    before = open_descriptors()
+    with pytest.raises(OSError, match="moved while it was being removed"):
+        tree_walk.remove_tree(top)
+    assert open_descriptors() == before
+    assert (elsewhere / "theirs.txt").read_text() == "not the tree's"
+    assert os.listdir(elsewhere / "d") == []  # what was below it went; it stays, and all above
+    assert (top / "d" / "d" / "d" / "d" / "d").is_dir()

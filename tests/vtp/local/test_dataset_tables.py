@@ -5,6 +5,9 @@ from pathlib import Path
 import pytest
 from google.cloud.aiplatform_v1 import InputDataConfig
 
+from tests.vtp.engine.test_tree_walk import DeepTrees
+from tests.vtp.engine.test_tree_walk import deep_trees as deep_trees  # fixture
+from vtp.local.base import buckets
 from vtp.local.datasets import tables
 
 HEADER = ["x", "when", "kind"]
@@ -88,3 +91,52 @@ def test_the_environment_names_each_split_as_a_wildcard() -> None:
         "AIP_VALIDATION_DATA_URI": "gs://b/out/dataset-1-tables-T/validation-*.csv",
         "AIP_TEST_DATA_URI": "gs://b/out/dataset-1-tables-T/test-*.csv",
     }
+
+
+def shallow_tree(root: Path) -> None:
+    for name in ("x.csv", "data/x.csv", "data/x1.csv", "data/more/x.csv", "data/more/deeper/x.csv",
+                 "data/.hidden.csv", "dbta/y.csv", "other/more/z.csv"):  # fmt: skip
+        (root / "b" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "b" / name).write_text(f"name\n{name}\n")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["**/x.csv", "data/**/x.csv", "data/*/x.csv", "*/x.csv", "data/x*.csv", "d?ta/*.csv",
+     "d[a-b]ta/*", "**/more/*.csv", "data/**", "data/**/deeper/*", "*.csv", "data//x.csv"],
+)  # fmt: skip
+def test_wildcards_match_as_path_glob_does(tmp_path: Path, pattern: str) -> None:
+    shallow_tree(tmp_path)
+    expected = sorted(p for p in (tmp_path / "b").glob(pattern) if p.is_file())
+    if not expected:
+        with pytest.raises(tables.TableError, match="matches no file"):
+            tables.read_source(tmp_path, [f"gs://b/{pattern}"])
+        return
+    _, rows = tables.read_source(tmp_path, [f"gs://b/{pattern}"])
+    assert [row[0] for row in rows] == [str(p.relative_to(tmp_path / "b")) for p in expected]
+
+
+def test_a_wildcard_beside_a_deep_tree_reads_what_can_be_an_object(
+    tmp_path: Path, deep_trees: DeepTrees
+) -> None:
+    shallow_tree(tmp_path)
+    deep_trees.make(tmp_path / "b" / "deep", 1_200, leaf="x.csv")  # Path.glob: RecursionError
+    _, rows = tables.read_source(tmp_path, ["gs://b/**/x.csv"])
+    assert [row[0] for row in rows] == [
+        "data/more/deeper/x.csv", "data/more/x.csv", "data/x.csv", "x.csv"
+    ]  # fmt: skip
+
+
+def test_a_wildcard_past_the_walk_limit_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(buckets, "MAX_WALKED", 10)
+    for index in range(11):
+        (tmp_path / "b" / "wide" / str(index)).mkdir(parents=True)
+    (tmp_path / "b" / "x.csv").write_text("name\nx\n")
+    with pytest.raises(tables.TableError, match="matches no file"):
+        tables.read_source(tmp_path, ["gs://b*/x.csv"])  # no wildcard buckets: nothing matches
+    with pytest.raises(tables.TableError, match="would walk more than 10 files and folders"):
+        tables.read_source(tmp_path, ["gs://b/**/x.csv"])
+    # `*` stays within one name: only the top folder is walked for it
+    assert tables.read_source(tmp_path, ["gs://b/*.csv"])[1] == [["x"]]

@@ -8,8 +8,18 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+from typing import cast
 
 import pytest
+import requests
+
+from tests.fixtures import wait_until
+from tests.vtp.engine.test_tree_walk import DeepTrees
+from tests.vtp.engine.test_tree_walk import deep_trees as deep_trees  # fixture
+from vtp.local.app import running
+from vtp.local.base import buckets
+from vtp.local.base.config import ServiceConfig
 
 ROWS = 50
 FOLDS = ["training"] * 30 + ["validation"] * 12 + ["test"] * 8
@@ -197,3 +207,85 @@ def test_a_source_is_stored_as_vertex_types_it(local_service) -> None:
     dataset["metadata"]["inputConfig"] = {"bigquerySource": {"uri": ["bq://a.b.c", "bq://d.e.f"]}}
     refused = session.post(f"{base}/datasets", json=dataset, timeout=30)
     assert refused.status_code == 400 and "one table" in refused.json()["error"]["message"]
+
+
+def trained_on(url: str, session: requests.Session, source: str, out: str) -> dict:
+    """The training pipeline, once ended, of a replica that does nothing on a tabular dataset
+    read from `source` (all rows to training), its splits written under `out`."""
+    base = f"{url}/v1/projects/local/locations/us-central1"
+    dataset = {
+        "displayName": "source",
+        "metadataSchemaUri": f"{SCHEMAS}dataset/metadata/tabular_1.0.0.yaml",
+        "metadata": {"inputConfig": {"gcsSource": {"uri": [source]}}},
+    }
+    created = session.post(f"{base}/datasets", json=dataset, timeout=30).json()
+    data = {
+        "datasetId": created["response"]["name"].rsplit("/", 1)[1],
+        "gcsDestination": {"outputUriPrefix": out},
+        "fractionSplit": {"trainingFraction": 1.0},
+    }
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "replicaCount": "1",
+        "containerSpec": {"imageUri": "python:3.11", "command": ["true"]},
+    }
+    pipeline = {
+        "displayName": "trained",
+        "trainingTaskDefinition": CUSTOM_TASK,
+        "trainingTaskInputs": {"workerPoolSpecs": [pool]},
+        "inputDataConfig": data,
+    }
+    response = session.post(f"{base}/trainingPipelines", json=pipeline, timeout=30)
+    assert response.status_code == 200, response.text
+    name = response.json()["name"]
+
+    def ended() -> dict | None:
+        got = session.get(f"{url}/v1/{name}", timeout=30).json()
+        return got if got["state"] in ENDED else None
+
+    return cast(dict, wait_until(ended, 60, "the training pipeline to end"))
+
+
+ENDED = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
+
+
+def test_a_wildcard_source_beside_a_deep_tree_is_read_within_bounds(
+    local_service, deep_trees: DeepTrees
+) -> None:
+    """Issue #49: a `**` source over a folder tree a replica left 1,200 levels deep failed the
+    pipeline with RecursionError (`Path.glob`); the walk is bounded now, where no object name
+    reaches."""
+    folder = local_service.gcs_root / "deep-source"
+    deep_trees.make(folder / "deep", 1_200, leaf="x.csv")  # its name is past 1,024 bytes
+    (folder / "data" / "more").mkdir(parents=True)
+    (folder / "data" / "x.csv").write_text("x,label\n1,a\n2,b\n")
+    (folder / "data" / "more" / "x.csv").write_text("x,label\n3,c\n")
+    (folder / "data" / "y.csv").write_text("x,label\n4,d\n")
+    session = local_service.session()
+    done = trained_on(
+        local_service.url, session, "gs://deep-source/**/x.csv", "gs://deep-source/out"
+    )
+    assert done["state"] == "PIPELINE_STATE_SUCCEEDED", done.get("error")  # was INTERNAL
+    (training,) = (folder / "out").glob("dataset-*-tables-*/training-00000-of-00001.csv")
+    assert sorted(training.read_text().splitlines()) == ["1,a", "2,b", "3,c", "x,label"]
+
+
+def test_a_wildcard_past_the_walk_limit_fails_the_pipeline_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(buckets, "MAX_WALKED", 10)  # the service runs in this process here
+    config = ServiceConfig(tmp_path / "state", port=0)
+    folder = config.storage_root / "wide"
+    for index in range(11):
+        (folder / "in" / str(index)).mkdir(parents=True)
+    (folder / "in" / "x.csv").write_text("x,label\n1,a\n")
+    with running(config) as served:
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {served.token}"
+        done = trained_on(served.url, session, "gs://wide/in/**/x.csv", "gs://wide/out")
+    assert done["state"] == "PIPELINE_STATE_FAILED"
+    assert done["error"]["code"] == 9, done["error"]  # FAILED_PRECONDITION: the request's fault
+    assert (
+        "matching gs://wide/in/**/x.csv would walk more than 10 files and folders"
+        in (done["error"]["message"])
+    )

@@ -77,11 +77,15 @@ def ensure_bucket_of(root: Path, uri: str, strict: bool, why: str) -> None:
     ensure_bucket(storage.path_under(root, f"gs://{bucket}"), bucket, strict, why)
 
 
-def object_files(bucket_dir: Path, start: str = "") -> Iterator[tuple[str, tree_walk.Entry]]:
+def object_files(
+    bucket_dir: Path, start: str = "", levels: int | None = None
+) -> Iterator[tuple[str, tree_walk.Entry]]:
     """(object name, entry) of every file and link under `bucket_dir`, from its folder `start`
     (a name's leading folders, "" for all) down, in no particular order; none when `start` is not
     a folder. Folders are never entered through a link, nor below the depth where a name would
-    pass `MAX_NAME_BYTES`: nothing there can be an object. TooManyEntries past `MAX_WALKED`."""
+    pass `MAX_NAME_BYTES`: nothing there can be an object. `levels`: names at most that many
+    levels below `start` (a wildcard whose parts cannot reach further need not walk there).
+    TooManyEntries past `MAX_WALKED`."""
     base = str(bucket_dir)
     top = os.path.join(base, start) if start else base
     if not os.path.isdir(top):
@@ -92,6 +96,8 @@ def object_files(bucket_dir: Path, start: str = "") -> Iterator[tuple[str, tree_
         return len(os.fsencode(entry.path[cut:])) + 2 <= MAX_NAME_BYTES  # "/" and one byte more
 
     depth = _MAX_DEPTH - (start.count("/") + 1 if start else 0)
+    if levels is not None:
+        depth = min(depth, levels)
     for entry in tree_walk.Walk(top, max(depth, 0), MAX_WALKED, could_hold_an_object):
         if not entry.is_dir:
             yield entry.path[cut:], entry

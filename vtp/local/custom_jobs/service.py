@@ -15,7 +15,6 @@ through the `JobBook` methods below. Cloud Logging's `entries:list` reads these 
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
 
+from vtp.engine import tree_walk
 from vtp.local.base import callers, errors
 from vtp.local.base.config import not_resumed_message
 from vtp.local.base.filters import compile_filter
@@ -183,7 +183,8 @@ class CustomJobs:
         record = self._record(name)
         require_ended(record.job, JOB_ENDED)
         self.store.delete_job(record.id)
-        shutil.rmtree(self._job_dir(record), ignore_errors=True)
+        # Its replicas wrote there as they liked, to any depth: `remove_tree` never recurses.
+        tree_walk.remove_tree(self._job_dir(record), ignore_errors=True)
         return self.root.operations.deleted(record.job.name.split("/customJobs/")[0])
 
     def preempt_replica(self, name: str, replica: str, grace: float | None = None) -> None:

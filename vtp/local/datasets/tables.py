@@ -22,16 +22,18 @@ Splits, as the InputDataConfig reference describes them:
 """
 
 import csv
+import fnmatch
 import io
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from google.cloud.aiplatform_v1 import InputDataConfig
 
 from vtp import storage
-from vtp.local.base import stored_files
+from vtp.engine import tree_walk
+from vtp.local.base import buckets, stored_files
 
 SPLITS = ("training", "validation", "test")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
@@ -139,12 +141,58 @@ def _matches(root: Path, uri: str) -> list[Path]:
         if not path.is_file():
             raise TableError(f"{uri} does not exist in local Cloud Storage ({path})")
         return [path]
-    base = Path(storage.path_under(root, uri.split("*", 1)[0].rsplit("/", 1)[0] + "/x").parent)
-    pattern = str(path.relative_to(base))
-    found = sorted(p for p in base.glob(pattern) if p.is_file() and storage.is_inside(root, p))
+    found = sorted(p for p in _globbed(root, uri) if p.is_file() and storage.is_inside(root, p))
     if not found:
         raise TableError(f"{uri} matches no file in local Cloud Storage ({path})")
     return found
+
+
+def _globbed(root: Path, uri: str) -> Iterator[Path]:
+    """The files and links in the storage root that wildcard `uri` names, by `Path.glob`'s rules
+    (`**` alone: any folders between). Not `Path.glob` itself, which recurses once per folder: a
+    tree a replica left thousands of folders deep was a RecursionError. The walk is
+    `buckets.object_files`' (iterative, from the folder of the literal start, no deeper than an
+    object name reaches); TableError naming the limit past `buckets.MAX_WALKED` entries."""
+    bucket, pattern = storage.split_gcs_uri(uri)
+    wildcard = min((i for i in map(pattern.find, "*?[") if i >= 0), default=len(pattern))
+    start = pattern[:wildcard].rpartition("/")[0]
+    try:
+        bucket_dir = storage.path_under(root, f"gs://{bucket}/")
+        storage.path_under(root, f"gs://{bucket}/{start}")  # a link out of the root: ValueError
+    except ValueError as exc:
+        raise TableError(str(exc)) from None
+    cut = len(start) + 1 if start else 0
+    parts = [part for part in pattern[cut:].split("/") if part not in ("", ".")]
+    levels = None if "**" in parts else len(parts)  # `*` stays within one name
+    try:
+        for name, _ in buckets.object_files(bucket_dir, start, levels):
+            if _glob_matches(parts, name[cut:].split("/")):
+                yield bucket_dir / name
+    except tree_walk.TooManyEntries:
+        raise TableError(
+            f"matching {uri} would walk more than {buckets.MAX_WALKED} files and folders, the "
+            "most one wildcard walks in the local storage root; name a longer prefix"
+        ) from None
+
+
+def _glob_matches(parts: list[str], names: list[str]) -> bool:
+    """Whether a file's folders and name, `names`, match the pattern `parts` as `Path.glob`
+    matches: `**` alone is any number of folders (none too), any other part one name
+    (`fnmatch`, case-sensitive); `**` last names only folders. Kept as the set of how many
+    names the parts so far can cover, so no pattern makes it backtrack."""
+    if not parts or parts[-1] == "**":
+        return False
+    covered = {0}
+    for part in parts:
+        if part == "**":
+            covered = set(range(min(covered), len(names) + 1))
+        else:
+            covered = {
+                n + 1 for n in covered if n < len(names) and fnmatch.fnmatchcase(names[n], part)
+            }
+        if not covered:
+            return False
+    return len(names) in covered
 
 
 def _camel(field: str) -> str:

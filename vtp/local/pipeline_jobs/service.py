@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import shlex
-import shutil
 import sqlite3
 import threading
 import time
@@ -38,7 +37,7 @@ from google.cloud import aiplatform_v1
 from google.rpc import status_pb2
 
 from vtp import containers, storage
-from vtp.engine import vertex_tasks, worker
+from vtp.engine import tree_walk, vertex_tasks, worker
 from vtp.local.base import callers, errors
 from vtp.local.base.config import not_resumed_message
 from vtp.local.base.resources import new_id, require_ended, set_times
@@ -232,7 +231,8 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
         record = self._record(name)
         require_ended(record.resource, PIPELINE_ENDED)
         self.store.delete(record.id)
-        shutil.rmtree(self._run_dir(record.id), ignore_errors=True)
+        # Its tasks wrote its workspace as they liked, to any depth: `remove_tree` never recurses.
+        tree_walk.remove_tree(self._run_dir(record.id), ignore_errors=True)
         return self.root.operations.deleted(record.parent)
 
     def read_logs(self, name: str, offset: int, max_bytes: int, timeout: float = 0.0) -> dict:

@@ -15,7 +15,6 @@ environment is removed when the replica's process is reaped.
 """
 
 import os
-import shutil
 import site
 import sys
 import sysconfig
@@ -23,6 +22,8 @@ import venv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from vtp.engine import tree_walk
 
 PTH_NAME = "_vtp_service_site.pth"
 """The file in the replica's site-packages that adds the service's."""
@@ -69,7 +70,7 @@ class Layer:
 def create(root: Path, service_sites: Sequence[str] | None = None) -> Layer:
     """A fresh environment at `root` (whatever was there is removed) over `service_sites`, the
     service's site-packages folders (its interpreter's when None)."""
-    shutil.rmtree(root, ignore_errors=True)
+    tree_walk.remove_tree(root, ignore_errors=True)
     venv.EnvBuilder(system_site_packages=True, symlinks=True).create(root)
     layer = Layer(root)
     sites = service_site_packages() if service_sites is None else list(service_sites)
@@ -87,7 +88,7 @@ def create(root: Path, service_sites: Sequence[str] | None = None) -> Layer:
 
 def remove(layer: Layer) -> None:
     """Remove the environment and everything installed into it."""
-    shutil.rmtree(layer.root, ignore_errors=True)
+    tree_walk.remove_tree(layer.root, ignore_errors=True)
 
 
 def service_site_packages() -> list[str]:

@@ -43,7 +43,6 @@ import contextlib
 import hashlib
 import importlib.metadata
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -57,6 +56,7 @@ from typing import IO
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from vtp.engine import tree_walk
 from vtp.local.base import stored_files
 from vtp.local.runtime import isolation
 from vtp.local.runtime.process import signal_group, start
@@ -179,7 +179,7 @@ def staged(archives: Sequence[Path], gcs_root: Path, cache_dir: Path) -> Iterato
             copies.append(copy)
         yield Staged(tuple(copies), digest.hexdigest())
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        tree_walk.remove_tree(folder, ignore_errors=True)
 
 
 def _copy_archive(source: Path, copy: Path, root: Path, update: Callable[[bytes], object]) -> None:
@@ -345,7 +345,7 @@ class _Pip:
                 output.seek(offset)
                 text = output.read().decode(errors="replace")
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            tree_walk.remove_tree(scratch, ignore_errors=True)
         if code is None:
             raise InstallInterrupted()
         if code != 0:
@@ -363,12 +363,12 @@ def _once(folder: Path, interrupted: Interrupted, build: Callable[[], None]) -> 
     try:
         if (folder / READY).is_file():
             return False
-        shutil.rmtree(folder, ignore_errors=True)
+        tree_walk.remove_tree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         try:
             build()
         except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
+            tree_walk.remove_tree(folder, ignore_errors=True)
             raise
         (folder / READY).write_text("")
         return True

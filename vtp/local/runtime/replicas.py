@@ -7,7 +7,6 @@ so a service that dies in between leaves the next one enough to clean up.
 
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from vtp.engine import tree_walk
 from vtp.local.runtime import containers, gcs_mount, isolation
 from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.logs import Pump, index_lines
@@ -115,7 +115,7 @@ class ReplicaSet:
         work = self._job_dir / "work" / replica.name
         # A restarted replica is a new container on Vertex: its files start fresh, and only
         # Cloud Storage (the storage root here) keeps what an earlier start wrote.
-        shutil.rmtree(work, ignore_errors=True)
+        tree_walk.remove_tree(work, ignore_errors=True)
         # A new environment per start, as a restarted replica is a new container on Vertex.
         layer = isolation.Layer(self._job_dir / "envs" / replica.name)
         try:

@@ -10,7 +10,6 @@ import logging
 import os
 import queue
 import secrets
-import shutil
 import socket
 import sys
 import threading
@@ -25,6 +24,7 @@ from typing import Protocol, cast
 from google.cloud import aiplatform_v1
 
 from vtp import private_files
+from vtp.engine import tree_walk
 from vtp.local.base import errors
 from vtp.local.base.config import ServiceConfig
 from vtp.local.runtime import rules
@@ -159,7 +159,7 @@ class JobRun(threading.Thread):
             _log.error("job %s: internal error\n%s", self.job_id, traceback.format_exc())
             outcome = Outcome(State.JOB_STATE_FAILED, errors.INTERNAL, rules.INTERNAL_ERROR_MESSAGE)
         self._stop_replicas(self._set.live())
-        shutil.rmtree(self._rendezvous_root, ignore_errors=True)
+        tree_walk.remove_tree(self._rendezvous_root, ignore_errors=True)
         self._refuse_commands()
         self._book.finish(self.job_id, outcome)
 
@@ -255,7 +255,7 @@ class JobRun(threading.Thread):
         (killed, they never clean up) would hand the new ones its keys. None when a node runs in
         an image, which does not see this machine's folders: the nodes then all meet at
         MASTER_ADDR:MASTER_PORT (127.0.0.1, which the trainer binds its store to)."""
-        shutil.rmtree(self._rendezvous_root, ignore_errors=True)
+        tree_walk.remove_tree(self._rendezvous_root, ignore_errors=True)
         if any(pool.image for pool in self._plan.pools if pool.index in (0, 1)):
             return dataclasses.replace(cluster, rendezvous_dir="")
         folder = private_files.private_dir(self._rendezvous_root / secrets.token_hex(8))

@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import mimetypes
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -394,8 +393,9 @@ class Buckets:
 
 
 _REMOVABLE_DEPTH = buckets.MAX_NAME_BYTES // 2
-"""Folders deep a bucket may go for `delete_bucket` to remove it: as deep as an object can be,
-and well within the recursion `shutil.rmtree` makes (one Python frame per folder)."""
+"""Folders deep a bucket may go for `delete_bucket` to remove it: as deep as an object can be.
+Deeper is nothing a client of the bucket made, only what a replica left in the storage root: the
+409 names it rather than remove it unseen."""
 
 
 def _cannot_remove(bucket: str) -> errors.ApiError:
@@ -412,7 +412,8 @@ def _cannot_remove(bucket: str) -> errors.ApiError:
 def _remove_empty_bucket(folder: Path, bucket: str) -> None:
     """Remove the folder of a bucket that holds no object; 409 naming the limit when the folders
     a replica left in it go deeper than `_REMOVABLE_DEPTH`, or more than `buckets.MAX_WALKED`
-    of them (a walk that never recurses looks first; one made deeper meanwhile is the same 409)."""
+    of them (a walk that never recurses looks first; the removal never recurses either, so one
+    made deeper meanwhile still goes)."""
     too_deep = _cannot_remove(bucket)
     walk = tree_walk.Walk(folder, _REMOVABLE_DEPTH, buckets.MAX_WALKED)
     try:
@@ -422,10 +423,7 @@ def _remove_empty_bucket(folder: Path, bucket: str) -> None:
         raise too_deep from None
     if walk.too_deep:
         raise too_deep
-    try:
-        shutil.rmtree(folder)  # never follows links inside it
-    except RecursionError:
-        raise too_deep from None
+    tree_walk.remove_tree(folder)  # never follows links inside it
 
 
 def name_problem(name: str, whole: bool) -> str:

@@ -10,7 +10,6 @@ or INFEASIBLE (failed, or finished without reporting the metric).
 """
 
 import logging
-import shutil
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from typing import Protocol
 from google.cloud.aiplatform_v1 import CustomJob, HyperparameterTuningJob, JobState, Trial
 from google.rpc import status_pb2
 
+from vtp.engine import tree_walk
 from vtp.local.base import errors
 from vtp.local.base.resources import set_times, time_of
 from vtp.local.tuning import metrics, stopping
@@ -222,7 +222,8 @@ class StudyRun:
         trial.parameters = trial_parameters(params)
         self._measured[trial_id] = []
         metric_file = self._metric_file(trial_id)
-        shutil.rmtree(metric_file.parent, ignore_errors=True)  # a left-over of a crashed start
+        # A left-over of a crashed start, which its trial's replica may have filled at will.
+        tree_walk.remove_tree(metric_file.parent, ignore_errors=True)
         try:
             trial.custom_job = self._backend.create_custom_job(
                 self.record.parent,

@@ -9,13 +9,13 @@ recovered by the service, and each suggester is rebuilt from the stored trials.
 
 import logging
 import secrets
-import shutil
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
 from google.cloud.aiplatform_v1 import HyperparameterTuningJob, JobState
 
+from vtp.engine import tree_walk
 from vtp.local.base import errors
 from vtp.local.base.resources import clear_output_only, new_id, require_ended, set_times
 from vtp.local.base.routing import parse_message
@@ -101,7 +101,7 @@ class Tuner(CollectionService[HyperparameterTuningJob, TuningRecord]):
                 except errors.ApiError as exc:
                     _log.debug("delete %s: %s", trial.custom_job, exc.message)
         self.store.delete(record.id)
-        shutil.rmtree(self._metrics_dir(record.id), ignore_errors=True)
+        tree_walk.remove_tree(self._metrics_dir(record.id), ignore_errors=True)
         return self.root.operations.deleted(record.parent)
 
     def _start(self, record: TuningRecord) -> None:
