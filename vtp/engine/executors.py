@@ -26,7 +26,15 @@ from kfp.local import executor_input_utils, executor_output_utils
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from vtp import containers, storage
-from vtp.engine import fork_tasks, output_paths, task_containers, task_output, vertex_tasks
+from vtp.engine import (
+    fork_tasks,
+    job_lines,
+    output_paths,
+    task_commands,
+    task_containers,
+    task_output,
+    vertex_tasks,
+)
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 # kfp's protobuf classes carry no type information: the aliases name what a value is.
@@ -109,9 +117,16 @@ def run_container(
         )  # fmt: skip
     else:
         command = resolved(this_python(list(container.command)) + list(container.args))
-        env = {**os.environ, **_own_packages(names.task_root), **spec_env}
+        try:
+            task_commands.check_installs(command)
+        except task_commands.UnusableInstall as exc:
+            return Node("FAILED", error=str(exc))
+        followed = {job_lines.FOLLOWED_ENV: "1"}
+        env = {**os.environ, **_own_packages(names.task_root), **followed, **spec_env}
         process = fork_tasks.task_process(command, env)
-    code, tail = _run(process, log_prefix)
+    resources = executor_input.outputs.parameters.get("gcp_resources")
+    with job_lines.following(resources.output_file if resources else "", log_prefix):
+        code, tail = _run(process, log_prefix)
     if code != 0:
         cause = next((line for line in reversed(tail) if line.strip()), "")
         how = f"exit status {code}" if code > 0 else f"signal {-code}"

@@ -38,6 +38,7 @@ from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.client import job_client
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
 from vtp.vertex.humanize import readable
+from vtp.vertex.joblogs import FOLLOWED_ENV
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.states import JOB_ENDED
 
@@ -336,6 +337,8 @@ def run_job(
     with CancelOnSigterm().installed() as guard:
         client, name = submit_or_attach(kind, target, job, key, gcp_resources)
         guard.attach(name, lambda: cancel_and_confirm(client, kind, name))
+        if os.environ.get(FOLLOWED_ENV):  # the local engine prints the job's lines itself
+            return wait(client, kind, name, polling, watch=local_watch(kind, target, name))
         copied = [NO_LINE_YET]
         copy = replica_logs(kind, target, name, copied)
         watch = local_watch(kind, target, name, lambda: copied[0])

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,63 @@ def digits_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("digits")
     train_digits(out, hidden_size=32, max_steps=20, checkpoint_interval=20)
     return export_checkpoint(list_checkpoints(out / "checkpoints")[0].path, out / "exported")
+
+
+PRINTING_JOB = """
+from google_cloud_pipeline_components.v1.custom_job import CustomTrainingJobOp
+from kfp import dsl
+
+SCRIPT = (
+    "import pathlib, sys, time\\n"
+    "print('first line from the replica', flush=True)\\n"
+    "gate = pathlib.Path(sys.argv[1])\\n"
+    "while not gate.exists():\\n"
+    "    time.sleep(0.1)\\n"
+    "print('second line from the replica', flush=True)\\n"
+)
+JOB = {"machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1,
+       "container_spec": {"image_uri": "python:3.11",
+                          "command": ["python", "-c", SCRIPT, GATE]}}
+
+
+@dsl.pipeline(name="gcpc-printing-job")
+def gcpc_pipeline(project: str = "local", location: str = "us-central1"):
+    CustomTrainingJobOp(project=project, location=location, display_name="printer",
+                        worker_pool_specs=[JOB])
+"""
+
+
+def test_a_gcpc_jobs_replica_lines_reach_vtp_run_as_they_are_printed(tmp_path):
+    """GCPC's launcher only polls the job's state; the engine prints its replica's lines as
+    the task's, while the job still runs: the first line is out before the replica goes on."""
+    gate = tmp_path / "gate"
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "pipeline.py").write_text(PRINTING_JOB.replace("GATE", json.dumps(str(gate))))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "vtp", "run", "pipeline.py", "--state-dir", str(tmp_path / "s")],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    seen = []
+    give_up = threading.Timer(300, run.kill)  # never seeing the line fails, not hangs, the test
+    give_up.start()
+    try:
+        assert run.stdout is not None
+        for line in run.stdout:
+            seen.append(line)
+            if "workerpool0-0 | first line from the replica" in line:
+                break
+        assert seen and "| first line from the replica" in seen[-1], "".join(seen)[-3000:]
+        assert seen[-1].startswith("[custom-training-job] workerpool0-0 | first line"), seen[-1]
+        assert run.poll() is None  # the job waits for the gate: the line came while it ran
+        gate.touch()
+        rest = run.stdout.read()
+        assert run.wait(timeout=300) == 0, "".join(seen)[-2000:] + rest[-3000:]
+    finally:
+        give_up.cancel()
+        run.kill()
+        run.wait()
+    printed = "".join(seen) + rest
+    assert printed.count("workerpool0-0 | first line from the replica") == 1
+    assert printed.count("workerpool0-0 | second line from the replica") == 1
