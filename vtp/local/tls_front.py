@@ -96,6 +96,11 @@ class TlsFront:
                 back_writer.close()
         except (OSError, asyncio.IncompleteReadError) as exc:
             _log.debug("TLS connection ended: %s", exc)
+        except asyncio.CancelledError:
+            # The front is closing (`_close`). Ending here, not cancelled, is what keeps
+            # asyncio's stream callback (which asks a handler's task for its exception) from
+            # logging a CancelledError traceback for every connection still open at a stop.
+            _log.debug("TLS connection closed with the front")
         finally:
             writer.close()
             with contextlib.suppress(OSError, ssl.SSLError):

@@ -96,6 +96,7 @@ def test_a_storage_root_others_can_reach_is_refused_with_an_engine(tmp_path) -> 
     shared = Path("/tmp") / f"vtp-shared-{secrets.token_hex(4)}"  # /tmp: anyone passes through
     try:
         (shared / "gcs").mkdir(parents=True)
+        shared.chmod(0o755)  # whatever umask an earlier test left this process with
         served = subprocess.run(
             [str(VTP), "local", "serve", "--port", "0", "--state-dir", str(tmp_path / "state"),
              "--gcs-root", str(shared / "gcs")],
