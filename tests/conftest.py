@@ -52,6 +52,17 @@ def _path(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
+@pytest.fixture(autouse=True)
+def _umask_kept() -> Iterator[None]:
+    """Each test ends with the umask it began with: a test that takes a state directory in
+    process (`StateDir` narrows the umask to 0o077, as the service's own process should) would
+    otherwise make every folder later tests of this worker create private."""
+    before = os.umask(0o022)
+    os.umask(before)
+    yield
+    os.umask(before)
+
+
 @pytest.fixture(scope="module")
 def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     """`vtp local serve` on a free port with a fresh state directory, for this test module."""
