@@ -77,7 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     comp = subparsers.add_parser("compile", help="compile the pipelines to compiled/*.yaml")
     comp.add_argument("pipelines", nargs="*", metavar="PIPELINE", help="default: all")
     comp.add_argument("--check", action="store_true", help="fail if compiled/ is out of date")
-    comp.add_argument("--image", help="the project's image to use in the compiled pipelines")
+    comp.add_argument(
+        "--image",
+        metavar="REGISTRY/PATH:TAG",
+        help="the project's image to use in the compiled pipelines: one Vertex can pull, e.g. "
+        "us-central1-docker.pkg.dev/PROJECT/REPO/vtp:TAG "
+        "(default: the last `vtp image build`, else the placeholder)",
+    )
     comp.add_argument("--output-dir", type=Path, help="default: the repository's compiled/")
     comp.set_defaults(func=_compile)
 
@@ -197,10 +203,7 @@ def _described(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]
     root = target.storage_root(args.state_dir)
     missing = from_job.missing_inputs(described, arguments, root)
     if missing:
-        raise UsageError(
-            f"--from-job: inputs missing from local Cloud Storage ({root}): "
-            f"{', '.join(missing)}; copy them there (gcloud storage cp) or replace them (--param)"
-        )
+        raise UsageError(f"--from-job: {from_job.refusal(missing, root)}")
     return described.spec, arguments
 
 
@@ -220,10 +223,15 @@ def _what_stopped(result: Any) -> str:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from vtp.images import COMPONENT_IMAGE
+    from vtp.images import COMPONENT_IMAGE, vertex_image
     from vtp.pipelines import catalog
     from vtp.pipelines.compile import compile_all
 
+    if args.image is not None:  # compiled pipelines are for Vertex, which pulls the image
+        try:
+            vertex_image(args.image)
+        except ValueError as exc:
+            raise UsageError(f"--image: {exc}") from None
     unknown = [name for name in args.pipelines if name not in catalog.PIPELINES]
     if unknown:
         choices = ", ".join(catalog.PIPELINES)

@@ -9,8 +9,10 @@ The request is the one `aiplatform.PipelineJob(template_path=compiled/<name>.yam
 `--dry-run` prints it (REST JSON) and sends nothing. The pipeline's `project` and `location`
 parameters default to `--project` and `--region`. Bad input exits 2 naming the flag, before
 anything is sent. `--image` (default: the image `vtp image build` built last) replaces our image
-wherever the pipeline names it and no other image (`vtp.vertex.image_rewrite`); with neither, a
-pipeline for Vertex that would run the placeholder image is refused (`--local` pulls no image).
+wherever the pipeline names it and no other image (`vtp.vertex.image_rewrite`); for Vertex it
+must be one Vertex can pull (`vtp.images.vertex_image`: a registry host, a tag or digest, not
+the placeholder); with neither, a pipeline for Vertex that would run the placeholder image is
+refused (`--local` pulls no image, and takes local images).
 `--local` sends the same request to the local service ($VTP_LOCAL_ENDPOINT), which runs it as it
 runs `vtp run`'s jobs; there `--project`, `--region` and `--pipeline-root` have defaults, and
 `--wait` prints the run's log as `vtp run` does. `--[no-]enable-caching` sets every task's
@@ -85,8 +87,10 @@ def add_pipeline_job_flags(parser: argparse.ArgumentParser) -> None:
     add("--local", action="store_true", help="use the local Vertex service ($VTP_LOCAL_ENDPOINT)")
     add(
         "--image",
+        metavar="REGISTRY/PATH:TAG",
         help="the project image: replaces ours in every task and worker pool, no other image "
-        "(default: the last `vtp image build`; on Vertex, one of the two is needed)",
+        "(default: the last `vtp image build`; on Vertex, one of the two is needed, an image "
+        "Vertex can pull, e.g. us-central1-docker.pkg.dev/PROJECT/REPO/vtp:TAG)",
     )
 
 
@@ -128,7 +132,8 @@ def build_job(args: argparse.Namespace) -> Any:
         raise UsageError("--dry-run and --local: choose one (--dry-run sends nothing)")
     try:
         submitted = submission(args)  # flag errors first, then the image
-        checked = check(submitted, template(args.pipeline, chosen_image(args.image), args.local))
+        image = chosen_image(args.image, args.local)
+        checked = check(submitted, template(args.pipeline, image, args.local))
     except SubmitError as exc:
         raise UsageError(str(exc)) from None
     preflight.check(checked.values)
@@ -139,15 +144,18 @@ def build_job(args: argparse.Namespace) -> Any:
     return pipeline_job(checked, failures.call(pipeline_clients.default_credentials, "Vertex AI"))
 
 
-def chosen_image(flag: str | None) -> str | None:
-    """--image (checked), else the image `vtp image build` built last, else None (as compiled)."""
+def chosen_image(flag: str | None, local: bool = False) -> str | None:
+    """--image (checked: for Vertex, an image it can pull, `vtp.images.vertex_image`; for the
+    local service, which runs local images, any name a worker pool spec can hold), else the
+    image `vtp image build` built last, else None (as compiled)."""
+    from vtp.images import vertex_image
     from vtp.vertex.image_build import last_built
     from vtp.vertex.image_rewrite import check_image
 
     if flag is None:
         return last_built()
     try:
-        return check_image(flag)
+        return check_image(flag) if local else vertex_image(flag)
     except ValueError as exc:
         raise UsageError(f"--image: {exc}") from None
 
@@ -315,11 +323,7 @@ def _use_description(args: argparse.Namespace) -> None:
         root = Path(info["storage_root"])
         missing = from_job.missing_inputs(described, {**described.values, **given}, root)
         if missing:
-            raise UsageError(
-                f"--from-job: inputs missing from local Cloud Storage ({root}): "
-                f"{', '.join(missing)}; copy them there (gcloud storage cp) or replace them "
-                "(--param)"
-            )
+            raise UsageError(f"--from-job: {from_job.refusal(missing, root)}")
     template = Path(tempfile.mkdtemp(prefix="vtp-submit-")) / "pipeline.json"
     template.write_text(json.dumps(described.spec))
     args.pipeline, args.described_values = str(template), described.values
