@@ -102,9 +102,10 @@ def test_run_records_contexts_executions_artifacts_and_experiment(
     assert row["param.learning_rate"] == 0.25
     assert row["metric.accuracy"] == 0.75
 
-    # The model's lineage: fit wrote it, score read it, both executions of this run.
+    # The model's lineage: fit wrote it, score read it, both executions of this run; and the
+    # run's own execution, which holds score's metrics as its outputs (get_pipeline_df's columns).
     graph = model.api_client.query_artifact_lineage_subgraph(artifact=model.resource_name)
     made = {e.display_name for e in graph.executions}
-    assert made == {"fit", "score"}
+    assert made == {"fit", "score", "lineage-run-1"}
     run_executions = {e.resource_name for e in executions}
     assert {e.name for e in graph.executions} <= run_executions
