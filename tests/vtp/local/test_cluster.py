@@ -8,6 +8,7 @@ from vtp.local.runtime.cluster import (
     Cluster,
     layered_environment,
     output_directories,
+    project_and_region,
     replica_environment,
 )
 
@@ -64,6 +65,20 @@ def test_a_trial_gets_its_id_and_its_own_output_directories():
     assert env["CLOUD_ML_TRIAL_ID"] == "4"
     assert env["AIP_MODEL_DIR"] == "gs://b/study/4/model/"
     assert json.loads(env["CLUSTER_SPEC"])["task"]["trial"] == "4"
+
+
+def test_the_jobs_project_and_region_come_from_its_name():
+    named = Cluster("7", POOLS, "{}", job_name="projects/team/locations/europe-west4/customJobs/7")
+    for pool, index in ((0, 0), (1, 1), (3, 0)):
+        env = replica_environment(named, pool, index)
+        assert env["CLOUD_ML_PROJECT_ID"] == "team" and env["CLOUD_ML_REGION"] == "europe-west4"
+
+
+@pytest.mark.parametrize("name", ["", "7", "projects//locations/x/customJobs/7", "a/b/c/d"])
+def test_no_project_or_region_without_a_resource_name(name):
+    assert project_and_region(name) == {}
+    env = replica_environment(Cluster("7", POOLS, "{}", job_name=name), 0, 0)
+    assert "CLOUD_ML_PROJECT_ID" not in env and "CLOUD_ML_REGION" not in env
 
 
 def test_no_base_output_directory_means_no_aip_directories():

@@ -3,8 +3,11 @@
 docs/vertex.md, "What a replica sees": `CLUSTER_SPEC` and `TF_CONFIG` describe the whole cluster;
 `MASTER_ADDR`/`MASTER_PORT`/`WORLD_SIZE`/`RANK` describe the PyTorch nodes (the replicas of
 pools 0 and 1); `AIP_*` directories come from `baseOutputDirectory` (under `<trial id>/` for a
-tuning trial); `CLOUD_ML_JOB_ID` and `CLOUD_ML_TRIAL_ID` name the job and the trial. Locally every
-replica is a process on 127.0.0.1, so each gets its own port in place of its own host.
+tuning trial); `CLOUD_ML_JOB_ID` and `CLOUD_ML_TRIAL_ID` name the job and the trial;
+`CLOUD_ML_PROJECT_ID` and `CLOUD_ML_REGION` its project and region (from its resource name), where
+the aiplatform SDK finds its default project and location when the code sets none
+(`aiplatform.init(experiment=...)` in a replica, as on Vertex). Locally every replica is a process
+on 127.0.0.1, so each gets its own port in place of its own host.
 
 The one variable Vertex does not set: `VTP_RENDEZVOUS_DIR`, a private folder (mode 0700) of the
 service's user where the PyTorch nodes' processes meet (vtp.trainer.rendezvous), when they all run
@@ -47,6 +50,10 @@ class Cluster:
     rendezvous_dir: str = ""
     """The private folder where pools 0 and 1 meet (`VTP_RENDEZVOUS_DIR`), or empty: replicas
     in images, which do not see this machine's folders, meet at MASTER_ADDR:MASTER_PORT."""
+    job_name: str = ""
+    """The CustomJob's resource name, `projects/P/locations/L/customJobs/ID`: the project and
+    region the replicas are told (`CLOUD_ML_PROJECT_ID`, `CLOUD_ML_REGION`); empty or another
+    form, neither is set."""
 
 
 def replica_name(pool: int, index: int) -> str:
@@ -63,10 +70,20 @@ def replica_environment(cluster: Cluster, pool: int, index: int) -> dict[str, st
     }
     if cluster.trial_id:
         env["CLOUD_ML_TRIAL_ID"] = cluster.trial_id
+    env.update(project_and_region(cluster.job_name))
     if pool in (0, 1):
         env.update(_torch_nodes(cluster, pool, index))
     env.update(output_directories(cluster.base_output_dir, cluster.trial_id))
     return env
+
+
+def project_and_region(job_name: str) -> dict[str, str]:
+    """`CLOUD_ML_PROJECT_ID` and `CLOUD_ML_REGION` of the job named `job_name`
+    (`projects/P/locations/L/...`), as Vertex sets them; {} for a name of another form."""
+    parts = job_name.split("/")
+    if len(parts) < 4 or parts[0] != "projects" or parts[2] != "locations" or "" in parts[:4]:
+        return {}
+    return {"CLOUD_ML_PROJECT_ID": parts[1], "CLOUD_ML_REGION": parts[3]}
 
 
 CONTAINER_NAMES = ("HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM")

@@ -322,7 +322,8 @@ class JobRun(threading.Thread):
         pools = tuple(tuple(f"127.0.0.1:{_free_port()}" for _ in range(n)) for n in sizes)
         spec_json = aiplatform_v1.CustomJobSpec.to_json(self._spec, indent=None)
         base = self._spec.base_output_directory.output_uri_prefix
-        return Cluster(self.job_id, pools, spec_json, base, self._runtime.trial_id)
+        trial = self._runtime.trial_id
+        return Cluster(self.job_id, pools, spec_json, base, trial, job_name=self._set.job_name)
 
     def _install_packages(self) -> Outcome | None:
         cache = self._config.state_dir / "packages"

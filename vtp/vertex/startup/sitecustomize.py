@@ -22,9 +22,10 @@ imported early, so start-up stays fast):
 - `google.cloud.storage.client`: a `Client()` without credentials, which the library makes
   anonymous under STORAGE_EMULATOR_HOST, carries the token instead.
 - `google.auth`: Application Default Credentials are the service's token and project
-  ($GOOGLE_CLOUD_PROJECT, else gcloud's $CLOUDSDK_CORE_PROJECT, as ADC from gcloud has it), so
-  code that calls `google.auth.default()` itself (GCPC's launchers do) authenticates to the
-  service.
+  ($GOOGLE_CLOUD_PROJECT, else a replica's $CLOUD_ML_PROJECT_ID, the job's project, which
+  Vertex's metadata server answers there, else gcloud's $CLOUDSDK_CORE_PROJECT, as ADC from
+  gcloud has it), so code that calls `google.auth.default()` itself (GCPC's launchers do)
+  authenticates to the service and, in a job, finds the job's project.
 - GCPC's launchers (`..._remote_runner`): they poll every 20 s, which costs nothing locally;
   they poll every second here.
 - The SDK's waits (`google.cloud.aiplatform.jobs`, `.training_jobs`, `.pipeline_jobs`,
@@ -171,8 +172,9 @@ def _patch_requests(module: ModuleType) -> None:
 
 def _patch_auth(module: ModuleType) -> None:
     def default(scopes=None, request=None, quota_project_id=None, default_scopes=None):
-        project = os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("CLOUDSDK_CORE_PROJECT")
-        return _credentials(), project or None
+        names = ("GOOGLE_CLOUD_PROJECT", "CLOUD_ML_PROJECT_ID", "CLOUDSDK_CORE_PROJECT")
+        project = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        return _credentials(), project
 
     _rebind(module, default=default)
 
