@@ -10,16 +10,16 @@ against its protobuf type, each value against its parameter's type; a field of t
 or a part missing is one line naming it (`vtp run`'s usage error, exit 2).
 
 Before anything runs, every `gs://` input the run would read must exist under the local storage
-root (`gs://B/P` is the file or folder `<root>/B/P`): the URIs in its parameter values, and the
-URIs its importers name. A parameter whose name says it is where the run writes (`output` in
-it, or ending in `root`, as `output_root` and `pipeline_root` do) is not an input. Input
-artifacts the description refers to by ID (`runtimeConfig.inputArtifacts`) live in the
-described run's metadata store, out of reach here: such a run is refused, naming them.
+root (`gs://B/P` is the file or folder `<root>/B/P`), found from the spec (`vtp.run.spec_inputs`):
+the URIs in its parameter values (and defaults) but those that only reach where components
+write (`base_output_directory`, our `output_root`...), the URIs its importers name, and those in
+the constants' fields that are read (a worker pool's `packageUris`, a dataset's `gcs_source`).
+Those missing are one line (`refusal`) naming each and where it comes from. Input artifacts the
+description refers to by ID (`runtimeConfig.inputArtifacts`) live in the described run's
+metadata store, out of reach here: such a run is refused, naming them.
 """
 
 import json
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,11 +27,11 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from vtp.engine import spec_check
-from vtp.storage import path_under
+from vtp.run import spec_inputs
+from vtp.run.spec_inputs import Read
 from vtp.vertex import protodict
 from vtp.vertex.protodict import SpecError
 
-_OUTPUT_NAME = re.compile(r"output|root$")
 _DESCRIBED = protodict.Rules(skip_unknown=True, proto_names=True)
 """How a description's runtimeConfig is read: as protobuf reads JSON (`to_dict()` may write
 snake_case), a field a newer SDK adds skipped."""
@@ -55,14 +55,16 @@ class DescribedJob:
     """Names of input artifacts given by metadata ID (which cannot be found here)."""
 
 
-def load(path: Path) -> DescribedJob:
-    """The PipelineJob described in `path`; JobFileError naming the field otherwise."""
-    try:
-        document = json.loads(path.read_text())
-    except OSError as exc:
-        raise JobFileError(f"cannot read {str(path)!r}: {exc.strerror}") from None
-    except (ValueError, RecursionError) as exc:
-        raise JobFileError(f"{path} is not JSON: {exc}") from None
+def load(path: Path, document: Any = None) -> DescribedJob:
+    """The PipelineJob described in `path` (or by `document`, already read from it: JSON or
+    YAML, `vtp.vertex.describe.read`); JobFileError naming the field otherwise."""
+    if document is None:
+        try:
+            document = json.loads(path.read_text())
+        except OSError as exc:
+            raise JobFileError(f"cannot read {str(path)!r}: {exc.strerror}") from None
+        except (ValueError, RecursionError) as exc:
+            raise JobFileError(f"{path} is not JSON: {exc}") from None
     if not isinstance(document, dict):
         raise JobFileError(f"{path}: expected a PipelineJob object, got {type(document).__name__}")
     spec, runtime = _parts(path, document)
@@ -107,39 +109,38 @@ def _text(name: Any) -> str:
     return " ".join(str(name).split())[:200] or "job"
 
 
-def missing_inputs(job: DescribedJob, values: dict[str, Any], storage_root: Path) -> list[str]:
-    """`LABEL=gs://...` for each input of `job` run with `values` that `storage_root` lacks,
-    and `LABEL (an artifact of the described run)` for each input artifact."""
-    missing = [f"{name} (an artifact of the described run)" for name in job.input_artifacts]
-    for label, uri in _inputs(job.spec, values):
-        try:
-            present = path_under(storage_root, uri).exists()
-        except ValueError:
-            present = False
-        if not present:
-            missing.append(f"{label}={uri}")
-    return missing
+def missing_inputs(job: DescribedJob, values: dict[str, Any], storage_root: Path) -> list[Read]:
+    """Each input of `job` run with `values` that `storage_root` lacks (`data=gs://...` for a
+    parameter's, `task: field = gs://...` for the spec's), then each input artifact (`NAME (an
+    artifact of the described run)`)."""
+    missing = [
+        read for read in spec_inputs.reads(job.spec, values)
+        if not spec_inputs.present(storage_root, read.uri)
+    ]  # fmt: skip
+    return missing + [
+        Read(f"{name} (an artifact of the described run)", "") for name in job.input_artifacts
+    ]
 
 
-def _inputs(spec: dict[str, Any], values: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    for name, value in sorted(values.items()):
-        if not _OUTPUT_NAME.search(name.lower()):
-            yield from ((name, uri) for uri in _uris(value))
-    for executor, body in sorted(spec.get("deploymentSpec", {}).get("executors", {}).items()):
-        uri = body.get("importer", {}).get("artifactUri", {}).get("constant")
-        if isinstance(uri, str) and uri.startswith("gs://"):
-            yield f"{executor} (importer)", uri
-
-
-def _uris(value: Any) -> Iterator[str]:
-    if isinstance(value, str) and value.startswith("gs://"):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _uris(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _uris(item)
+def refusal(missing: list[Read], storage_root: Path) -> str:
+    """The one line that refuses a run whose inputs are `missing`: each, where it comes from,
+    and how to supply it (copied to local Cloud Storage, or a parameter given another value)."""
+    objects = [read for read in missing if read.uri]
+    how = []
+    if objects:
+        how.append(
+            f"copy {'it' if len(objects) == 1 else 'them'} there (gcloud storage cp FILE "
+            f"gs://BUCKET/PATH to the local service, or a file or folder at "
+            f"{storage_root}/BUCKET/PATH)"
+        )
+    given = sorted({read.parameter for read in objects if read.parameter})
+    if given:
+        how.append(f"give {' '.join(f'--param {name}=...' for name in given)} instead")
+    line = f"inputs missing from local Cloud Storage ({storage_root}): "
+    line += f"{', '.join(map(str, missing))}; {' or '.join(how)}"
+    if len(objects) < len(missing):
+        line += f"{'; ' if how else ''}artifacts given by ID are in the described run's metadata"
+    return line
 
 
 def _field(document: dict[str, Any], camel: str, snake: str) -> Any:
