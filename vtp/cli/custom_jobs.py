@@ -86,7 +86,12 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
         "container-image-uri=IMAGE; repeat per pool; '' skips a pool",
         dest="worker_pool_specs",
     )  # fmt: skip
-    add("--config", help="YAML: CustomJobSpec fields (as gcloud) or a whole CustomJob")
+    add(
+        "--config",
+        help="YAML: CustomJobSpec fields (as gcloud) or a whole CustomJob; with --local, also "
+        "a describe output (gcloud's JSON or YAML, the SDK's to_dict()): output-only fields "
+        "dropped",
+    )
     add("--args", action="append", default=[], help="comma-separated args for every pool")
     add("--command", action="append", default=[], help="comma-separated command for containers")
     add("--python-package-uris", help="comma-separated gs:// packages for executor-image pools")
@@ -129,11 +134,17 @@ def _create(args: argparse.Namespace) -> int:
         raise UsageError("--dry-run and --local: choose one (--dry-run submits nothing)")
     if args.region:
         _client_endpoint(args.region)  # a bad --region is an error even for --dry-run
-    flags = _job_flags(args)
+    flags = dataclasses.replace(_job_flags(args), described_config=args.local)
     try:
         job, package = build_packaged_job(flags, LOCAL_STAGING if args.local else None)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
+    if flags.described_config and flags.config:  # a describe output: say what was dropped
+        from vtp.vertex import describe
+
+        line = describe.config_summary(flags.config, describe.CUSTOM_JOB)
+        if line:
+            print(line, file=sys.stderr)
     if args.dry_run:
         for uri in package.package_uris if package else ():
             print(f"vtp: --dry-run: built {uri}; not staged", file=sys.stderr)
@@ -181,7 +192,7 @@ def _job_flags(args: argparse.Namespace) -> "JobFlags":
 
     values: dict[str, Any] = {}
     for field in dataclasses.fields(JobFlags):
-        value = getattr(args, field.name)
+        value = getattr(args, field.name, field.default)
         values[field.name] = tuple(value) if isinstance(value, list) else value
     return JobFlags(**values)
 

@@ -4,7 +4,9 @@
 `--parallel-trial-count`, `--algorithm`, `--network`, `--service-account`, `--labels`,
 `--enable-web-access`, `--enable-dashboard-access`, `--kms-key`) and validates the job before
 anything is sent. `--dry-run` prints the request body gcloud would send; `--local` talks to the
-local Vertex service at `$VTP_LOCAL_ENDPOINT` instead of Vertex AI.
+local Vertex service at `$VTP_LOCAL_ENDPOINT` instead of Vertex AI; there `--config` may be a
+tuning job as `describe` prints it (its output-only fields dropped, in one line), whose
+`displayName` then stands in for `--display-name`.
 """
 
 import argparse
@@ -35,8 +37,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _add_create(commands: argparse._SubParsersAction) -> None:
     from_gcloud = "as in `gcloud ai hp-tuning-jobs create`"
     create = commands.add_parser("create", help=f"create a tuning job ({from_gcloud})")
-    create.add_argument("--config", required=True, help="YAML HyperparameterTuningJob")
-    create.add_argument("--display-name", required=True)
+    create.add_argument(
+        "--config",
+        required=True,
+        help="YAML HyperparameterTuningJob; with --local, also a describe output (gcloud's "
+        "JSON or YAML, the SDK's to_dict()): output-only fields dropped",
+    )
+    create.add_argument(
+        "--display-name", help="required, unless --local takes a describe output that has one"
+    )
     create.add_argument("--max-trial-count", type=int, help="total trials (default 1)")
     create.add_argument("--parallel-trial-count", type=int, help="trials at once (default 1)")
     create.add_argument("--algorithm", help="algorithm-unspecified, grid-search or random-search")
@@ -54,10 +63,14 @@ def _add_create(commands: argparse._SubParsersAction) -> None:
 
 
 def _create(args: argparse.Namespace) -> int:
+    from vtp.vertex import describe
     from vtp.vertex.protodict import SpecError
     from vtp.vertex.tuning_request import TuningFlags, build_tuning_job, request_body
 
     region = target.region(args)
+    described = describe.config_summary(args.config, describe.TUNING_JOB) if args.local else None
+    if args.display_name is None and described is None:
+        raise UsageError("--display-name is required")
     flags = TuningFlags(
         config=args.config,
         display_name=args.display_name,
@@ -70,11 +83,14 @@ def _create(args: argparse.Namespace) -> int:
         enable_dashboard_access=args.enable_dashboard_access,
         labels=tuple(args.labels),
         kms_key=args.kms_key,
+        described_config=args.local,
     )
     try:
         job = build_tuning_job(flags)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
+    if described:
+        print(described, file=sys.stderr)
     if args.dry_run:
         _print_json(request_body(job))
         return 0

@@ -5,6 +5,8 @@ vtp run train [--param threshold=0.9 --param trainer_args='["--epochs=10"]'] [--
 vtp run my_pipeline.py[:function] | package.module:function | my_pipeline.yaml
 vtp run my_components.py:component --param a=1
 vtp run --from-job JOB.json [--param name=value]   # a described PipelineJob, run again here
+vtp run --from-job JOB.json [--args=A,B] [--command=C] [--container-image-uri=IMAGE]
+    # a described CustomJob, HyperparameterTuningJob or TrainingPipeline (`vtp.cli.replay`)
 vtp compile [--check] [--image REGISTRY/IMAGE:TAG]
 
 `vtp run` compiles what it is given to a PipelineSpec, creates a pipeline job on the local
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vtp import import_gc
-from vtp.cli import UsageError, add_param_flag, preflight
+from vtp.cli import UsageError, add_param_flag, preflight, replay
 
 DEFAULT_RUN_DIR = ".vtp/run"
 
@@ -42,11 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--from-job",
         type=Path,
         metavar="JOB.json",
-        help="instead of PIPELINE: a PipelineJob as `PipelineJob.to_dict()` or the REST "
-        "resource describes it (a Vertex run, or a local one); its pipeline runs here with its "
-        "parameter values, --param overriding them; its gs:// inputs must exist locally",
+        help="instead of PIPELINE: a PipelineJob, CustomJob, HyperparameterTuningJob or "
+        "TrainingPipeline as Vertex, gcloud (describe --format=json|yaml) or the SDK "
+        "(to_dict()) describes it, run again here: a pipeline with its parameter values, "
+        "--param overriding them, its gs:// inputs existing locally; a job with its specs, "
+        "--args, --command and --container-image-uri overriding its pools'",
     )
     add_param_flag(run)
+    replay.add_flags(run)
     run.add_argument(
         "--state-dir",
         type=Path,
@@ -127,8 +132,12 @@ def _run_paused(args: argparse.Namespace) -> int:
     from vtp.run import target
 
     # A description is read and checked whole before the run's worker is spawned: a bad one
-    # is one line (exit 2) with nothing started.
-    described = _described(args) if args.from_job else None
+    # is one line (exit 2) with nothing started. A described job runs as a job.
+    kind, document = replay.read(args) if args.from_job else (None, None)
+    if kind is not None and kind.name != "PipelineJob":
+        return replay.run_job(args, kind, document)
+    replay.check_pipeline_flags(args)
+    described = _described(args, document) if args.from_job else None
     target.prepare(args.state_dir, args.cache)  # the run's worker imports while this does
     from vtp.engine import vertex_tasks
     from vtp.run import job, sources
@@ -165,6 +174,8 @@ def _run_paused(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"PIPELINE {args.pipeline!r}: {exc}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if described is not None:
+        write(sys.stderr, replay.pipeline_line(args, document))
     try:
         result = run_pipeline(
             args.pipeline,
@@ -186,7 +197,7 @@ def _run_paused(args: argparse.Namespace) -> int:
     return 0 if result.succeeded else 1
 
 
-def _described(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+def _described(args: argparse.Namespace, document: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The spec and arguments of the PipelineJob `--from-job` describes, --param over its
     values; UsageError naming its inputs that local Cloud Storage lacks, before anything runs."""
     from vtp.run import from_job, target
@@ -196,7 +207,7 @@ def _described(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]
             "PIPELINE and --from-job: give one (the description holds the pipeline to run)"
         )
     try:
-        described = from_job.load(args.from_job)
+        described = from_job.load(args.from_job, document)
     except from_job.JobFileError as exc:
         raise UsageError(f"--from-job: {exc}") from None
     arguments = run_params(described.spec, described.name, args.param, described.values)

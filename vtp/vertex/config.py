@@ -3,7 +3,9 @@
 gcloud reads the file as bare `CustomJobSpec` fields (`workerPoolSpecs`, `scheduling`, ...).
 Many teams (and the Vertex docs' REST samples) write a whole `CustomJob` instead, with
 `displayName`, `jobSpec` and `labels`; gcloud nests that under `jobSpec` again and Vertex rejects
-it. We accept both and tell them apart by their top-level keys.
+it. We accept both and tell them apart by their top-level keys. With `described` (`vtp
+custom-jobs create --local`), a whole CustomJob as `describe` prints it is taken too: its
+output-only fields are dropped (`vtp.vertex.describe`); a file without them is read as before.
 """
 
 from collections.abc import Mapping
@@ -14,6 +16,7 @@ from typing import Any
 import yaml
 from google.cloud import aiplatform_v1
 
+from vtp.vertex import describe
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.validation import (
     check_custom_job_fields,
@@ -43,8 +46,9 @@ class ConfigFile:
         return f"jobSpec.{field_path}" if self.full_form else field_path
 
 
-def load_config(path: str) -> ConfigFile:
-    """Read and field-check a `--config` file; raise SpecError naming the file and field."""
+def load_config(path: str, described: bool = False) -> ConfigFile:
+    """Read and field-check a `--config` file; raise SpecError naming the file and field.
+    `described`: a CustomJob's describe output is taken, its output-only fields dropped."""
     where = f"--config {path}"
     data = _read_yaml(Path(path), where)
     if not isinstance(data, Mapping) or not data:
@@ -54,6 +58,8 @@ def load_config(path: str) -> ConfigFile:
             "scheduling, ...) or a whole CustomJob (displayName, jobSpec, labels)",
         )
     data = dict(data)
+    if described:
+        data = describe.config_request(data, describe.CUSTOM_JOB, where)
     full_form = bool(JOB_ONLY_FIELDS.intersection(data))
     try:
         if full_form:

@@ -34,6 +34,9 @@ class JobFlags:
     """Each `--worker-pool-spec` value in order; '' is a skipped pool."""
     config: str | None = None
     """Path of the `--config` YAML file."""
+    described_config: bool = False
+    """Take a CustomJob's describe output as `--config`, its output-only fields dropped
+    (`--local`); otherwise they are refused, as gcloud refuses them."""
     args: tuple[str, ...] = ()
     """Each `--args` value, unsplit (repeats add up, as in gcloud)."""
     command: tuple[str, ...] = ()
@@ -157,7 +160,7 @@ def _build(
             "--worker-pool-spec",
             "give at least one --worker-pool-spec, or a --config file with workerPoolSpecs",
         )
-    config = load_config(flags.config) if flags.config else None
+    config = load_config(flags.config, flags.described_config) if flags.config else None
     pools = [poolspec.parse_worker_pool_spec(v, i) for i, v in enumerate(flags.worker_pool_specs)]
     package_uris = poolspec.split_list(flags.python_package_uris or "")
     spec = dict(config.spec) if config else {}

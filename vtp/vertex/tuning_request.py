@@ -5,7 +5,9 @@ HyperparameterTuningJob; `--max-trial-count` and `--parallel-trial-count` overri
 default to 1 when neither sets them; `--network`, `--service-account`, `--enable-web-access` and
 `--enable-dashboard-access` go into `trialJobSpec`; `--algorithm` sets `studySpec.algorithm`;
 `--display-name`, `--labels` and `--kms-key` replace theirs. Each error is reported against the
-flag or the `--config` field that set the value at fault.
+flag or the `--config` field that set the value at fault. With `described_config` (`--local`), the
+file may be a tuning job's describe output: its output-only fields are dropped
+(`vtp.vertex.describe`).
 """
 
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
+from vtp.vertex import describe
 from vtp.vertex.jobspec import (
     JOB_FLAG_FIELDS,
     is_under,
@@ -46,6 +49,9 @@ class TuningFlags:
     labels: tuple[str, ...] = ()
     kms_key: str | None = None
     """A full key name, projects/P/locations/L/keyRings/R/cryptoKeys/K."""
+    described_config: bool = False
+    """Take a tuning job's describe output as `--config`, its output-only fields dropped
+    (`--local`); otherwise they are refused, as gcloud refuses them."""
 
 
 # REST path -> (flag, TuningFlags attribute), for errors in values a flag set.
@@ -75,6 +81,8 @@ def request_body(job: aiplatform_v1.HyperparameterTuningJob) -> dict[str, Any]:
 def merged_body(flags: TuningFlags) -> dict[str, Any]:
     """The `--config` file with the flags applied, before validation (gcloud's order)."""
     body = dict(load_config(flags.config))
+    if flags.described_config:
+        body = describe.config_request(body, describe.TUNING_JOB, f"--config {flags.config}")
     for key, value in (
         ("maxTrialCount", flags.max_trial_count),
         ("parallelTrialCount", flags.parallel_trial_count),
