@@ -8,7 +8,9 @@ All find the service by its URL (`--endpoint`, else $VTP_LOCAL_ENDPOINT, else th
 port), or by the state directory it holds (`--state-dir`, as `vtp local serve` and `vtp run`
 take it), and its runtime file (`vtp.vertex.local_auth`). env and exec also give gcloud a project
 (`CLOUDSDK_CORE_PROJECT`, see `gcloud_settings`), so the follow-up commands gcloud prints itself
-(`gcloud ai custom-jobs stream-logs ...`) run as printed. Not a command group: `local.py` adds them.
+(`gcloud ai custom-jobs stream-logs ...`) run as printed, and point gsutil at the service: it
+runs each command as `gcloud storage`, never against Cloud Storage
+(`vtp.vertex.local_auth.gsutil_settings`). Not a command group: `local.py` adds them.
 """
 
 import argparse

@@ -9,6 +9,8 @@ that is not the user's own is never read):
     $VTP_RUNTIME_DIR (else $XDG_RUNTIME_DIR/vtp, else ~/.local/share/vtp/runtime)
         service-<port>.json   {"url", "pid", "state_dir", "token_file", "storage_root",
                                "api_endpoint", "roots_file"}
+        gsutil-boto.cfg       gsutil's configuration under `vtp local env`/`exec` (no port in
+                              it: gsutil runs as `gcloud storage`, see `gsutil_settings`)
 
 A client that talks to `http://127.0.0.1:<port>` takes `$VTP_LOCAL_TOKEN` when set (local
 pipeline runs and replicas get it), else the token of the service published for that port. gcloud
@@ -154,7 +156,7 @@ def client_settings(
 
 def shell_settings(url: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """`client_settings` for the service published at `url`, plus the token file (gcloud reads
-    it, and so does the start-up hook)."""
+    it, and so does the start-up hook) and gsutil's settings (`gsutil_settings`)."""
     info = published(url, environ) or {}
     pythonpath = environ.get("PYTHONPATH", "")
     hook = str(STARTUP_HOOK_DIR)
@@ -164,6 +166,52 @@ def shell_settings(url: str, environ: Mapping[str, str] = os.environ) -> dict[st
     )
     if info.get("token_file"):
         settings["CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"] = str(info["token_file"])
+    return {**settings, **gsutil_settings(environ)}
+
+
+GSUTIL_CONFIG_FILE = "gsutil-boto.cfg"
+"""gsutil's boto configuration under `vtp local env` and `exec`, in the runtime dir."""
+
+GSUTIL_ACCOUNT = "local@vtp.invalid"
+"""gcloud's account when the environment names none: a name only (the token file is what
+authenticates), which gsutil's `gcloud storage` mode needs to pass gcloud's credentials on."""
+
+GSUTIL_CONFIG = """\
+# Written by `vtp local env` and `vtp local exec`: gsutil reaches the local service only.
+# gsutil runs each command as `gcloud storage` (use_gcloud_storage), which the environment points
+# at the service; a command it cannot translate fails at once (no_fallback) instead of running
+# gsutil's own client. That client, if it runs at all, is pointed at a closed local port
+# (gs_host), so it fails fast ("gs_json_host is not configured") rather than reach Cloud Storage.
+[Credentials]
+gs_host = 127.0.0.1
+gs_port = 1
+[Boto]
+num_retries = 3
+[GSUtil]
+use_gcloud_storage = True
+hidden_shim_mode = no_fallback
+software_update_check_period = 0
+"""
+
+
+def gsutil_settings(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """What points gsutil at the service: BOTO_CONFIG, `GSUTIL_CONFIG` written in the runtime
+    dir (a file of this user's alone; it replaces ~/.boto and /etc/boto.cfg, which may name a
+    real endpoint or credentials), gcloud's credentials passed on, and an account name unless
+    the environment gives one. Empty when the file cannot be written there."""
+    path = runtime_dir(environ) / GSUTIL_CONFIG_FILE
+    try:
+        current = private_files.read_private(path).decode()
+    except (OSError, ValueError, private_files.UnsafePath):
+        current = ""
+    try:
+        if current != GSUTIL_CONFIG:
+            private_files.write_private(path, GSUTIL_CONFIG)
+    except (OSError, private_files.UnsafePath):
+        return {}
+    settings = {"BOTO_CONFIG": str(path), "CLOUDSDK_CORE_PASS_CREDENTIALS_TO_GSUTIL": "1"}
+    if not environ.get("CLOUDSDK_CORE_ACCOUNT"):
+        settings["CLOUDSDK_CORE_ACCOUNT"] = GSUTIL_ACCOUNT
     return settings
 
 

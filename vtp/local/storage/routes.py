@@ -3,6 +3,7 @@ aiplatform SDK's staging call them:
 
     GET|POST         /storage/v1/b                                  buckets.list / insert
     GET|PATCH|DELETE /storage/v1/b/{bucket}                         buckets.get / patch / delete
+    GET              /storage/v1/b/{bucket}/storageLayout           getStorageLayout (flat)
     GET|PUT          /storage/v1/b/{bucket}/iam                     IAM policy (kept open)
     GET              /storage/v1/b/{bucket}/o                       objects.list
     GET|PATCH|DELETE /storage/v1/b/{bucket}/o/{object}              get (?alt=media) / delete
@@ -55,6 +56,10 @@ PREFIXES = (
 """Paths that belong to the Cloud Storage API."""
 
 MAX_PAGE = 1000
+
+LOCATION = "US-CENTRAL1"
+LOCATION_TYPE = "region"
+"""Where every bucket here says it is (its resource and its storage layout)."""
 
 DOWNLOAD_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -137,6 +142,7 @@ class StorageApi:
             ("GET", f"/storage/v1/b/{b}", self._get_bucket),
             ("PATCH", f"/storage/v1/b/{b}", self._get_bucket),
             ("DELETE", f"/storage/v1/b/{b}", self._delete_bucket),
+            ("GET", f"/storage/v1/b/{b}/storageLayout", self._storage_layout),
             ("GET", f"/storage/v1/b/{b}/iam", self._get_iam),
             ("PUT", f"/storage/v1/b/{b}/iam", self._set_iam),
             ("GET", f"/storage/v1/b/{b}/o", self._list_objects),
@@ -168,8 +174,8 @@ class StorageApi:
                     return handler(request)
             raise errors.not_found(
                 f"{request.method} {request.path} is not a Cloud Storage JSON API method the "
-                "local service serves (buckets and objects: get, list, insert, delete, copy, "
-                "rewrite, compose)."
+                "local service serves (buckets: get, list, insert, delete, storageLayout; objects: "
+                "get, list, insert, delete, copy, rewrite, compose)."
             )
         except errors.ApiError as exc:
             return Reply(status=exc.http_status, body=exc.to_json().encode())
@@ -186,8 +192,8 @@ class StorageApi:
             "selfLink": f"{request.base}/storage/v1/b/{name}",
             "projectNumber": LOCAL_PROJECT_NUMBER,
             "metageneration": "1",
-            "location": "US-CENTRAL1",
-            "locationType": "region",
+            "location": LOCATION,
+            "locationType": LOCATION_TYPE,
             "storageClass": "STANDARD",
             "etag": "CAE=",
             "timeCreated": created,
@@ -214,6 +220,26 @@ class StorageApi:
 
     def _get_bucket(self, request: StorageRequest) -> Reply:
         return Reply.of(self._bucket(request, request.params["bucket"]))
+
+    def _storage_layout(self, request: StorageRequest) -> Reply:
+        """buckets.getStorageLayout: a flat namespace, never hierarchical (folders here are only
+        name prefixes). `gcloud storage cp|rm --recursive` and `ls` of a folder ask before they
+        walk a bucket. A bucket never made is flat too unless strict (as `Buckets.list` lists it
+        empty): `cp --recursive` to it asks first, and its upload then makes it."""
+        name = request.params["bucket"]
+        if self.buckets.strict:
+            self.buckets.existing_bucket(name)
+        else:
+            self.buckets.bucket_dir(name)
+        return Reply.of(
+            {
+                "kind": "storage#storageLayout",
+                "bucket": name,
+                "location": LOCATION,
+                "locationType": LOCATION_TYPE,
+                "hierarchicalNamespace": {"enabled": False},
+            }
+        )
 
     def _delete_bucket(self, request: StorageRequest) -> Reply:
         self.buckets.delete_bucket(request.params["bucket"])
