@@ -60,6 +60,19 @@ def local_vertex(
     timeout = marker.kwargs.get("timeout", DEFAULT_TIMEOUT) if marker else DEFAULT_TIMEOUT
     with _vtp_local_session.test(timeout) as vertex:
         yield vertex
+        call = getattr(request.node, "_vtp_call_report", None)
+        unused = vertex.unused_faults() if call is None or call.passed else []
+    if unused:  # an error of this test at teardown, naming the fault
+        pytest.fail(f"local_vertex: {'; '.join(unused)}", pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Keep the call phase's report on the test, so teardown can tell whether it passed (a
+    failed test's unused faults are a consequence, not news)."""
+    outcome = yield
+    if call.when == "call":
+        item._vtp_call_report = outcome.get_result()  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)

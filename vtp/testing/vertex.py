@@ -26,6 +26,13 @@ from vtp.testing import DEFAULT_TIMEOUT
 from vtp.testing.process import ServiceInfo
 
 _T = TypeVar("_T")
+_FAULT_HELPERS = {
+    ("FAIL", "JOB"): "fail_next_job()",
+    ("OOM", "JOB"): "oom_next_job()",
+    ("PREEMPT", "JOB"): "preempt_next_job()",
+    ("FAIL", "TRIAL"): "fail_next_trial()",
+}
+"""The helper that arms each fault, as a test's end names an unused one."""
 
 
 class LocalVertex:
@@ -151,10 +158,23 @@ class LocalVertex:
 
     # -- faults -------------------------------------------------------------------------------
 
-    def fail_next_job(self) -> None:
-        """The next custom job created in this test fails as it starts, as a replica that
-        exits with status 1 fails a job on Vertex (to test a team's retry logic)."""
-        self._inject("FAIL")
+    def fail_next_job(self, exit_code: int = 1) -> None:
+        """The next custom job created in this test runs, and once its primary replica has
+        logged a line, that replica exits with `exit_code`: the job ends FAILED with Vertex's
+        `The replica workerpool0-0 exited with a non-zero status of 1. Termination reason:
+        Error.`, Vertex's rules applying (6, 11, 134 and 139 retry the job first)."""
+        self._inject("FAIL", exit_code=exit_code)
+
+    def oom_next_job(self) -> None:
+        """The next custom job's primary replica, once it has logged a line, is killed by
+        SIGKILL (status 137) as out of memory: the job ends FAILED with Vertex's
+        `The replica workerpool0-0 ran out of memory and exited with a non-zero status of ...`"""
+        self._inject("OOM")
+
+    def fail_next_trial(self, exit_code: int = 1) -> None:
+        """As `fail_next_job`, for the next tuning trial's job of this test: the trial ends
+        FAILED and counts against its study's `maxFailedTrialCount`."""
+        self._inject("FAIL", exit_code=exit_code, target="TRIAL")
 
     def preempt_next_job(self) -> None:
         """The next custom job created in this test has its primary replica preempted once as
@@ -169,10 +189,31 @@ class LocalVertex:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _inject(self, fault: str) -> None:
-        answer = self._http.post(
-            f"{self.url}/v1/{self.parent}/customJobs:injectFault", json={"fault": fault}
-        )
+    def unused_faults(self) -> list[str]:
+        """One line per fault this test asked for that never struck: it reached no job, or
+        its job ended before its replica logged a line (the fixture fails the test with it)."""
+        answer = self._http.get(f"{self.url}/v1/{self.parent}/customJobs:faults")
+        self._check(answer)
+        unused = []
+        for fault in answer.json()["faults"]:
+            if fault["struck"]:
+                continue
+            what = _FAULT_HELPERS.get((fault["fault"], fault["target"]), fault["fault"])
+            if fault["fault"] == "FAIL":
+                what += f" (exit status {fault['exitCode']})"
+            where = "trial" if fault["target"] == "TRIAL" else "custom job"
+            if fault["job"]:
+                unused.append(
+                    f"{what} was never used: its job {fault['job']} ended before it struck "
+                    "(its primary replica logged no line while running)"
+                )
+            else:
+                unused.append(f"{what} was never used: no {where} was created after it")
+        return unused
+
+    def _inject(self, fault: str, exit_code: int = 1, target: str = "JOB") -> None:
+        body = {"fault": fault, "exitCode": exit_code, "target": target}
+        answer = self._http.post(f"{self.url}/v1/{self.parent}/customJobs:injectFault", json=body)
         self._check(answer)
 
     def _list(self, kind: str, message: type[_T]) -> list[_T]:

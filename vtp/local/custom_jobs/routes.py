@@ -17,9 +17,15 @@ Local extensions (not part of Vertex):
            -> the job (as get) once its state is not `state`, or after `timeout` (at most 60s);
            with `logsAfter` (RFC 3339), also once a replica logged a line stamped later, so
            a follower of the job copies each line of its logs as it comes
-    POST   /v1/projects/{p}/locations/{l}/customJobs:injectFault  {"fault": "FAIL"|"PREEMPT"}
-           -> {}; the next job created there fails, or is preempted once, as it starts
-           (`vtp.testing`'s fail_next_job and preempt_next_job: a team's retry logic, tested)
+    POST   /v1/projects/{p}/locations/{l}/customJobs:injectFault
+           {"fault": "FAIL"|"OOM"|"PREEMPT", "exitCode": 1, "target": "JOB"|"TRIAL"} -> {};
+           the next job created there (TRIAL: the next tuning trial's job) runs, and once its
+           primary replica logged a line, that replica exits with `exitCode` (FAIL) or is
+           killed by SIGKILL as out of memory (OOM); or it is preempted once as it starts
+           (`vtp.testing`'s fail_next_job, oom_next_job, preempt_next_job, fail_next_trial)
+    GET    /v1/projects/{p}/locations/{l}/customJobs:faults
+           -> {"faults": [{"fault", "exitCode", "target", "job", "struck"}]}: each fault asked
+           for there, the job it went to and whether it struck (unused ones fail a test's end)
 
 Cloud Logging's entries.list, over these jobs' replica logs (`runtime/logs.py`): what
 `gcloud ai custom-jobs stream-logs` reads (resource.type="ml_job", resource.labels.job_id):
@@ -51,6 +57,7 @@ def add_routes(router: Router, service: CustomJobs) -> None:
     """Route the customJobs methods to `service`."""
     router.add("POST", JOBS.path, lambda r: _create(service, r))
     router.add("POST", JOBS.path + ":injectFault", lambda r: _inject_fault(service, r))
+    router.add("GET", JOBS.path + ":faults", lambda r: _faults(service, r))
     JOBS.add_standard(
         router, service.get_custom_job, service.list_custom_jobs, service.delete_custom_job
     )
@@ -86,9 +93,20 @@ def _preempt(service: CustomJobs, request: Request) -> str:
 
 
 def _inject_fault(service: CustomJobs, request: Request) -> str:
-    fault = request.json().get("fault")
-    service.inject_fault(request.params["parent"], fault if isinstance(fault, str) else repr(fault))
+    body = request.json()
+    fault, target = body.get("fault"), body.get("target", "JOB")
+    service.inject_fault(
+        request.params["parent"],
+        fault if isinstance(fault, str) else repr(fault),
+        body.get("exitCode", 1),
+        target if isinstance(target, str) else repr(target),
+    )
     return "{}"
+
+
+def _faults(service: CustomJobs, request: Request) -> str:
+    faults = service.list_faults(request.params["parent"])
+    return json.dumps({"faults": [f.to_json() for f in faults]})
 
 
 def _logs(service: CustomJobs, request: Request) -> str:

@@ -10,6 +10,7 @@ import logging
 import os
 import queue
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -36,7 +37,7 @@ from vtp.local.runtime.cluster import (
 )
 from vtp.local.runtime.launch import JobPlan
 from vtp.local.runtime.packages import InstallError, InstallInterrupted, index_settings, install
-from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV
+from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV, signal_group
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
 from vtp.storage import GCS_ROOT_ENV
@@ -65,6 +66,10 @@ class JobBook(ProcessBook, Protocol):
     def finish(self, job_id: str, outcome: Outcome) -> None: ...
     def logged(self, job_id: str, stamp: str) -> None:
         """New lines in the job's replica logs, the newest stamped `stamp` (wakes followers)."""
+        ...
+
+    def fault_struck(self, job_id: str) -> None:
+        """The fault a test gave the job happened to it."""
         ...
 
     @property
@@ -113,9 +118,16 @@ class JobRun(threading.Thread):
         self._cancel, self._shutdown, self._wake = (threading.Event() for _ in range(3))
         job_dir = config.state_dir / "jobs" / self.job_id
         self._rendezvous_root = job_dir / "rendezvous"
+        self._armed = _armed_fault(runtime.fault)
+        """(fault, status) still to strike the primary replica once it logs a line, or None."""
+        self._strike_lock = threading.Lock()
+        self._struck: dict[str, tuple[str, int]] = {}
+        """Replicas a fault made exit, not yet reaped: the fault and the status they exit with."""
+        self._own_lines_from = 0
+        """Where in the primary's log its lines of this job run begin (the fault reads on)."""
         self._set = ReplicaSet(
             self.job_id, plan, job_dir, book, self._wake, config.storage_root,
-            config.container_engine, lambda stamp: book.logged(self.job_id, stamp), job.name,
+            config.container_engine, self._on_line, job.name,
         )  # fmt: skip
         self._cluster = self._new_cluster()
         self._commands: queue.Queue[_Preempt] = queue.Queue()
@@ -168,9 +180,8 @@ class JobRun(threading.Thread):
         failure = self._install_packages()
         if failure or self._cancel.is_set() or self._shutdown.is_set():
             return failure or self._interrupted()
-        if self._runtime.fault == "FAIL":
-            self._book.set_state(self.job_id, State.JOB_STATE_RUNNING)
-            return self._injected_failure()
+        log = self._set.log_path(rules.PRIMARY)
+        self._own_lines_from = log.stat().st_size if log.is_file() else 0
         self._start_all()
         self._book.set_state(self.job_id, State.JOB_STATE_RUNNING)
         if self._runtime.fault == "PREEMPT":
@@ -189,6 +200,7 @@ class JobRun(threading.Thread):
             self._stop_replicas(self._set.live())
             return Outcome(State.JOB_STATE_FAILED, errors.DEADLINE_EXCEEDED, self._timeout_msg())
         self._run_commands()
+        self._strike()
         self._set.escalate()
         self._set.index_logs()
         for event in self._exits():
@@ -234,9 +246,8 @@ class JobRun(threading.Thread):
             if code is None or (hold and code != 0 and not replica.preempted):
                 continue
             self._set.reap(replica)
-            exits.append(
-                rules.ReplicaExit(replica.name, rules.exit_status(code), replica.preempted)
-            )
+            status = self._struck_status(replica, rules.exit_status(code))
+            exits.append(rules.ReplicaExit(replica.name, status, replica.preempted))
         return sorted(exits, key=lambda e: (not e.preempted, e.replica))
 
     # -- replicas -----------------------------------------------------------------------------
@@ -353,17 +364,62 @@ class JobRun(threading.Thread):
                 self._set.replicas[name].sites = tuple(prepared.sites)
         return None
 
-    def _injected_failure(self) -> Outcome:
-        """The outcome of a FAIL fault: the primary replica's user error, saying it was asked."""
-        message = rules.user_error_message(rules.PRIMARY, 1) + " (a failure a test injected)"
-        self._set.note(self._set.replicas[rules.PRIMARY], message)
-        return Outcome(State.JOB_STATE_FAILED, errors.INVALID_ARGUMENT, message)
+    # -- a fault that strikes once the replica has logged a line -------------------------------
+
+    def _on_line(self, stamp: str) -> None:
+        """New log lines (from a log pump's thread, or this one): tell the service, and let an
+        armed fault strike at once rather than at the next poll."""
+        self._book.logged(self.job_id, stamp)
+        if self._armed:
+            self._strike()
+
+    def _strike(self) -> None:
+        """A FAIL or OOM fault: once the primary replica, running, has logged a line of its own,
+        SIGKILL it; `_exits` then reports the fault's status, and Vertex's rules apply to it."""
+        with self._strike_lock:
+            replica = self._set.replicas[rules.PRIMARY]
+            proc = replica.proc
+            if not self._armed or proc is None or proc.poll() is not None:
+                return
+            if not self._logged_own_line():
+                return
+            self._struck[replica.name], self._armed = self._armed, None
+            signal_group(proc.pid, signal.SIGKILL)
+        self._wake.set()
+
+    def _logged_own_line(self) -> bool:
+        """Whether the primary's log has a complete line of its own (not a service note)."""
+        try:
+            with open(self._set.log_path(rules.PRIMARY), "rb") as log:
+                log.seek(self._own_lines_from)
+                data = log.read()
+        except OSError:
+            return False
+        lines = data[: data.rfind(b"\n") + 1].splitlines()
+        return any(not line.startswith(b"[vtp local] ") for line in lines)
+
+    def _struck_status(self, replica: Replica, status: int) -> int:
+        """The exit status of a reaped replica: the fault's, where a fault made it exit."""
+        with self._strike_lock:
+            struck = self._struck.pop(replica.name, None)
+        if struck is None:
+            return status
+        fault, status = struck
+        how = (
+            "killed by SIGKILL, as out of memory"
+            if fault == "OOM"
+            else f"made to exit with status {status}"
+        )
+        self._set.note(replica, f"fault: {replica.name} {how}, after its first line (injected)")
+        self._book.fault_struck(self.job_id)
+        return status
 
     def _preempt_once(self) -> None:
         """A PREEMPT fault: the primary replica is preempted once, as it starts."""
         replica = self._set.replicas[rules.PRIMARY]
         if replica.proc is not None:
             self._set.preempt(replica, self._config.grace_period)
+            self._book.fault_struck(self.job_id)
 
     # -- commands and ends --------------------------------------------------------------------
 
@@ -411,6 +467,15 @@ class JobRun(threading.Thread):
         restarts = sum(self._history.worker_restarts.values())
         retries = self._history.job_retries
         return f"job retries {retries}/{rules.MAX_JOB_RETRIES}, worker restarts {restarts}"
+
+
+def _armed_fault(fault: str) -> tuple[str, int] | None:
+    """The runtime's `FAIL:<status>` or `OOM` as (fault, status); None for others and none."""
+    if fault == "OOM":
+        return "OOM", rules.OOM_STATUS
+    if fault.startswith("FAIL"):
+        return "FAIL", int(fault.partition(":")[2] or 1)
+    return None
 
 
 def _free_port() -> int:
