@@ -27,7 +27,8 @@ class Runtime:
     exit_statuses: dict[str, int] = field(default_factory=dict)
     """Each ended replica's last exit status, as a container reports it (128 + N: signal N)."""
     fault: str = ""
-    """A fault a test asked for (`customJobs:injectFault`): `FAIL:<exit code>`, `OOM` or `PREEMPT`, or empty."""
+    """A fault a test asked for (`customJobs:injectFault`): `FAIL:<exit code>`, `OOM` or
+    `PREEMPT`, or empty."""
     creator: str = ""
     """The workload whose credential created the job (`base/callers.py`); empty: the owner."""
 
