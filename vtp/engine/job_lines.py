@@ -17,11 +17,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from google.protobuf import json_format
-
-from vtp.vertex import gcp_resources
+from vtp.vertex.endpoint import FOLLOWED_ENV as FOLLOWED_ENV
 from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV
-from vtp.vertex.joblogs import FOLLOWED_ENV as FOLLOWED_ENV
 
 POLL_SECONDS = 0.5
 """How often the follower looks for the job, and then for its new lines."""
@@ -78,6 +75,10 @@ def _follow(resources_file: Path, prefix: str, endpoint: str, ended: threading.E
 
 def _job_name(resources_file: Path) -> str | None:
     """The CustomJob `resources_file` names, once the task has written it whole."""
+    from google.protobuf import json_format
+
+    from vtp.vertex import gcp_resources  # GCPC's proto: only once a task has a job to follow
+
     try:
         return gcp_resources.recorded_name(str(resources_file), "customJobs")
     except (OSError, ValueError, json_format.Error):  # not there yet, or half written

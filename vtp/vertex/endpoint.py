@@ -14,6 +14,9 @@ from urllib.parse import urlsplit
 
 LOCAL_ENDPOINT_ENV = "VTP_LOCAL_ENDPOINT"
 """Environment variable holding the URL of the local Vertex service."""
+FOLLOWED_ENV = "VTP_ENGINE_FOLLOWS_JOB_LINES"
+"""Set in a pipeline task's environment when the local engine prints the lines of the CustomJob
+the task starts (`vtp.engine.job_lines`): a launcher then leaves them to it."""
 
 DEFAULT_LOCAL_ENDPOINT = "http://127.0.0.1:8765"
 """Where `vtp local serve` listens by default."""

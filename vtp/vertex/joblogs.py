@@ -37,11 +37,6 @@ class LogsUnavailable(Exception):
     """The service has no Cloud Logging `entries:list` route (the local service may not)."""
 
 
-FOLLOWED_ENV = "VTP_ENGINE_FOLLOWS_JOB_LINES"
-"""Set in a pipeline task's environment when the local engine prints the lines of the CustomJob
-the task starts (`vtp.engine.job_lines`): a launcher then leaves them to it."""
-
-
 @dataclass
 class LogReader:
     """Reads a job's new log entries on each call, in timestamp order, never one twice."""

@@ -36,9 +36,8 @@ from vtp import storage
 from vtp.vertex import gcp_resources as resources
 from vtp.vertex.cancel import CancelOnSigterm
 from vtp.vertex.client import job_client
-from vtp.vertex.endpoint import LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
+from vtp.vertex.endpoint import FOLLOWED_ENV, LOCAL_ENDPOINT_ENV, api_endpoint, local_endpoint
 from vtp.vertex.humanize import readable
-from vtp.vertex.joblogs import FOLLOWED_ENV
 from vtp.vertex.protodict import SpecError
 from vtp.vertex.states import JOB_ENDED
 
