@@ -97,8 +97,11 @@ TWO_RUNS = """
     from google.cloud import aiplatform
 
     aiplatform.init(project="team-project", location="us-central1")
-    for threshold in (0.25, 0.25):  # the second run is all cache hits
+    for run, threshold in enumerate((0.25, 0.25)):  # the second run is all cache hits
+        # IDs of their own: the SDK's default ID is the pipeline's name and the second, and
+        # the second run is done within the same second (Vertex would refuse it just the same)
         job = aiplatform.PipelineJob(display_name="eval", template_path="team_eval.yaml",
+                                     job_id=f"team-eval-run-{run}",
                                      parameter_values={"threshold": threshold})
         job.submit()
         job.wait()
