@@ -81,13 +81,19 @@ def creator() -> str:
     return current().workload
 
 
+def may_read(resource: str, created_by: str = "") -> bool:
+    """Whether this request's caller may read the logs of `resource` (made by `created_by`):
+    the owner always, a workload only its own resource's and those it created."""
+    caller = current()
+    return not caller.is_workload or caller.workload in (resource, created_by)
+
+
 def may_read_logs(resource: str, created_by: str = "") -> None:
     """PERMISSION_DENIED when a workload asks for the logs of `resource` (made by
-    `created_by`), which is neither its own nor one it created."""
-    caller = current()
-    if caller.is_workload and caller.workload not in (resource, created_by):
+    `created_by`), which is neither its own nor one it created (`may_read`)."""
+    if not may_read(resource, created_by):
         raise errors.ApiError(
             errors.PERMISSION_DENIED,
-            f"The credential of {caller.workload} (a container's) reads only its own logs and "
-            f"those of the jobs it created, not {resource}'s.",
+            f"The credential of {current().workload} (a container's) reads only its own logs "
+            f"and those of the jobs it created, not {resource}'s.",
         )

@@ -99,15 +99,18 @@ class Guard:
         """Who holds the credential of a request `check` let through: the owner, or the
         workload its credential names (a request needing no token is the owner's: it reaches
         no resource)."""
-        scheme, _, presented = headers.get("Authorization", "").partition(" ")
-        found = None
-        if scheme.lower() == "bearer":
-            found = local_auth.caller(self.token, presented.strip())
+        found = self._presented(headers.get("Authorization", ""))
         return callers.Caller(found) if found else callers.OWNER
 
-    def _check_token(self, authorization: str) -> None:
+    def _presented(self, authorization: str) -> str | None:
+        """`local_auth.caller` of a bearer `Authorization` header; None for any other."""
         scheme, _, presented = authorization.partition(" ")
-        if scheme.lower() != "bearer" or local_auth.caller(self.token, presented.strip()) is None:
+        if scheme.lower() != "bearer":
+            return None
+        return local_auth.caller(self.token, presented.strip())
+
+    def _check_token(self, authorization: str) -> None:
+        if self._presented(authorization) is None:
             raise errors.ApiError(
                 errors.UNAUTHENTICATED,
                 "Request is missing the local service's bearer token. vtp commands find it "

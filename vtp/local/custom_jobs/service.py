@@ -316,7 +316,10 @@ class CustomJobs:
         job_ids = re.findall(r'resource\.labels\.job_id\s*=\s*"?([\w-]+)', filter)
         pinned = [self.store.get_job(i) for i in job_ids] if job_ids else self.store.jobs()
         found = []
-        for record in [r for r in pinned if r is not None and _readable(r)]:
+        readable = [
+            r for r in pinned if r is not None and callers.may_read(r.job.name, r.runtime.creator)
+        ]
+        for record in readable:
             if not projects or record.job.name.split("/")[1] in projects:
                 found += [e for e in self._log_entries(record) if predicate(e)]
         descending = order_by.strip().lower().endswith("desc")
@@ -620,15 +623,6 @@ def _texts(spec: aiplatform_v1.CustomJobSpec) -> list[str]:
         for run in (pool.container_spec, pool.python_package_spec):
             found += [*getattr(run, "command", []), *run.args, *(e.value for e in run.env)]
     return found
-
-
-def _readable(record: JobRecord) -> bool:
-    """Whether this request's caller may read `record`'s logs (`callers.may_read_logs`)."""
-    try:
-        callers.may_read_logs(record.job.name, record.runtime.creator)
-    except errors.ApiError:
-        return False
-    return True
 
 
 def _on_host(spec: aiplatform_v1.CustomJobSpec, index: int) -> str:
