@@ -99,6 +99,10 @@ class ServiceConfig:
     flags): replicas of images other than this project's run in those images through it. Empty
     (the default): every replica is a host process (docs/containers.md)."""
 
+    warm_replicas: bool = True
+    """Fork host replicas that run PyTorch from one interpreter per service that has imported
+    it (`runtime/warm.py`), instead of each importing it again; False: every replica is a
+    fresh interpreter."""
     resume_unfinished: bool = True
     """Start again, when the service starts, what a previous service in this state directory
     left unfinished: queued and interrupted custom jobs, queued pipeline jobs, the servers of

@@ -29,6 +29,10 @@ from vtp.local.runtime.shim import KILL_TREE, stop_then_kill
 SHIM = Path(__file__).with_name("shim.py")
 _pipe: tuple[int, int] | None = None
 _pipe_lock = threading.Lock()
+warm_shims: set[int] = set()
+"""Pids of the live shims of warm replicas (`warm.py`): forks of the preloaded server, whose
+command line is the server's, not the shim's; `signal_group` kills their trees as it does."""
+warm_shims_lock = threading.Lock()
 
 TOKEN_ENV = "VTP_LOCAL_REPLICA_TOKEN"
 """Environment variable holding the replica's token (inherited by everything it starts)."""
@@ -56,13 +60,14 @@ def start(
     cwd: Path,
     output: IO[bytes] | int,
     stdin: int = subprocess.DEVNULL,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen:
     """Start `argv` under the shim in a process group of its own (the shim leads it), stdout and
-    stderr to `output`, stdin from `stdin` (a file descriptor; none by default). OSError, as
-    Popen raises it, when `argv[0]` cannot be executed."""
+    stderr to `output`, stdin from `stdin` (a file descriptor; none by default), holding
+    `pass_fds` too. OSError, as Popen raises it, when `argv[0]` cannot be executed."""
     cwd.mkdir(parents=True, exist_ok=True)
     _check_executable(argv[0], env, cwd)
-    watched = _service_fd()
+    watched = service_fd()
     return subprocess.Popen(
         [sys.executable, "-I", "-S", str(SHIM), str(watched), *argv],
         env=dict(env),
@@ -71,7 +76,7 @@ def start(
         stdout=output,
         stderr=subprocess.STDOUT,
         process_group=0,
-        pass_fds=(watched,),
+        pass_fds=(watched, *pass_fds),
     )
 
 
@@ -80,7 +85,7 @@ def signal_group(pid: int, sig: signal.Signals) -> None:
 
     SIGKILL goes to the shim leading the group instead, which kills the group and everything
     else below it (the group alone would miss what left it) and then dies by SIGKILL itself."""
-    if sig == signal.SIGKILL and _is_live_shim(pid):
+    if sig == signal.SIGKILL and (_is_live_shim(pid) or pid in warm_shims):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, KILL_TREE)
             return
@@ -97,7 +102,7 @@ def _is_live_shim(pid: int) -> bool:
     return state != b"Z" and str(SHIM).encode() in command
 
 
-def _service_fd() -> int:
+def service_fd() -> int:
     """The read end of the pipe whose write end only this process holds (never closed, so it
     reads end-of-file exactly when this process is gone)."""
     global _pipe

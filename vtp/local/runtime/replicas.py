@@ -24,6 +24,7 @@ from vtp.local.runtime.logs import Pump, index_lines
 from vtp.local.runtime.process import kill_leftovers, signal_group, start
 from vtp.local.runtime.records import ProcessRecord
 from vtp.local.runtime.rules import exit_status
+from vtp.local.runtime.warm import WarmProcess, WarmRequest, WarmStarter
 
 _log = logging.getLogger(__name__)
 CANNOT_START = 127
@@ -47,7 +48,7 @@ class Replica:
     name: str
     pool: PoolPlan
     index: int
-    proc: subprocess.Popen | None = None
+    proc: "subprocess.Popen | WarmProcess | None" = None
     token: str = ""
     preempted: bool = False
     """Stopped by a preemption (non-permanent failure) rather than by its own doing."""
@@ -66,7 +67,7 @@ class Replica:
     pump: Pump | None = None
     """What copies its current process's output to its log (`logs.py`)."""
 
-    def running(self) -> subprocess.Popen:
+    def running(self) -> "subprocess.Popen | WarmProcess":
         """The process of a replica that has one: a live one (`ReplicaSet.live`)."""
         assert self.proc is not None, f"replica {self.name} has no process"
         return self.proc
@@ -86,9 +87,12 @@ class ReplicaSet:
         engine: tuple[str, ...] = (),
         on_line: Callable[[str], None] = lambda stamp: None,
         job_name: str = "",
+        warm: WarmStarter | None = None,
     ) -> None:
         """`job_name`: the job's resource name, which its containers' credential names
-        (`containers.client_environment`)."""
+        (`containers.client_environment`); `warm`: the service's preloaded server, which host
+        replicas fork from where they can (`warm.py`)."""
+        self._warm = warm
         self.job_id = job_id
         self.job_name = job_name or job_id
         self._on_line = on_line
@@ -118,6 +122,7 @@ class ReplicaSet:
         tree_walk.remove_tree(work, ignore_errors=True)
         # A new environment per start, as a restarted replica is a new container on Vertex.
         layer = isolation.Layer(self._job_dir / "envs" / replica.name)
+        warm: WarmRequest | None = None
         try:
             if replica.pool.image:
                 replica.container = f"vtp-{self.job_id}-{replica.name}-{replica.token[:8]}"
@@ -126,9 +131,16 @@ class ReplicaSet:
                 isolation.create(layer.root, replica.sites or None)
                 replica.layer = layer
                 argv = isolation.command(replica.pool.argv, layer)
-                argv = gcs_mount.wrap(argv, self._storage_root)
                 environment = isolation.environment(env(replica), layer)
-            proc, replica.pump = self._spawn(argv, environment, work, self.log_path(replica.name))
+                warm = self._warm_request(replica, argv, environment, layer, work)
+            started: tuple[subprocess.Popen | WarmProcess, Pump] | None = None
+            if warm is not None:
+                started = self._spawn_warm(warm, self.log_path(replica.name))
+            if started is None:
+                if not replica.pool.image:
+                    argv = gcs_mount.wrap(argv, self._storage_root)
+                started = self._spawn(argv, environment, work, self.log_path(replica.name))
+            proc, replica.pump = started
         except OSError as exc:
             self._clean(replica)
             self.note(replica, f"cannot start {replica.name}: {exc}")
@@ -151,6 +163,41 @@ class ReplicaSet:
             raise
         finally:
             os.close(write)  # the process holds it now; end-of-file once it and its tree exit
+        pump = Pump(read, log_path, self._on_line)
+        pump.start()
+        return proc, pump
+
+    def _warm_request(
+        self,
+        replica: Replica,
+        argv: list[str],
+        env: Mapping[str, str],
+        layer: isolation.Layer,
+        work: Path,
+    ) -> WarmRequest | None:
+        """The request that forks `replica` from the preloaded server, if it can (`warm.py`);
+        a reason of its own to start cold goes to its log."""
+        if self._warm is None:
+            return None
+        gcs = "" if gcs_mount.problem() else os.path.realpath(self._storage_root)
+        request, reason = self._warm.plan(argv, env, layer, replica.sites, work, gcs)
+        if reason:
+            self.note(replica, f"{replica.name} starts cold: {reason}")
+        return request
+
+    def _spawn_warm(self, request: WarmRequest, log_path: Path) -> tuple[WarmProcess, Pump] | None:
+        """Fork the replica from the preloaded server, its output on a pipe that a Pump copies
+        to `log_path`; None when the server could not (it then starts cold)."""
+        assert self._warm is not None  # a request comes from it
+        request.cwd.mkdir(parents=True, exist_ok=True)
+        read, write = os.pipe()
+        try:
+            proc = self._warm.start(request, write)
+        finally:
+            os.close(write)
+        if proc is None:
+            os.close(read)
+            return None
         pump = Pump(read, log_path, self._on_line)
         pump.start()
         return proc, pump
@@ -249,6 +296,6 @@ class ReplicaSet:
         if stamp := index_lines(self.log_path(replica.name), final):
             self._on_line(stamp)
 
-    def _wake_on_exit(self, proc: subprocess.Popen) -> None:
+    def _wake_on_exit(self, proc: "subprocess.Popen | WarmProcess") -> None:
         proc.wait()
         self._wake.set()

@@ -29,7 +29,7 @@ import sys
 
 PR_SET_CHILD_SUBREAPER = 36
 KILL_TREE = signal.SIGUSR2
-_WATCHED = {
+WATCHED = {
     signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, KILL_TREE,
 }  # fmt: skip
 _POLL = 0.2
@@ -39,11 +39,10 @@ _POLL = 0.2
 def main(argv: list[str]) -> int:
     """Run `argv[1:]` under this shim, watching the service's pipe `argv[0]`."""
     service_fd, command = int(argv[0]), argv[1:]
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    become_subreaper()
     os.set_inheritable(service_fd, False)  # the command never holds it
     parent = os.getppid()
-    signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
+    signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     child = os.fork()
     if child == 0:
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
@@ -57,10 +56,19 @@ def main(argv: list[str]) -> int:
         except OSError as exc:
             os.write(2, f"[vtp local] cannot start {command[0]}: {exc}\n".encode())
         os._exit(127)
+    return supervise(child, service_fd, parent)
+
+
+def supervise(child: int, service_fd: int, killer: int) -> int:
+    """Wait for `child` (forked with `WATCHED` blocked, as this process keeps them) and kill
+    the tree as the module says; the exit status to end with (or end by the command's signal).
+
+    `killer`: the only process whose KILL_TREE is obeyed (the service). A warm replica's shim,
+    forked from the service's preloaded interpreter (`warm_server.py`), runs this same loop."""
     status = None
     while True:
-        info = signal.sigtimedwait(_WATCHED, _POLL)
-        if info is not None and info.si_signo == KILL_TREE and info.si_pid == parent:
+        info = signal.sigtimedwait(WATCHED, _POLL)
+        if info is not None and info.si_signo == KILL_TREE and info.si_pid == killer:
             _kill_tree()
             _exit_like(signal.SIGKILL)
         status = _reap(child, status)
@@ -72,6 +80,12 @@ def main(argv: list[str]) -> int:
         if _gone(service_fd):
             _kill_tree()
             return 137
+
+
+def become_subreaper() -> None:
+    """Mark this process a child subreaper: orphans below it are re-parented to it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def _reap(child: int, status: int | None) -> int | None:
