@@ -135,7 +135,7 @@ class ReplicaSet:
                 warm = self._warm_request(replica, argv, environment, layer, work)
             started: tuple[subprocess.Popen | WarmProcess, Pump] | None = None
             if warm is not None:
-                started = self._spawn_warm(warm, self.log_path(replica.name))
+                started = self._spawn_warm(replica, warm)
             if started is None:
                 if not replica.pool.image:
                     argv = gcs_mount.wrap(argv, self._storage_root)
@@ -185,9 +185,11 @@ class ReplicaSet:
             self.note(replica, f"{replica.name} starts cold: {reason}")
         return request
 
-    def _spawn_warm(self, request: WarmRequest, log_path: Path) -> tuple[WarmProcess, Pump] | None:
-        """Fork the replica from the preloaded server, its output on a pipe that a Pump copies
-        to `log_path`; None when the server could not (it then starts cold)."""
+    def _spawn_warm(
+        self, replica: Replica, request: WarmRequest
+    ) -> tuple[WarmProcess, Pump] | None:
+        """Fork `replica` from the preloaded server, its output on a pipe that a Pump copies to
+        its log; None when the server could not (it then starts cold)."""
         assert self._warm is not None  # a request comes from it
         request.cwd.mkdir(parents=True, exist_ok=True)
         read, write = os.pipe()
@@ -198,7 +200,8 @@ class ReplicaSet:
         if proc is None:
             os.close(read)
             return None
-        pump = Pump(read, log_path, self._on_line)
+        self.note(replica, f"{replica.name} starts warm: forked from the preloaded server")
+        pump = Pump(read, self.log_path(replica.name), self._on_line)
         pump.start()
         return proc, pump
 

@@ -43,6 +43,10 @@ from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 _log = logging.getLogger(__name__)
 
+WARM_ENV = "VTP_LOCAL_WARM_REPLICAS"
+"""Where the service starts, overrides its setting: `off` (every replica cold), `auto` (the
+default: as the module says) or `all` (every replica that can fork waits for the server, which
+starts with the first one: what the tests of replicas' behaviour use to run them warm)."""
 READY_SECONDS = 300.0
 """How long a replica that wants the preload waits for the server's imports (under a loaded
 machine they take tens of seconds) before it starts cold."""
@@ -69,6 +73,8 @@ class WarmRequest:
 
     mode: str
     """`module`, `script` or `code`."""
+    argv: tuple[str, ...]
+    """The interpreter's options and arguments (`-m MODULE ARGS`, ...), for `ps` to show."""
     target: str
     args: tuple[str, ...]
     env: Mapping[str, str]
@@ -83,6 +89,7 @@ class WarmRequest:
         """The request as the server reads it."""
         return {
             "mode": self.mode, "target": self.target, "args": list(self.args),
+            "argv": [str(self.layer.python), *self.argv],
             "env": dict(self.env), "cwd": str(self.cwd), "umask": _umask(),
             "executable": str(self.layer.python), "prefix": str(self.layer.root),
             "site": str(self.layer.site_packages), "sites": list(self.sites),
@@ -136,7 +143,8 @@ class WarmStarter:
         self._work_dir = work_dir
         self._env = {k: v for k, v in environment.items() if k != "PYTHONPATH"}
         self._env.update({"OPENBLAS_NUM_THREADS": "1"})  # `fork_threads.SERVER_ENV`
-        self.enabled = enabled
+        self.mode = os.environ.get(WARM_ENV, "").strip() or ("auto" if enabled else "off")
+        self.enabled = self.mode != "off"
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._ready = threading.Event()
@@ -216,11 +224,15 @@ class WarmStarter:
         if shape is None:
             return None, ""
         mode, target, args = shape
+        if gcs_root:  # a cold start runs under the shell that mounts /gcs, which sets PWD
+            env = {**env, "PWD": str(cwd)}
         service = set(isolation.service_site_packages())
         own_sites = tuple(s for s in sites if s not in service)
-        request = WarmRequest(mode, target, tuple(args), env, cwd, layer, own_sites, gcs_root)
+        request = WarmRequest(
+            mode, tuple(argv[1:]), target, tuple(args), env, cwd, layer, own_sites, gcs_root
+        )
         if not self._ready.is_set():
-            if not wants_preload(mode, target, _path_entries(request)):
+            if self.mode != "all" and not wants_preload(mode, target, _path_entries(request)):
                 return None, ""
             self.launch()
             self._ready.wait(READY_SECONDS)

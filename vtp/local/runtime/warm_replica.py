@@ -73,6 +73,7 @@ def run(request: Mapping, output: int, base: "BasePath") -> int:
         os.write(2, f"[vtp local] cannot start the replica: {exc}\n".encode())
         return 127
     _take_environment(request, base)
+    show_in_proc(request["argv"], request["env"])
     return _run_main(request["mode"], request["target"], request["args"])
 
 
@@ -90,6 +91,56 @@ def private_gcs(storage_root: str) -> None:
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     os.makedirs(storage_root, exist_ok=True)
     _check(libc.mount(storage_root.encode(), GCS_MOUNT, None, MS_BIND, None), "mount --bind")
+
+
+PR_SET_MM, PR_SET_MM_MAP = 35, 14
+_KEEP_EXE = 0xFFFFFFFF
+_shown: list[ctypes.Array] = []
+"""The memory /proc/PID/cmdline and environ show, kept alive for the process's life."""
+
+
+class _MemoryMap(ctypes.Structure):
+    """The kernel's `struct prctl_mm_map`."""
+
+    _fields_ = [
+        *((name, ctypes.c_uint64) for name in (
+            "start_code", "end_code", "start_data", "end_data", "start_brk", "brk",
+            "start_stack", "arg_start", "arg_end", "env_start", "env_end",
+        )),
+        ("auxv", ctypes.c_void_p), ("auxv_size", ctypes.c_uint32), ("exe_fd", ctypes.c_uint32),
+    ]  # fmt: skip
+
+
+def show_in_proc(argv: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Make /proc/PID/cmdline and /proc/PID/environ (`ps`, and whatever finds a process by its
+    environment) show the replica's command and environment instead of the server's, as an
+    exec would have; whether it could. The kernel lets a process with CAP_SYS_RESOURCE or
+    CAP_CHECKPOINT_RESTORE (root) point them at new memory (`prctl(PR_SET_MM_MAP)`, the other
+    fields of the map as they are); elsewhere they stay the server's."""
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+
+    def stat(number: int) -> int:  # proc(5) numbers the fields from 1; (2) is the name
+        return int(fields[number - 3])
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.sbrk.restype = ctypes.c_void_p
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong,
+                           ctypes.c_ulong]  # fmt: skip
+    blocks = [
+        b"".join(a.encode() + b"\0" for a in argv),
+        b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items()),
+    ]
+    args, environ = (ctypes.create_string_buffer(b, len(b)) for b in blocks)
+    at_args, at_env = ctypes.addressof(args), ctypes.addressof(environ)
+    memory_map = _MemoryMap(
+        stat(26), stat(27), stat(45), stat(46), stat(47), libc.sbrk(0), stat(28),
+        at_args, at_args + len(blocks[0]), at_env, at_env + len(blocks[1]), None, 0, _KEEP_EXE,
+    )  # fmt: skip
+    done = libc.prctl(PR_SET_MM, PR_SET_MM_MAP, ctypes.byref(memory_map),
+                      ctypes.sizeof(memory_map), 0) == 0  # fmt: skip
+    if done:
+        _shown.extend((args, environ))
+    return done
 
 
 def _check(result: int, what: str) -> None:
@@ -222,7 +273,8 @@ def _run_main(mode: str, target: str, args: Sequence[str]) -> int:
     except SystemExit as exc:
         code = _exit_status(exc.code)
     except BaseException as exc:  # what the interpreter does with an uncaught exception
-        sys.excepthook(type(exc), exc, _without_this_frame(exc))
+        trimmed = _without_this_frame(exc)
+        sys.excepthook(type(exc), exc.with_traceback(trimmed), trimmed)
         code = -signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 1
     return _finish(code)
 
