@@ -76,6 +76,12 @@ class ObjectInfo:
     md5: str | None
     crc32c: str | None
     """The hashes, base64; None while not known (a file written on disk, not hashed yet)."""
+    inode: int = 0
+
+    @property
+    def version(self) -> list[int]:
+        """What identifies this version of the file, for its metadata record."""
+        return [self.inode, self.size, self.generation]
 
     @property
     def content_type(self) -> str:
@@ -193,6 +199,7 @@ class Buckets:
             updated=datetime.fromtimestamp(stat.st_mtime_ns / 1e9, UTC),
             md5=md5,
             crc32c=crc,
+            inode=stat.st_ino,
         )
 
     def check_generation(self, bucket: str, name: str, query: dict[str, list[str]]) -> None:
@@ -216,9 +223,12 @@ class Buckets:
                 f"ifGenerationNotMatch={not_match}."
             )
 
-    def write(self, bucket: str, name: str, source: Readable) -> ObjectInfo:
+    def write(
+        self, bucket: str, name: str, source: Readable, declared: dict | None = None
+    ) -> ObjectInfo:
         """Store `source` (read to its end) as the object, atomically; its new metadata. The
-        bucket is made on first use (`bucket_to_write`)."""
+        bucket is made on first use (`bucket_to_write`). `declared`: the md5Hash / crc32c the
+        client sent; a 400 naming the field, and nothing stored, when the data differs."""
         path = self.object_path(bucket, name)
         self.bucket_to_write(bucket, f"object {name} written")
         if name.endswith("/"):  # a folder placeholder, as consoles create: a directory here
@@ -229,9 +239,8 @@ class Buckets:
                 )
             path.mkdir(parents=True, exist_ok=True)
             mtime = path.stat().st_mtime_ns
-            return ObjectInfo(
-                bucket, name, 0, mtime, datetime.fromtimestamp(mtime / 1e9, UTC), *EMPTY
-            )
+            updated = datetime.fromtimestamp(mtime / 1e9, UTC)
+            return ObjectInfo(bucket, name, 0, mtime, updated, *EMPTY, inode=path.stat().st_ino)
         with self.temporary() as temporary:
             md5, crc = hashlib.md5(usedforsecurity=False), google_crc32c.Checksum()
             with open(temporary, "wb", opener=open_no_follow) as file:
@@ -239,6 +248,7 @@ class Buckets:
                     file.write(chunk)
                     md5.update(chunk)
                     crc.update(chunk)
+            _check_declared(declared or {}, encode(md5, crc), name)
             self._place(temporary, path, name)
         self.checksums.remember(path.stat(), encode(md5, crc))
         return self.info(bucket, name)
@@ -476,6 +486,17 @@ def check_list_argument(field: str, value: str, directory: bool = False) -> None
     problem = name_problem(value, whole=False) if directory else text_problem(value)
     if problem:
         raise errors.invalid_argument(f"Invalid {field} {value!r}: {problem}.")
+
+
+def _check_declared(declared: dict, hashes: tuple[str, str], name: str) -> None:
+    """400 naming the field when a declared md5Hash or crc32c is not the data's."""
+    for field, actual in zip(("md5Hash", "crc32c"), hashes, strict=True):
+        given = declared.get(field)
+        if given and given != actual:
+            raise errors.invalid_argument(
+                f"Provided {field} {given!r} doesn't match calculated {field} {actual!r} "
+                f"for object {name!r}: nothing was stored."
+            )
 
 
 def _linked_file_inside(real_root: str, path: str) -> bool:

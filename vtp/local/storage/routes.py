@@ -2,12 +2,17 @@
 aiplatform SDK's staging call them:
 
     GET|POST         /storage/v1/b                                  buckets.list / insert
-    GET|PATCH|DELETE /storage/v1/b/{bucket}                         buckets.get / patch / delete
+    GET|PATCH|PUT|DELETE /storage/v1/b/{bucket}                     buckets.get / patch / update
+                                                                    / delete
+    POST             /storage/v1/b/{bucket}/lockRetentionPolicy     lockRetentionPolicy
     GET              /storage/v1/b/{bucket}/storageLayout           getStorageLayout (flat)
     GET|PUT          /storage/v1/b/{bucket}/iam                     IAM policy (kept open)
-    GET              /storage/v1/b/{bucket}/o                       objects.list
-    GET|PATCH|DELETE /storage/v1/b/{bucket}/o/{object}              get (?alt=media) / delete
+    GET              /storage/v1/projects/{project}/serviceAccount  the service agent's name
+    GET              /storage/v1/b/{bucket}/o                       objects.list (matchGlob too)
+    GET|PATCH|PUT|DELETE /storage/v1/b/{bucket}/o/{object}          get (?alt=media) / patch /
+                                                                    update / delete
     POST   .../o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}    copy, rewrite
+    POST   .../o/{object}/moveTo/o/{object}                         move
     POST   /storage/v1/b/{bucket}/o/{object}/compose                compose
     POST|PUT         /upload/storage/v1/b/{bucket}/o                insert (media, multipart,
                                                                     resumable sessions)
@@ -15,8 +20,10 @@ aiplatform SDK's staging call them:
 
 Object names in paths are percent-encoded (a `/` is `%2F`). Errors use Google's JSON shape with
 the status codes Cloud Storage uses (404, 409, 412, ...), so clients raise their usual
-exceptions. Metadata a client sends (contentType, custom metadata) is accepted and not kept: an
-object is only its file.
+exceptions. The fields clients set on objects and buckets (contentType,
+custom metadata, labels, lifecycle, holds, retention, ...) are kept in `metadata.Records`, each
+with its metageneration; preconditions, holds and retention are checked as Cloud Storage checks
+them (`resources`).
 
 Objects are served from the service's own origin, where the console lives, so a download must
 never be a page: every media reply is an attachment (`Content-Disposition`), `nosniff`,
@@ -25,27 +32,38 @@ sandboxed with a CSP that allows nothing, unframeable and readable by the same o
 """
 
 import base64
+import fnmatch
 import io
 import json
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 from vtp.local.base import errors
 from vtp.local.base.guard import Headers
 from vtp.local.base.names import LOCAL_PROJECT_NUMBER
+from vtp.local.storage import resources
 from vtp.local.storage.checksums import Budget
+from vtp.local.storage.metadata import BUCKET_FIELDS, OBJECT_FIELDS, Records, patched, writable
 from vtp.local.storage.objects import (
     Buckets,
     ObjectInfo,
     Readable,
     check_list_argument,
     open_no_follow,
+    precondition_failed,
 )
-from vtp.local.storage.uploads import Chunk, Sessions, metadata_from, object_name, split_multipart
+from vtp.local.storage.uploads import (
+    Chunk,
+    Sessions,
+    goog_hash,
+    metadata_from,
+    object_name,
+    split_multipart,
+)
 
 PREFIXES = (
     "/storage/v1/",
@@ -57,9 +75,8 @@ PREFIXES = (
 
 MAX_PAGE = 1000
 
-LOCATION = "US-CENTRAL1"
-LOCATION_TYPE = "region"
-"""Where every bucket here says it is (its resource and its storage layout)."""
+LOCATION = resources.LOCATION
+LOCATION_TYPE = resources.LOCATION_TYPE
 
 DOWNLOAD_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -133,22 +150,27 @@ class StorageApi:
         """`strict_buckets`: writes to a bucket never made are 404 (`Buckets`)."""
         self.buckets = Buckets(root, strict_buckets)
         self.sessions = Sessions(self.buckets)
+        self.records = Records(root)
         b = f"(?P<bucket>{_SEG})"
         o = f"(?P<object>{_SEG})"
         self._routes: list[tuple[str, re.Pattern, _Handler]] = []
         for method, pattern, handler in (
             ("GET", "/storage/v1/b", self._list_buckets),
+            ("GET", f"/storage/v1/projects/{_SEG}/serviceAccount", self._service_account),
             ("POST", "/storage/v1/b", self._insert_bucket),
             ("GET", f"/storage/v1/b/{b}", self._get_bucket),
-            ("PATCH", f"/storage/v1/b/{b}", self._get_bucket),
+            ("PATCH", f"/storage/v1/b/{b}", self._patch_bucket),
+            ("PUT", f"/storage/v1/b/{b}", self._patch_bucket),
+            ("POST", f"/storage/v1/b/{b}/lockRetentionPolicy", self._lock_retention),
             ("DELETE", f"/storage/v1/b/{b}", self._delete_bucket),
             ("GET", f"/storage/v1/b/{b}/storageLayout", self._storage_layout),
             ("GET", f"/storage/v1/b/{b}/iam", self._get_iam),
             ("PUT", f"/storage/v1/b/{b}/iam", self._set_iam),
             ("GET", f"/storage/v1/b/{b}/o", self._list_objects),
             ("GET", f"/storage/v1/b/{b}/o/{o}", self._get_object),
-            ("PATCH", f"/storage/v1/b/{b}/o/{o}", self._get_object),
-            ("PUT", f"/storage/v1/b/{b}/o/{o}", self._get_object),
+            ("PATCH", f"/storage/v1/b/{b}/o/{o}", self._patch_object),
+            ("PUT", f"/storage/v1/b/{b}/o/{o}", self._patch_object),
+            ("POST", f"/storage/v1/b/{b}/o/{o}/moveTo/o/(?P<to_object>{_SEG})", self._move),
             ("DELETE", f"/storage/v1/b/{b}/o/{o}", self._delete_object),
             (
                 "POST",
@@ -184,42 +206,69 @@ class StorageApi:
 
     def _bucket(self, request: StorageRequest, name: str) -> dict:
         folder = self.buckets.existing_bucket(name)
-        created = _timestamp(folder.stat().st_mtime_ns)
-        return {
-            "kind": "storage#bucket",
-            "id": name,
-            "name": name,
-            "selfLink": f"{request.base}/storage/v1/b/{name}",
-            "projectNumber": LOCAL_PROJECT_NUMBER,
-            "metageneration": "1",
-            "location": LOCATION,
-            "locationType": LOCATION_TYPE,
-            "storageClass": "STANDARD",
-            "etag": "CAE=",
-            "timeCreated": created,
-            "updated": created,
-            "iamConfiguration": {
-                "uniformBucketLevelAccess": {"enabled": True},
-                "publicAccessPrevention": "enforced",
-            },
-        }
+        record = self.records.bucket(name)
+        return resources.bucket_resource(request.base, name, folder.stat().st_mtime_ns, record)
 
     def _list_buckets(self, request: StorageRequest) -> Reply:
         prefix = request.arg("prefix")
-        items = [self._bucket(request, n) for n in self.buckets.bucket_names()]
+        names = [n for n in self.buckets.bucket_names() if n.startswith(prefix)]
         return Reply.of(
-            {"kind": "storage#buckets", "items": [b for b in items if b["name"].startswith(prefix)]}
+            {"kind": "storage#buckets", "items": [self._bucket(request, n) for n in names]}
         )
 
     def _insert_bucket(self, request: StorageRequest) -> Reply:
-        name = request.json().get("name")
+        body = request.json()
+        name = body.get("name")
         if not isinstance(name, str) or not name:
             raise errors.invalid_argument("Required field: name (the bucket's name).")
+        fields = {k: v for k, v in writable(body, BUCKET_FIELDS, "bucket").items() if v is not None}
+        if request.arg("enableObjectRetention").lower() == "true":
+            fields["objectRetention"] = {"mode": "Enabled"}
         self.buckets.create_bucket(name)
+        self.records.put_bucket(name, {"metageneration": 1, "fields": fields})
         return Reply.of(self._bucket(request, name))
 
     def _get_bucket(self, request: StorageRequest) -> Reply:
-        return Reply.of(self._bucket(request, request.params["bucket"]))
+        resource = self._bucket(request, request.params["bucket"])
+        resources.check_metageneration(request.query, resource["metageneration"])
+        return Reply.of(resource)
+
+    def _patch_bucket(self, request: StorageRequest) -> Reply:
+        """buckets.patch (fields merged) and buckets.update (settable fields replaced)."""
+        name = request.params["bucket"]
+        current = self._bucket(request, name)
+        resources.check_metageneration(request.query, current["metageneration"])
+        changes = writable(request.json(), BUCKET_FIELDS, "bucket")
+        record = self.records.bucket(name)
+        resources.check_locked_retention(current, changes)
+        old = record.get("fields") or {}
+        fields = patched(old, changes) if request.method == "PATCH" else _settable(changes)
+        return self._keep_bucket(request, name, record, fields)
+
+    def _lock_retention(self, request: StorageRequest) -> Reply:
+        """buckets.lockRetentionPolicy: ifMetagenerationMatch is required, as on GCS."""
+        name = request.params["bucket"]
+        current = self._bucket(request, name)
+        if not request.arg("ifMetagenerationMatch"):
+            raise errors.invalid_argument("Required parameter: ifMetagenerationMatch.")
+        resources.check_metageneration(request.query, current["metageneration"])
+        record = self.records.bucket(name)
+        fields = dict(record.get("fields") or {})
+        if not fields.get("retentionPolicy"):
+            raise errors.ApiError(
+                errors.FAILED_PRECONDITION,
+                f"Bucket {name} has no retention policy to lock.",
+                http_status=412,
+            )
+        fields["retentionPolicy"] = {**fields["retentionPolicy"], "isLocked": True}
+        return self._keep_bucket(request, name, record, fields)
+
+    def _keep_bucket(self, request: StorageRequest, name: str, record: dict, fields: dict) -> Reply:
+        metageneration = int(record.get("metageneration", 1)) + 1
+        self.records.put_bucket(
+            name, {"metageneration": metageneration, "fields": fields, "updated": time.time_ns()}
+        )
+        return Reply.of(self._bucket(request, name))
 
     def _storage_layout(self, request: StorageRequest) -> Reply:
         """buckets.getStorageLayout: a flat namespace, never hierarchical (folders here are only
@@ -242,8 +291,17 @@ class StorageApi:
         )
 
     def _delete_bucket(self, request: StorageRequest) -> Reply:
-        self.buckets.delete_bucket(request.params["bucket"])
+        name = request.params["bucket"]
+        resources.check_metageneration(request.query, self._bucket(request, name)["metageneration"])
+        self.buckets.delete_bucket(name)
+        self.records.drop_bucket(name)
         return Reply(status=204)
+
+    def _service_account(self, request: StorageRequest) -> Reply:
+        """projects.serviceAccount.get: the project's Cloud Storage service agent, by name only
+        (nothing here acts as it)."""
+        email = f"service-{LOCAL_PROJECT_NUMBER}@gs-project-accounts.iam.gserviceaccount.com"
+        return Reply.of({"kind": "storage#serviceAccount", "email_address": email})
 
     def _get_iam(self, request: StorageRequest) -> Reply:
         bucket = request.params["bucket"]
@@ -258,46 +316,78 @@ class StorageApi:
 
     # -- objects ---------------------------------------------------------------------------
 
-    def _object(self, request: StorageRequest, info: ObjectInfo) -> dict:
-        path = f"b/{info.bucket}/o/{quote(info.name, safe='')}"
-        updated = _timestamp(info.generation)
-        return {
-            "kind": "storage#object",
-            "id": f"{info.bucket}/{info.name}/{info.generation}",
-            "selfLink": f"{request.base}/storage/v1/{path}",
-            "mediaLink": f"{request.base}/download/storage/v1/{path}"
-            f"?generation={info.generation}&alt=media",
-            "name": info.name,
-            "bucket": info.bucket,
-            "generation": str(info.generation),
-            "metageneration": "1",
-            "contentType": info.content_type,
-            "storageClass": "STANDARD",
-            "size": str(info.size),
-            **_hash_fields(info),
-            "etag": base64.b64encode(str(info.generation).encode()).decode(),
-            "timeCreated": updated,
-            "updated": updated,
-            "timeStorageClassUpdated": updated,
-        }
+    def _object(
+        self, request: StorageRequest, info: ObjectInfo, bucket: dict | None = None
+    ) -> dict:
+        record = self.records.object(info.bucket, info.name, info.version)
+        bucket = bucket if bucket is not None else self._bucket(request, info.bucket)
+        return resources.object_resource(request.base, info, record, bucket)
 
     def _info(self, request: StorageRequest, bucket: str = "", name: str = "") -> ObjectInfo:
         bucket = bucket or request.params["bucket"]
         name = name or request.params["object"]
         return self.buckets.info(bucket, name, request.arg("generation"))
 
+    def _checked(self, request: StorageRequest) -> dict:
+        """The named object's resource, once the request's preconditions hold."""
+        bucket, name = request.params["bucket"], request.params["object"]
+        self.buckets.check_generation(bucket, name, request.query)
+        resource = self._object(request, self._info(request))
+        resources.check_metageneration(request.query, resource["metageneration"])
+        resources.check_etag(request.headers, resource["etag"])
+        return resource
+
     def _get_object(self, request: StorageRequest) -> Reply:
         if request.arg("alt") == "media":
             return self._media(request)
+        return Reply.of(self._checked(request))
+
+    def _patch_object(self, request: StorageRequest) -> Reply:
+        """objects.patch (fields merged, metadata key by key) and objects.update (replaced)."""
+        current = self._checked(request)
         info = self._info(request)
-        self.buckets.check_generation(info.bucket, info.name, request.query)
+        record = self.records.object(info.bucket, info.name, info.version)
+        changes = writable(request.json(), OBJECT_FIELDS, "object")
+        old = record.get("fields") if record else {"contentType": info.content_type}
+        fields = patched(old or {}, changes) if request.method == "PATCH" else _settable(changes)
+        metageneration = int(current["metageneration"]) + 1
+        new = {"metageneration": metageneration, "fields": fields, "updated": time.time_ns()}
+        self.records.put_object(info.bucket, info.name, info.version, new)
         return Reply.of(self._object(request, info))
 
     def _delete_object(self, request: StorageRequest) -> Reply:
-        bucket, name = request.params["bucket"], request.params["object"]
-        self.buckets.check_generation(bucket, name, request.query)
-        self.buckets.delete(bucket, name)
+        resource = self._checked(request)
+        resources.check_deletable(resource)
+        self.buckets.delete(resource["bucket"], resource["name"])
+        self.records.drop_object(resource["bucket"], resource["name"])
         return Reply(status=204)
+
+    def _written(
+        self, request: StorageRequest, info: ObjectInfo, fields: dict, bucket: dict | None = None
+    ) -> dict:
+        """Keep the record of an object just written (its settable `fields`); its resource."""
+        bucket = bucket if bucket is not None else self._bucket(request, info.bucket)
+        fields = {k: v for k, v in _settable(fields).items() if k not in ("md5Hash", "crc32c")}
+        if bucket.get("defaultEventBasedHold") and "eventBasedHold" not in fields:
+            fields["eventBasedHold"] = True
+        self.records.put_object(
+            info.bucket, info.name, info.version, {"metageneration": 1, "fields": fields}
+        )
+        return resources.object_resource(
+            request.base, info, self.records.object(info.bucket, info.name, info.version), bucket
+        )
+
+    def _check_overwrite(self, request: StorageRequest, bucket: str, name: str) -> None:
+        """Preconditions on a write's target, and its holds and retention (403)."""
+        self.buckets.check_generation(bucket, name, request.query)
+        try:
+            target = self._object(request, self.buckets.info(bucket, name))
+        except errors.ApiError:
+            if request.arg("ifMetagenerationMatch"):
+                resources.check_metageneration(request.query, "0")
+            return
+        resources.check_metageneration(request.query, target["metageneration"])
+        resources.check_deletable(target)
 
     def _list_objects(self, request: StorageRequest) -> Reply:
         bucket = request.params["bucket"]
@@ -309,6 +399,8 @@ class StorageApi:
         start, end = request.arg("startOffset"), request.arg("endOffset")
         check_list_argument("startOffset", start)
         check_list_argument("endOffset", end)
+        glob = _glob(request.arg("matchGlob"))
+        resource = self._bucket(request, bucket) if self.buckets.bucket_dir(bucket).is_dir() else {}
         items: list[dict] = []
         prefixes: list[str] = []
         last = ""
@@ -319,6 +411,8 @@ class StorageApi:
                 continue
             if end and name >= end:
                 break
+            if glob and not is_prefix and not glob.fullmatch(name):
+                continue
             if len(items) + len(prefixes) == page:
                 body = self._page(items, prefixes)
                 body["nextPageToken"] = base64.urlsafe_b64encode(last.encode()).decode()
@@ -329,7 +423,7 @@ class StorageApi:
             else:
                 try:
                     info = self.buckets.info(bucket, name, budget=budget)
-                    items.append(self._object(request, info))
+                    items.append(self._object(request, info, resource))
                 except errors.ApiError:  # deleted while listing
                     continue
         return Reply.of(self._page(items, prefixes))
@@ -344,13 +438,22 @@ class StorageApi:
         return body
 
     def _copy(self, request: StorageRequest) -> Reply:
+        """objects.copy and objects.rewrite (done in one call): the source's fields, with the
+        body's (the destination resource) over them."""
         source = self._info(request)
+        record = self.records.object(source.bucket, source.name, source.version)
+        resources.check_source(request.query, source, record)
         to_bucket, to_name = request.params["to_bucket"], request.params["to_object"]
-        self.buckets.check_generation(to_bucket, to_name, request.query)
         self.buckets.object_path(to_bucket, to_name)  # refuse a bad target before reading
+        self._check_overwrite(request, to_bucket, to_name)
+        body = writable(request.json(), OBJECT_FIELDS, "object")
+        fields = record.get("fields") if record else {"contentType": source.content_type}
+        fields = {**(fields or {}), **body}
+        for key in _NOT_COPIED.difference(body):
+            fields.pop(key, None)
         with self.buckets.reading(source.bucket, source.name) as file:
             info = self.buckets.write(to_bucket, to_name, file)
-        resource = self._object(request, info)
+        resource = self._written(request, info, fields)
         if request.params["verb"] == "copyTo":
             return Reply.of(resource)
         size = str(info.size)
@@ -364,19 +467,36 @@ class StorageApi:
             }
         )
 
+    def _move(self, request: StorageRequest) -> Reply:
+        """objects.move within a bucket: a copy, then the source deleted."""
+        source = self._info(request)
+        record = self.records.object(source.bucket, source.name, source.version)
+        resources.check_source(request.query, source, record)
+        bucket, to_name = source.bucket, request.params["to_object"]
+        self.buckets.object_path(bucket, to_name)
+        self._check_overwrite(request, bucket, to_name)
+        resources.check_deletable(self._object(request, source))
+        fields = record.get("fields") if record else {"contentType": source.content_type}
+        with self.buckets.reading(bucket, source.name) as file:
+            info = self.buckets.write(bucket, to_name, file)
+        resource = self._written(request, info, fields or {})
+        self.buckets.delete(bucket, source.name)
+        self.records.drop_object(bucket, source.name)
+        return Reply.of(resource)
+
     def _compose(self, request: StorageRequest) -> Reply:
         bucket, name = request.params["bucket"], request.params["object"]
-        sources = request.json().get("sourceObjects")
+        body = request.json()
+        sources = body.get("sourceObjects")
         if not isinstance(sources, list) or not 1 <= len(sources) <= 32:
             raise errors.invalid_argument("Invalid sourceObjects: expected 1 to 32 objects.")
-        given = [s.get("name") if isinstance(s, dict) else None for s in sources]
-        names = [n for n in given if isinstance(n, str) and n]
-        if len(names) != len(given):
-            raise errors.invalid_argument("Invalid sourceObjects: each needs a name.")
-        for part_name in names:
-            self.buckets.info(bucket, part_name)
+        names = [self._compose_source(bucket, source) for source in sources]
+        destination = body.get("destination") or {}
+        if not isinstance(destination, dict):
+            raise errors.invalid_argument("Invalid destination: expected an object resource.")
+        fields = writable(destination, OBJECT_FIELDS, "destination")
         self.buckets.object_path(bucket, name)  # refuse a bad target before reading
-        self.buckets.check_generation(bucket, name, request.query)
+        self._check_overwrite(request, bucket, name)
         with self.buckets.temporary() as temporary:
             with open(temporary, "wb", opener=open_no_follow) as out:
                 for part_name in names:
@@ -385,18 +505,46 @@ class StorageApi:
                             out.write(chunk)
             with open(temporary, "rb") as joined:
                 info = self.buckets.write(bucket, name, joined)
-        return Reply.of(self._object(request, info))
+        return Reply.of(self._written(request, info, fields))
+
+    def _compose_source(self, bucket: str, source: object) -> str:
+        """The name of one of compose's sourceObjects, once it exists (at the generation it
+        names) and its objectPreconditions hold."""
+        name = source.get("name") if isinstance(source, dict) else None
+        if not isinstance(source, dict) or not isinstance(name, str) or not name:
+            raise errors.invalid_argument("Invalid sourceObjects: each needs a name.")
+        generation = source.get("generation")
+        info = self.buckets.info(bucket, name, str(generation) if generation else "")
+        conditions = source.get("objectPreconditions") or {}
+        wanted = conditions.get("ifGenerationMatch") if isinstance(conditions, dict) else None
+        if wanted is not None and str(wanted) != str(info.generation):
+            raise precondition_failed(
+                f"At least one of the pre-conditions you specified did not hold: "
+                f"sourceObjects[{name!r}].objectPreconditions.ifGenerationMatch={wanted}, the "
+                f"object's generation is {info.generation}."
+            )
+        return name
 
     # -- media -----------------------------------------------------------------------------
 
     def _media(self, request: StorageRequest) -> Reply:
         info = self._info(request)
+        self.buckets.check_generation(info.bucket, info.name, request.query)
+        resource = self._object(request, info)
+        resources.check_metageneration(request.query, resource["metageneration"])
+        if request.headers.get("If-None-Match", "") == resource["etag"]:
+            return Reply(status=304, headers={"ETag": resource["etag"]})
+        resources.check_etag(request.headers, resource["etag"])
+        content_type = resource.get("contentType") or "application/octet-stream"
+        encoding = resource.get("contentEncoding") or ""
         headers = {
             **_hash_header(info),
             "x-goog-generation": str(info.generation),
-            "x-goog-metageneration": "1",
+            "x-goog-metageneration": resource["metageneration"],
+            "ETag": resource["etag"],
             "x-goog-stored-content-length": str(info.size),
-            "x-goog-stored-content-encoding": "identity",
+            "x-goog-stored-content-encoding": encoding or "identity",
+            **({"Content-Encoding": encoding} if encoding else {}),
             "Accept-Ranges": "bytes",
             "Content-Disposition": attachment(info.name),
             **DOWNLOAD_HEADERS,
@@ -404,9 +552,7 @@ class StorageApi:
         path = self.buckets.open(info.bucket, info.name)
         span = _range(request.headers.get("Range", ""), info.size)
         if span is None:
-            return Reply(
-                file=path, length=info.size, content_type=info.content_type, headers=headers
-            )
+            return Reply(file=path, length=info.size, content_type=content_type, headers=headers)
         first, last = span
         if first >= info.size:
             headers["Content-Range"] = f"bytes */{info.size}"
@@ -417,7 +563,7 @@ class StorageApi:
             file=path,
             offset=first,
             length=last - first + 1,
-            content_type=info.content_type,
+            content_type=content_type,
             headers=headers,
         )
 
@@ -427,7 +573,9 @@ class StorageApi:
         if kind == "resumable":
             metadata = request.json()
             name = object_name(request.query, metadata)
-            session = self.sessions.start(bucket, name, request.query)
+            self._check_overwrite(request, bucket, name)
+            fields = _upload_fields(metadata, request.headers.get("X-Upload-Content-Type", ""))
+            session = self.sessions.start(bucket, name, request.query, fields)
             location = (
                 f"{request.base}/upload/storage/v1/b/{quote(bucket, safe='')}/o"
                 f"?uploadType=resumable&upload_id={session}"
@@ -437,14 +585,16 @@ class StorageApi:
             data = request.body.read(request.length)
             metadata, content = split_multipart(request.headers.get("Content-Type", ""), data)
             name = object_name(request.query, metadata)
-            self.buckets.check_generation(bucket, name, request.query)
-            info = self.buckets.write(bucket, name, io.BytesIO(content))
-            return Reply.of(self._object(request, info))
+            self._check_overwrite(request, bucket, name)
+            fields = _upload_fields(metadata, "")
+            info = self.buckets.write(bucket, name, io.BytesIO(content), fields)
+            return Reply.of(self._written(request, info, fields))
         if kind == "media":
             name = object_name(request.query, {})
-            self.buckets.check_generation(bucket, name, request.query)
+            self._check_overwrite(request, bucket, name)
+            fields = _upload_fields({}, request.headers.get("Content-Type", ""))
             info = self.buckets.write(bucket, name, request.body)
-            return Reply.of(self._object(request, info))
+            return Reply.of(self._written(request, info, fields))
         raise errors.invalid_argument(
             f"Invalid uploadType {kind!r}: expected media, multipart or resumable."
         )
@@ -452,15 +602,71 @@ class StorageApi:
     def _resume(self, request: StorageRequest) -> Reply:
         session = request.arg("upload_id")
         chunk = Chunk.parse(request.headers.get("Content-Range", ""), request.length)
-        held, info = self.sessions.put(session, chunk, request.body)
+        declared = goog_hash(request.headers.get("X-Goog-Hash", ""))
+        held, info, fields = self.sessions.put(session, chunk, request.body, declared)
         if info is None:
             headers = {"Range": f"bytes=0-{held - 1}"} if held else {}
             return Reply(status=308, headers=headers)
-        return Reply.of(self._object(request, info))
+        return Reply.of(self._written(request, info, fields))
 
     def _cancel_upload(self, request: StorageRequest) -> Reply:
         self.sessions.cancel(request.arg("upload_id"))  # checks the id first
         return Reply(status=499)
+
+
+_NOT_COPIED = frozenset({"temporaryHold", "eventBasedHold", "retention"})
+"""Fields a copy does not take from its source unless the request sets them."""
+
+
+def _settable(fields: dict) -> dict:
+    """`fields` without those set to null (objects.update, buckets.update: null is unset)."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _upload_fields(metadata: dict, content_type: str) -> dict:
+    """What an upload keeps: the settable fields of its object resource (`md5Hash`, `crc32c`
+    too, checked against the data by `Buckets.write`); the media's type when the resource has
+    none."""
+    fields = writable(metadata, OBJECT_FIELDS, "object")
+    fields = {**fields, **{k: metadata[k] for k in ("md5Hash", "crc32c") if metadata.get(k)}}
+    media_type = content_type.split(";")[0].strip() if content_type else ""
+    if not fields.get("contentType"):
+        fields["contentType"] = media_type or "application/octet-stream"
+    return fields
+
+
+def _glob(pattern: str) -> re.Pattern | None:
+    """matchGlob as a regular expression: `**` any characters (`**/` also none), `*` and `?`
+    any but `/`, `[...]` a class, `{a,b}` alternatives; None without a pattern."""
+    if not pattern:
+        return None
+    check_list_argument("matchGlob", pattern)
+    return re.compile(_glob_body(pattern))
+
+
+def _glob_body(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "{" and "}" in pattern[i:]:
+            close = pattern.index("}", i)
+            options = pattern[i + 1 : close].split(",")
+            out.append("(?:" + "|".join(_glob_body(o) for o in options) + ")")
+            i = close + 1
+        elif c == "[" and "]" in pattern[i + 1 :]:
+            close = pattern.index("]", i + 1)
+            out.append(fnmatch.translate(pattern[i : close + 1])[4:-3])
+            i = close + 1
+        else:
+            out.append({"*": "[^/]*", "?": "[^/]"}.get(c) or re.escape(c))
+            i += 1
+    return "".join(out)
 
 
 def _policy(bucket: str, bindings: list) -> dict:
@@ -508,19 +714,8 @@ def _range(header: str, size: int) -> tuple[int, int] | None:
     return first, last
 
 
-def _hash_fields(info: ObjectInfo) -> dict[str, str]:
-    """`md5Hash` and `crc32c` of an object's resource, those known (optional in the JSON API)."""
-    fields = {"md5Hash": info.md5, "crc32c": info.crc32c}
-    return {key: value for key, value in fields.items() if value}
-
-
 def _hash_header(info: ObjectInfo) -> dict[str, str]:
     """`x-goog-hash` of a media download, when its hashes are known (clients check it then)."""
     if not (info.md5 and info.crc32c):
         return {}
     return {"x-goog-hash": f"crc32c={info.crc32c},md5={info.md5}"}
-
-
-def _timestamp(nanoseconds: int) -> str:
-    moment = datetime.fromtimestamp(nanoseconds / 1e9, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -74,7 +74,17 @@ def split_multipart(content_type: str, body: bytes) -> tuple[dict, bytes]:
             "Invalid multipart upload: expected a multipart/related body of two parts, "
             "the JSON metadata and the object's data."
         )
-    return metadata_from(_data(parts[0])), _data(parts[1])
+    metadata = metadata_from(_data(parts[0]))
+    if not metadata.get("contentType") and parts[1].get("Content-Type"):
+        metadata["contentType"] = parts[1].get_content_type()  # the media part's, as GCS takes
+    return metadata, _data(parts[1])
+
+
+def goog_hash(header: str) -> dict[str, str]:
+    """`X-Goog-Hash: crc32c=...,md5=...` as the resource's crc32c / md5Hash fields."""
+    fields = {"crc32c": "crc32c", "md5": "md5Hash"}
+    found = (item.strip().partition("=") for item in header.split(",") if "=" in item)
+    return {fields[key]: value for key, _, value in found if key in fields and value}
 
 
 def _data(part: Message) -> bytes:
@@ -132,8 +142,11 @@ class Sessions:
         folder = self.buckets.uploads_dir()
         return folder / f"session-{session}.json", folder / f"session-{session}.part"
 
-    def start(self, bucket: str, name: str, query: dict[str, list[str]]) -> str:
-        """A new session for object `name` in `bucket`; its ID."""
+    def start(
+        self, bucket: str, name: str, query: dict[str, list[str]], metadata: dict | None = None
+    ) -> str:
+        """A new session for object `name` in `bucket`, which keeps the upload's `metadata` (the
+        object resource the client sent) until the last byte; its ID."""
         self.buckets.object_path(bucket, name)  # refuse bad names now, not at the last chunk
         self.buckets.bucket_to_write(bucket, f"upload of object {name} started")
         self.buckets.check_generation(bucket, name, query)
@@ -141,14 +154,20 @@ class Sessions:
         record_file, part = self.session_files(session)
         os.close(open_no_follow(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
         conditions = {k: v[0] for k, v in query.items() if k.startswith("ifGeneration")}
-        record = {"bucket": bucket, "name": name, "conditions": conditions}
+        record = {
+            "bucket": bucket, "name": name, "conditions": conditions, "metadata": metadata or {},
+        }  # fmt: skip
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         with open(record_file, "w", opener=lambda path, _: open_no_follow(path, flags)) as file:
             file.write(json.dumps(record))
         return session
 
-    def put(self, session: str, chunk: Chunk, body: Readable) -> tuple[int, ObjectInfo | None]:
-        """Add a chunk; (bytes held, None) while incomplete, else (size, the new object)."""
+    def put(
+        self, session: str, chunk: Chunk, body: Readable, declared: dict | None = None
+    ) -> tuple[int, ObjectInfo | None, dict]:
+        """Add a chunk; (bytes held, None, {}) while incomplete, else (size, the new object, the
+        metadata its upload started with). `declared`: hashes the last chunk's `X-Goog-Hash`
+        gives, checked with those of the start."""
         record, part = self._open(session)
         try:
             opened = open(part, "r+b", opener=open_no_follow)  # noqa: SIM115 (closed below)
@@ -158,24 +177,31 @@ class Sessions:
             held = os.fstat(file.fileno()).st_size
             if chunk.first is not None:
                 if chunk.first > held:  # a gap: the client resends from what we hold
-                    return held, None
+                    return held, None, {}
                 file.truncate(chunk.first)
                 file.seek(chunk.first)
                 shutil.copyfileobj(body, file, 1 << 20)
                 file.flush()
                 held = os.fstat(file.fileno()).st_size
         if chunk.total is None or held < chunk.total:
-            return held, None
+            return held, None, {}
         if held > chunk.total:
             raise errors.invalid_argument(
                 f"Upload session holds {held} bytes, more than the total {chunk.total}."
             )
         query = {k: [v] for k, v in record["conditions"].items()}
         self.buckets.check_generation(record["bucket"], record["name"], query)
-        with open(part, "rb", opener=open_no_follow) as source:
-            info = self.buckets.write(record["bucket"], record["name"], source)
+        metadata = record.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        try:
+            with open(part, "rb", opener=open_no_follow) as source:
+                expected = {**metadata, **(declared or {})}
+                info = self.buckets.write(record["bucket"], record["name"], source, expected)
+        except errors.ApiError:
+            self.cancel(session)  # a checksum that does not match ends the session, as on GCS
+            raise
         self.cancel(session)
-        return held, info
+        return held, info, metadata
 
     def cancel(self, session: str) -> None:
         """Forget a session and its bytes (a link in their place is removed, not followed)."""
