@@ -12,7 +12,6 @@ the client are imported when a command runs, so `vtp --help` stays fast.
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ if TYPE_CHECKING:  # imported when a command runs, so that `vtp --help` stays fa
 
 LOCAL_STAGING = "gs://vtp-local-staging"
 """Where `--local` stages autopackaged code when neither --staging-bucket nor --base-output-dir
-is given (under $VTP_GCS_ROOT, default .vtp/local/gcs as `vtp local serve`)."""
+is given (uploaded to the service, which makes the bucket on first use)."""
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START", "ON_DEMAND", "LOW_COST")
 
 
@@ -39,8 +38,8 @@ DIR becomes a reproducible Python source distribution, staged at
 STAGING/vtp-packages/<sha256>/<name>-0.0.0.tar.gz, and every pool runs it as a
 pythonPackageSpec on the prebuilt executor image IMAGE (later pools give machines only).
 STAGING is --staging-bucket, else --base-output-dir (with --local, else
-gs://vtp-local-staging under $VTP_GCS_ROOT). --dry-run builds the archive and prints
-the request but stages nothing.
+gs://vtp-local-staging; --local uploads to the service). --dry-run builds the archive and
+prints the request but stages nothing.
 """
 
 
@@ -161,29 +160,55 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _stage(args: argparse.Namespace, flags: Any, package: Any) -> None:
-    """Put the autopackaged archives at their URIs (a --local run stages under the local root)."""
-    from vtp.storage import GCS_ROOT_ENV
+    """Put the autopackaged archives at their URIs: with --local through the service's Cloud
+    Storage API, as gcloud uploads them (a bucket made there on first use is a line in the
+    service's log), else where `vtp.vertex.staging` puts them."""
     from vtp.vertex.jobspec import staging_location
     from vtp.vertex.staging import StagingError, stage
 
-    if args.local and not os.environ.get(GCS_ROOT_ENV):
-        from vtp.cli.local import DEFAULT_STATE_DIR
-        from vtp.vertex.endpoint import local_endpoint
-        from vtp.vertex.local_auth import published
-
-        # Where the running service reads, whatever folder it and this command started in;
-        # else where `vtp local serve` keeps its storage by default.
-        info = published(local_endpoint()) or {}
-        default = os.path.abspath(os.path.join(DEFAULT_STATE_DIR, "gcs"))
-        os.environ[GCS_ROOT_ENV] = info.get("storage_root") or default
     flag, _ = staging_location(flags, LOCAL_STAGING if args.local else None)
     try:
-        written = stage(package.files)
+        if args.local:
+            written = _call(args, lambda: _upload_to_service(package.files))
+        else:
+            written = stage(package.files)
     except StagingError as exc:
         raise failures.Failed(f"{flag}: {exc}") from None
     for uri in package.package_uris:
         state = "staged" if uri in written else "already staged"
         print(f"Python package [{uri}] is {state} for your custom job.", file=sys.stderr)
+
+
+def _upload_to_service(files: Any) -> list[str]:
+    """Upload each `(uri, data)` to the local service's storage JSON API unless the object is
+    there (`ifGenerationMatch=0`: the URIs are content-addressed, so it holds these bytes);
+    return the URIs written. StagingError for an upload the service refuses."""
+    from urllib.parse import quote
+
+    from vtp.storage import split_gcs_uri
+    from vtp.vertex.endpoint import local_endpoint
+    from vtp.vertex.local_auth import local_session
+    from vtp.vertex.staging import StagingError
+
+    url = local_endpoint()
+    session = local_session(url)
+    written = []
+    for uri, data in files:
+        bucket, name = split_gcs_uri(uri)
+        response = session.post(
+            f"{url}/upload/storage/v1/b/{quote(bucket, safe='')}/o",
+            params={"uploadType": "media", "name": name, "ifGenerationMatch": "0"},
+            data=data,
+            headers={"Content-Type": "application/gzip"},
+            timeout=600,
+        )
+        if response.status_code == 412:  # staged before: same URI, same bytes
+            continue
+        if not response.ok:
+            message = response.json().get("error", {}).get("message", "") if response.text else ""
+            raise StagingError(f"cannot upload {uri}: {response.status_code} {message}".strip())
+        written.append(uri)
+    return written
 
 
 def _job_flags(args: argparse.Namespace) -> "JobFlags":

@@ -258,7 +258,8 @@ def wait(
         if job.state != last:
             _log.info("%s %s: %s", kind.resource_type, name, job.state.name)
             last = job.state
-        report_trials(job, reported)
+        if not os.environ.get(FOLLOWED_ENV):  # the local engine prints each trial itself
+            report_trials(job, reported)
         if job.state in JOB_ENDED:
             break
         if watch is None:

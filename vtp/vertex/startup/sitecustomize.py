@@ -20,7 +20,8 @@ imported early, so start-up stays fast):
 - `google.cloud.resourcemanager_v3...projects.client`: `ProjectsClient()` talks to the service's
   TLS endpoint, which answers `get_project` with the local project's number.
 - `google.cloud.storage.client`: a `Client()` without credentials, which the library makes
-  anonymous under STORAGE_EMULATOR_HOST, carries the token instead.
+  anonymous under STORAGE_EMULATOR_HOST, carries the token instead (as does
+  `Client.create_anonymous_client()`: the service answers no anonymous caller).
 - `google.auth`: Application Default Credentials are the service's token and project
   ($GOOGLE_CLOUD_PROJECT, else a replica's $CLOUD_ML_PROJECT_ID, the job's project, which
   Vertex's metadata server answers there, else gcloud's $CLOUDSDK_CORE_PROJECT, as ADC from
@@ -46,7 +47,7 @@ imported early, so start-up stays fast):
   than up to 20 s later. Polling that the caller passes is kept.
 - `kfp.dsl.types.artifact_types` (with VTP_GCS_ROOT, the local storage root): an artifact whose
   URI is `gs://...` has its `.path` under that root, where Vertex has the `/gcs/` mount.
-- `google.api_core.client_options` and `requests.sessions`: a client (its `ClientOptions` or
+- `google.api_core.client_options` and `requests.models`: a client (its `ClientOptions` or
   `client_options={"api_endpoint": ...}` dict) or a request addressed to Vertex's hosts
   (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to the service's TLS
   endpoint instead: code with hard-coded Vertex endpoints (GCPC's launchers,
@@ -55,9 +56,14 @@ imported early, so start-up stays fast):
 TLS trust comes from the environment (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE). The
 file imports nothing but the standard library at start-up and does not import `vtp`: the program
 may run in another interpreter. Another `sitecustomize` later on the path still runs.
+
+A program's tracebacks show its own frames and its libraries', never this file's: the patches
+replace values and defaults (or a class attribute by a property whose frame returns at once)
+rather than wrap the functions that raise, so nothing of ours is on the stack while the library
+works. The one frame left is the import hook's, around the import of a patched module; an
+uncaught exception printed by `sys.excepthook` leaves it out too.
 """
 
-import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -66,10 +72,6 @@ import re
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # for annotations only: at start-up this file imports the standard library alone
-    from google.api_core.client_options import ClientOptions
 
 LOCAL_PROJECT_NUMBER = "100000000001"
 """What the local storage API reports as every bucket's project number."""
@@ -135,39 +137,31 @@ def _local_host(endpoint: str) -> str:
     return f"{scheme}{os.environ['VTP_LOCAL_API_ENDPOINT']}{slash}{rest}"
 
 
+def _local_endpoint_attribute(name: str) -> property:
+    """A data descriptor for attribute `name` that stores what is assigned to it, a Vertex host
+    replaced by the service's (`_local_host`), in the instance's `__dict__` under `name`: the
+    class's own code assigns it as before, and no frame of ours is on the stack afterwards."""
+
+    def get(self: object) -> object:
+        try:
+            return vars(self)[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def put(self: object, value: object) -> None:
+        vars(self)[name] = _local_host(value) if isinstance(value, str) else value
+
+    return property(get, put)
+
+
 def _patch_client_options(module: ModuleType) -> None:
-    original = module.ClientOptions.__init__
-
-    @functools.wraps(original)
-    def __init__(self: "ClientOptions", *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)
-        endpoint = getattr(self, "api_endpoint", None)
-        if isinstance(endpoint, str):
-            self.api_endpoint = _local_host(endpoint)
-
-    module.ClientOptions.__init__ = __init__
-    from_dict = module.from_dict  # `client_options={"api_endpoint": ...}`: set, not passed
-
-    @functools.wraps(from_dict)
-    def from_dict_local(options: dict) -> "ClientOptions":
-        made = from_dict(options)
-        if isinstance(made.api_endpoint, str):
-            made.api_endpoint = _local_host(made.api_endpoint)
-        return made
-
-    _rebind(module, from_dict=from_dict_local)
+    # `ClientOptions(api_endpoint=...)` and `from_dict`, which sets the attribute, both assign it.
+    module.ClientOptions.api_endpoint = _local_endpoint_attribute("api_endpoint")
 
 
 def _patch_requests(module: ModuleType) -> None:
-    original = module.Session.request
-
-    @functools.wraps(original)
-    def request(self: object, method: str, url: object, *args: object, **kwargs: object):
-        if isinstance(url, str):
-            url = _local_host(url)
-        return original(self, method, url, *args, **kwargs)
-
-    module.Session.request = request
+    # Every `Session.request` (google-auth's `AuthorizedSession`'s too) builds a `Request`.
+    module.Request.url = _local_endpoint_attribute("url")
 
 
 def _patch_auth(module: ModuleType) -> None:
@@ -196,42 +190,34 @@ polling starts at 1 s and grows 1.5 times a poll up to 20 s)."""
 
 
 class _PollClock:
-    """The `time` module as the SDK's wait modules see it, except `sleep`: within a wait (a
-    method `_block_until_complete` that `waiting` wraps), a sleep lasts a tenth of the time
-    waited so far, within `SDK_POLL_SECONDS`; outside one, the shortest. A sleep is never longer
-    than asked. Any other name is the `time` module's, looked up at each use."""
+    """The `time` module as the SDK's wait modules see it, except `sleep`: called from a wait (a
+    method `_block_until_complete`), a sleep lasts a tenth of the time that wait has waited so
+    far, within `SDK_POLL_SECONDS`; from anywhere else, the shortest. A sleep is never longer
+    than asked. Any other name is the `time` module's, looked up at each use.
+
+    The wait is the calling frame, so the SDK's methods stay as they are: a job that fails
+    raises through the SDK's frames alone. Each thread keeps its current wait's frame (and so
+    the last one's, until its next wait)."""
 
     def __init__(self) -> None:
         import threading
 
-        self._waits = threading.local()  # `start`: when this thread's current wait began
+        self._waits = threading.local()  # `frame`, `start`: this thread's wait, and its start
 
     def __getattr__(self, name: str) -> object:
         import time
 
         return getattr(time, name)
 
-    def waiting(self, wait: Callable[..., object]) -> Callable[..., object]:
-        """`wait`, timed from its start for `sleep`."""
-
-        @functools.wraps(wait)
-        def timed(*args: object, **kwargs: object) -> object:
-            import time
-
-            outer = getattr(self._waits, "start", None)
-            self._waits.start = time.monotonic()
-            try:
-                return wait(*args, **kwargs)
-            finally:
-                self._waits.start = outer
-
-        return timed
-
     def sleep(self, seconds: float) -> None:
         import time
 
-        start = getattr(self._waits, "start", None)
-        waited = time.monotonic() - start if start is not None else 0.0
+        caller = sys._getframe(1)
+        waited = 0.0
+        if caller.f_code.co_name == "_block_until_complete":
+            if getattr(self._waits, "frame", None) is not caller:
+                self._waits.frame, self._waits.start = caller, time.monotonic()
+            waited = time.monotonic() - self._waits.start
         shortest, longest = SDK_POLL_SECONDS
         time.sleep(min(seconds, max(shortest, min(waited / 10, longest))))
 
@@ -251,43 +237,45 @@ def _patch_sdk_waits(module: ModuleType) -> None:
         return
     if not _CLOCK:
         _CLOCK.append(_PollClock())
-    clock = _CLOCK[0]
-    _rebind(module, time=clock)
-    for value in list(vars(module).values()):
-        own = vars(value) if isinstance(value, type) else {}
-        if "_block_until_complete" in own and value.__module__ == module.__name__:
-            value._block_until_complete = clock.waiting(own["_block_until_complete"])
+    _rebind(module, time=_CLOCK[0])
+
+
+_LRO_POLLING: list[object] = []
+"""google-api-core's `DEFAULT_POLLING`, then the local one made from it (`LRO_POLLING`)."""
 
 
 def _patch_lro_polling(module: ModuleType) -> None:
     """A long-running operation that a client starts with the library's default polling (every
     generated client's `operation.from_gapic`) polls from `LRO_POLLING[0]` s up to
     `LRO_POLLING[1]` s; its predicate and 900 s timeout stay, as does any polling the caller
-    passes."""
+    passes. `PollingFuture` (here) and its subclasses (`_patch_lro_defaults`) keep their own
+    `__init__`: only the default of its `polling` argument changes."""
     default = module.DEFAULT_POLLING
-    local = default.with_delay(initial=LRO_POLLING[0], maximum=LRO_POLLING[1])
-    original = module.PollingFuture.__init__
+    _LRO_POLLING[:] = [default, default.with_delay(initial=LRO_POLLING[0], maximum=LRO_POLLING[1])]
+    _replace_default(module.PollingFuture.__init__)
 
-    @functools.wraps(original)
-    def __init__(self: object, polling: object = default, **kwargs: object) -> None:
-        if kwargs.get("retry", polling) is default:  # `retry`, deprecated, wins if given
-            kwargs.pop("retry", None)
-            polling = local
-        original(self, polling=polling, **kwargs)
 
-    module.PollingFuture.__init__ = __init__
+def _patch_lro_defaults(module: ModuleType) -> None:
+    """`Operation` and `ExtendedOperation` take the library's default polling as their own
+    `polling` argument's default: the local one instead (`_patch_lro_polling`)."""
+    for name in ("Operation", "ExtendedOperation"):
+        if isinstance(getattr(module, name, None), type):
+            _replace_default(vars(getattr(module, name))["__init__"])
+
+
+def _replace_default(function: Callable[..., object]) -> None:
+    """`function`'s argument defaults with the library's default polling replaced by ours."""
+    if not _LRO_POLLING:  # google-api-core's polling module could not be patched
+        return
+    default, local = _LRO_POLLING
+    defaults = getattr(function, "__defaults__", None)
+    if defaults:
+        function.__defaults__ = tuple(local if d is default else d for d in defaults)
 
 
 def _patch_storage(module: ModuleType) -> None:
-    original = module.Client.__init__
-
-    @functools.wraps(original)
-    def __init__(self: object, *args: object, **kwargs: object) -> None:
-        if len(args) < 2 and kwargs.get("credentials") is None:
-            kwargs["credentials"] = _credentials()
-        original(self, *args, **kwargs)
-
-    module.Client.__init__ = __init__
+    # Under STORAGE_EMULATOR_HOST, `Client()` without credentials takes `AnonymousCredentials()`.
+    _rebind(module, AnonymousCredentials=_credentials)
 
 
 def _patch_gcs_mount(module: ModuleType) -> None:
@@ -295,6 +283,40 @@ def _patch_gcs_mount(module: ModuleType) -> None:
     same object is the file `$VTP_GCS_ROOT/B/P`."""
     if hasattr(module, "_GCS_LOCAL_MOUNT_PREFIX"):
         _rebind(module, _GCS_LOCAL_MOUNT_PREFIX=os.environ["VTP_GCS_ROOT"].rstrip("/") + "/")
+
+
+def _without_our_frames(exc: BaseException) -> None:
+    """Leave this file's frames out of the traceback of `exc` and of the exceptions it chains."""
+    seen: set[int] = set()
+    chain: list[BaseException | None] = [exc]
+    while chain:
+        current = chain.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        head = current.__traceback__
+        while head is not None and head.tb_frame.f_code.co_filename == __file__:
+            head = head.tb_next
+        entry = head
+        while entry is not None:
+            while entry.tb_next and entry.tb_next.tb_frame.f_code.co_filename == __file__:
+                entry.tb_next = entry.tb_next.tb_next
+            entry = entry.tb_next
+        current.__traceback__ = head
+        chain += [current.__cause__, current.__context__]
+
+
+def _install_excepthook() -> None:
+    """`sys.excepthook`, while it is Python's own, prints an uncaught exception without this
+    file's frames (the import hook's)."""
+    if sys.excepthook is not sys.__excepthook__:
+        return
+
+    def excepthook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
+        _without_our_frames(exc)
+        sys.__excepthook__(kind, exc, exc.__traceback__)
+
+    sys.excepthook = excepthook
 
 
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
@@ -341,6 +363,7 @@ def install() -> None:
         patches.pop(name)(sys.modules[name])
     if patches:
         sys.meta_path.insert(0, _PatchAfterImport(patches))
+        _install_excepthook()
 
 
 def _client_patches() -> dict[str, Callable[[ModuleType], None]]:
@@ -351,11 +374,13 @@ def _client_patches() -> dict[str, Callable[[ModuleType], None]]:
         "google.cloud.resourcemanager_v3.services.projects.client": _patch_projects_client,
         "google.auth": _patch_auth,
         "google.api_core.client_options": _patch_client_options,
-        "requests.sessions": _patch_requests,
+        "requests.models": _patch_requests,
     }
     for name in ("base", "jobs", "training_jobs", "pipeline_jobs", "schedules"):
         patches["google.cloud.aiplatform." + name] = _patch_sdk_waits
-    patches["google.api_core.future.polling"] = _patch_lro_polling
+    patches["google.api_core.future.polling"] = _patch_lro_polling  # before its subclasses
+    for name in ("operation", "extended_operation"):
+        patches["google.api_core." + name] = _patch_lro_defaults
     launchers = "google_cloud_pipeline_components.container.v1.gcp_launcher."
     for runner in ("job_remote_runner", "lro_remote_runner", "pipeline_remote_runner"):
         patches[launchers + runner] = _patch_polling
