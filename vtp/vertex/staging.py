@@ -29,8 +29,13 @@ def stage(files: Sequence[tuple[str, bytes]]) -> list[str]:
 
 
 def _mounted(uri: str) -> bool:
+    """Whether to write the file itself: its bucket is there, or storage is a local folder no
+    service answers for. A bucket the local service would create on first use is uploaded
+    through it instead, so that it logs the bucket's creation as for any client."""
     bucket, _ = split_gcs_uri(uri)
-    return bool(os.environ.get(GCS_ROOT_ENV)) or local_path(f"gs://{bucket}").is_dir()
+    if local_path(f"gs://{bucket}").is_dir():
+        return True
+    return bool(os.environ.get(GCS_ROOT_ENV)) and not os.environ.get("STORAGE_EMULATOR_HOST")
 
 
 def _write_local(path: Path, data: bytes) -> bool:
