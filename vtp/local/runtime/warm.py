@@ -143,6 +143,11 @@ class WarmStarter:
         self._work_dir = work_dir
         self._env = {k: v for k, v in environment.items() if k != "PYTHONPATH"}
         self._env.update({"OPENBLAS_NUM_THREADS": "1"})  # `fork_threads.SERVER_ENV`
+        # The server imports the service's own code: where the service's PYTHONPATH has it.
+        own = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+               if p and p != str(STARTUP_HOOK_DIR)]  # fmt: skip
+        if own:
+            self._env["PYTHONPATH"] = os.pathsep.join(own)
         self.mode = os.environ.get(WARM_ENV, "").strip() or ("auto" if enabled else "off")
         self.enabled = self.mode != "off"
         self._lock = threading.Lock()

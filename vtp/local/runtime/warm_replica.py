@@ -165,7 +165,7 @@ def _take_stdio(output: int) -> None:
 
 @dataclass(frozen=True)
 class BasePath:
-    """The server's sys.path as it started (no PYTHONPATH), in the parts a replica's is built
+    """The server's sys.path as it started (less its PYTHONPATH), in the parts a replica's is built
     of: the standard library's folders, then the service's site-packages (with what their
     .pth files added), then the base interpreter's (a replica's environment has the system
     site enabled, `isolation.py`)."""
@@ -176,8 +176,9 @@ class BasePath:
 
     @classmethod
     def of_this_process(cls, service_sites: Sequence[str]) -> "BasePath":
-        """This interpreter's, which started with no PYTHONPATH and runs a module (-m)."""
-        path = sys.path[1:]
+        """This interpreter's, which runs a module (-m), less its PYTHONPATH."""
+        own = set(os.environ.get("PYTHONPATH", "").split(os.pathsep)) - {""}
+        path = [p for p in sys.path[1:] if p not in own]
         first_site = next((i for i, p in enumerate(path) if p in service_sites), len(path))
         system = site.getsitepackages([sys.base_prefix])
         return cls(
