@@ -15,6 +15,7 @@ through the `JobBook` methods below. Cloud Logging's `entries:list` reads these 
 import logging
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -37,11 +38,13 @@ from vtp.local.persistent_resources.service import PersistentResources
 from vtp.local.runtime import containers, gcs_mount, rules
 from vtp.local.runtime import logs as joblogs
 from vtp.local.runtime.capacity import Capacity, Needs, cpu_warning
+from vtp.local.runtime.cluster import container_environment
 from vtp.local.runtime.launch import JobPlan, plan_job
 from vtp.local.runtime.packages import missing_archives
-from vtp.local.runtime.process import kill_leftovers
+from vtp.local.runtime.process import SERVICE_ENV, kill_leftovers
 from vtp.local.runtime.records import ProcessRecord, Runtime
 from vtp.local.runtime.supervisor import JobRun, Outcome
+from vtp.local.runtime.warm import WarmStarter
 from vtp.local.service import Service
 from vtp.storage import path_under
 from vtp.vertex.states import JOB_ENDED
@@ -102,6 +105,16 @@ class CustomJobs:
         self._faults: dict[str, list[Fault]] = {}
         """Every fault asked for under a parent, in order (those with no job yet are pending)."""
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
+        interpreter_bin = str(Path(sys.executable).parent)
+        self.warm = WarmStarter(
+            self.config.state_dir / "warm",
+            {
+                **container_environment(os.environ, interpreter_bin, self.config.pass_env),
+                SERVICE_ENV: root.service_id,
+            },
+            enabled=self.config.warm_replicas,
+        )
+        """The preloaded server warm replicas fork from (JobBook; `runtime/warm.py`)."""
 
     @property
     def service_id(self) -> str:
@@ -131,6 +144,7 @@ class CustomJobs:
             run.join()
         if self._scheduler.is_alive():
             self._scheduler.join()
+        self.warm.close()
         self._db.close()
 
     # -- the API ------------------------------------------------------------------------------

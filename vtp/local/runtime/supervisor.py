@@ -40,6 +40,7 @@ from vtp.local.runtime.packages import InstallError, InstallInterrupted, index_s
 from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV, signal_group
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
+from vtp.local.runtime.warm import WarmStarter
 from vtp.storage import GCS_ROOT_ENV
 
 State = aiplatform_v1.JobState
@@ -80,6 +81,11 @@ class JobBook(ProcessBook, Protocol):
     @property
     def client_env(self) -> dict[str, str]:
         """What points a replica's clients back at the service."""
+        ...
+
+    @property
+    def warm(self) -> WarmStarter | None:
+        """The service's preloaded server that host replicas fork from (`warm.py`), if any."""
         ...
 
 
@@ -127,7 +133,7 @@ class JobRun(threading.Thread):
         """Where in the primary's log its lines of this job run begin (the fault reads on)."""
         self._set = ReplicaSet(
             self.job_id, plan, job_dir, book, self._wake, config.storage_root,
-            config.container_engine, self._on_line, job.name,
+            config.container_engine, self._on_line, job.name, book.warm,
         )  # fmt: skip
         self._cluster = self._new_cluster()
         self._commands: queue.Queue[_Preempt] = queue.Queue()
