@@ -2,11 +2,13 @@
 
     vtp local serve --port 8765 --state-dir .vtp/local
     vtp local preempt JOB --replica workerpool1-0 [--grace 5]
+    vtp local fault fail|oom|preempt|stockout [--exit-code 1] [--attempts 2] [--trial] [--nth 2]
 
 `serve` runs in the foreground on 127.0.0.1 only and prints its URL on the first line of stdout.
 Ctrl-C or SIGTERM stops it: replicas are stopped and their jobs run again on the next start.
 `preempt` stops one replica of a running job the way a maintenance event or SPOT reclaim would
-(SIGTERM, the grace period, SIGKILL); the job then follows Vertex's restart rules.
+(SIGTERM, the grace period, SIGKILL); the job then follows Vertex's restart rules. `fault`
+arms a fault for a job to come, as `vtp.testing`'s helpers do (`local_faults.py`).
 """
 
 import argparse
@@ -17,7 +19,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from vtp.cli import UsageError, add_repeatable, command_group, local_clients
+from vtp.cli import UsageError, add_repeatable, command_group, local_clients, local_faults
 from vtp.stop_signals import StopSignals
 
 DEFAULT_PORT = 8765
@@ -26,15 +28,16 @@ _REPLICA = re.compile(r"workerpool[0-3]-\d+")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `local serve` and `local preempt`."""
+    """Add `local serve`, `env`, `exec`, `console`, `preempt` and `fault`."""
     commands = command_group(
-        subparsers, "local", "the local Vertex service (serve, env, exec, console, preempt)"
+        subparsers, "local", "the local Vertex service (serve, env, exec, console, preempt, fault)"
     )
     _add_serve(commands)
     local_clients.add_env(commands)
     local_clients.add_exec(commands)
     local_clients.add_console(commands)
     _add_preempt(commands)
+    local_faults.add_fault(commands)
 
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:

@@ -30,6 +30,7 @@ _FAULT_HELPERS = {
     ("FAIL", "JOB"): "fail_next_job()",
     ("OOM", "JOB"): "oom_next_job()",
     ("PREEMPT", "JOB"): "preempt_next_job()",
+    ("STOCKOUT", "JOB"): "stockout_next_job()",
     ("FAIL", "TRIAL"): "fail_next_trial()",
 }
 """The helper that arms each fault, as a test's end names an unused one."""
@@ -158,29 +159,39 @@ class LocalVertex:
 
     # -- faults -------------------------------------------------------------------------------
 
-    def fail_next_job(self, exit_code: int = 1) -> None:
-        """The next custom job created in this test runs, and once its primary replica has
-        logged a line, that replica exits with `exit_code`: the job ends FAILED with Vertex's
-        `The replica workerpool0-0 exited with a non-zero status of 1. Termination reason:
-        Error.`, Vertex's rules applying (6, 11, 134 and 139 retry the job first)."""
-        self._inject("FAIL", exit_code=exit_code)
+    def fail_next_job(self, exit_code: int = 1, nth: int = 1) -> None:
+        """The next custom job created in this test (`nth=2`: the second, and so on) runs, and
+        once its primary replica has logged a line, that replica exits with `exit_code`: the job
+        ends FAILED with Vertex's `The replica workerpool0-0 exited with a non-zero status of 1.
+        Termination reason: Error.`, Vertex's rules applying (6, 11, 134 and 139 retry the job
+        first). A pipeline task's job counts as any other."""
+        self._inject("FAIL", exit_code=exit_code, nth=nth)
 
-    def oom_next_job(self) -> None:
-        """The next custom job's primary replica, once it has logged a line, is killed by
-        SIGKILL (status 137) as out of memory: the job ends FAILED with Vertex's
+    def oom_next_job(self, nth: int = 1) -> None:
+        """The next (`nth`) custom job's primary replica, once it has logged a line, is killed
+        by SIGKILL (status 137) as out of memory: the job ends FAILED with Vertex's
         `The replica workerpool0-0 ran out of memory and exited with a non-zero status of ...`"""
-        self._inject("OOM")
+        self._inject("OOM", nth=nth)
 
-    def fail_next_trial(self, exit_code: int = 1) -> None:
-        """As `fail_next_job`, for the next tuning trial's job of this test: the trial ends
-        FAILED and counts against its study's `maxFailedTrialCount`."""
-        self._inject("FAIL", exit_code=exit_code, target="TRIAL")
+    def fail_next_trial(self, exit_code: int = 1, nth: int = 1) -> None:
+        """As `fail_next_job`, for the next (`nth`) tuning trial's job of this test: the trial
+        ends INFEASIBLE and counts against its study's `maxFailedTrialCount`."""
+        self._inject("FAIL", exit_code=exit_code, target="TRIAL", nth=nth)
 
-    def preempt_next_job(self) -> None:
-        """The next custom job created in this test has its primary replica preempted once as
-        it starts (SIGTERM, then SIGKILL after the grace period), as a maintenance event or a
-        SPOT reclaim would; Vertex's rules then restart it (to test resuming)."""
-        self._inject("PREEMPT")
+    def preempt_next_job(self, nth: int = 1) -> None:
+        """The next (`nth`) custom job created in this test has its primary replica preempted
+        once as it starts (SIGTERM, then SIGKILL after the grace period), as a maintenance
+        event or a SPOT reclaim would; Vertex's rules then restart it (to test resuming)."""
+        self._inject("PREEMPT", nth=nth)
+
+    def stockout_next_job(self, attempts: int | None = None, nth: int = 1) -> None:
+        """The next (`nth`) custom job's machines are out of stock: it stays PENDING while its
+        attempts to get them fail, each noted in its log (`Resources are insufficient in
+        region: ...`). With `attempts`, that many fail and the next gets them: the job then
+        runs. Without, or past Vertex's retries (3; a FLEX_START job waits up to its
+        `scheduling.maxWaitDuration` instead), it ends FAILED with `error.code` 8
+        (RESOURCE_EXHAUSTED) and Vertex's message."""
+        self._inject("STOCKOUT", nth=nth, attempts=attempts)
 
     def preempt(self, job: Any, replica: str = "workerpool0-0") -> None:
         """Preempt `replica` of the running `job` now, as `vtp local preempt` does."""
@@ -194,25 +205,15 @@ class LocalVertex:
         its job ended before its replica logged a line (the fixture fails the test with it)."""
         answer = self._http.get(f"{self.url}/v1/{self.parent}/customJobs:faults")
         self._check(answer)
-        unused = []
-        for fault in answer.json()["faults"]:
-            if fault["struck"]:
-                continue
-            what = _FAULT_HELPERS.get((fault["fault"], fault["target"]), fault["fault"])
-            if fault["fault"] == "FAIL":
-                what += f" (exit status {fault['exitCode']})"
-            where = "trial" if fault["target"] == "TRIAL" else "custom job"
-            if fault["job"]:
-                unused.append(
-                    f"{what} was never used: its job {fault['job']} ended before it struck "
-                    "(its primary replica logged no line while running)"
-                )
-            else:
-                unused.append(f"{what} was never used: no {where} was created after it")
-        return unused
+        return [_unused(fault) for fault in answer.json()["faults"] if not fault["struck"]]
 
-    def _inject(self, fault: str, exit_code: int = 1, target: str = "JOB") -> None:
-        body = {"fault": fault, "exitCode": exit_code, "target": target}
+    def _inject(
+        self, fault: str, exit_code: int = 1, target: str = "JOB", nth: int = 1,
+        attempts: int | None = None,
+    ) -> None:  # fmt: skip
+        body: dict[str, Any] = {"fault": fault, "exitCode": exit_code, "target": target, "nth": nth}
+        if attempts is not None:
+            body["attempts"] = attempts
         answer = self._http.post(f"{self.url}/v1/{self.parent}/customJobs:injectFault", json=body)
         self._check(answer)
 
@@ -254,6 +255,24 @@ class LocalVertex:
             except (ValueError, KeyError, TypeError):
                 message = answer.text[:500]
             raise AssertionError(f"local Vertex service: HTTP {answer.status_code}: {message}")
+
+
+def _unused(fault: dict) -> str:
+    """The line that names an unused fault: the helper that armed it, and why it never struck."""
+    what = _FAULT_HELPERS.get((fault["fault"], fault["target"]), fault["fault"])
+    if fault.get("nth", 1) > 1:
+        what = what.replace("()", f"(nth={fault['nth']})")
+    if fault["fault"] == "FAIL":
+        what += f" (exit status {fault['exitCode']})"
+    where = "trial" if fault["target"] == "TRIAL" else "custom job"
+    if fault["job"]:
+        return (
+            f"{what} was never used: its job {fault['job']} ended before it struck "
+            "(its primary replica logged no line while running)"
+        )
+    if fault.get("nth", 1) > 1:
+        return f"{what} was never used: fewer than {fault['nth']} {where}s were created after it"
+    return f"{what} was never used: no {where} was created after it"
 
 
 def _parse(message: type[_T], item: dict) -> _T:

@@ -1,7 +1,9 @@
 """A team's own test suite (team_suite/: its pipeline, its trainer, its tests) run as the team
 runs it: copied out of the repository and run with `python -m pytest`, with nothing but this
-project installed; no service is started by hand. Then Ctrl-C (and SIGKILL) in the middle of
-that run, with a replica running: nothing of the service is left behind."""
+project installed; no service is started by hand. Again in a fresh virtual environment that has
+only the project's wheel and its `testing` extra, as docs/testing.md installs it. Then Ctrl-C
+(and SIGKILL) in the middle of that run, with a replica running: nothing of the service is left
+behind."""
 
 import os
 import shutil
@@ -15,6 +17,13 @@ from pathlib import Path
 import pytest
 
 SUITE = Path(__file__).parent / "team_suite"
+REPO = Path(__file__).resolve().parents[3]
+SUITE_TESTS = 11
+UNUSED_FAULT_TEST = """
+def test_an_unused_fault_is_reported(local_vertex):
+    local_vertex.stockout_next_job(nth=2)
+    # no job at all: the fixture fails this test at its end, naming the fault
+"""
 HANG_TEST = """
 from google.cloud import aiplatform
 
@@ -69,7 +78,62 @@ def test_a_teams_suite_passes_with_only_pytest(tmp_path: Path, workers: list[str
         cwd=folder, env=team_env(), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
-    assert "4 passed" in result.stdout, result.stdout[-3000:]
+    assert f"{SUITE_TESTS} passed" in result.stdout, result.stdout[-3000:]
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtual environment with only the project's wheel and its `testing` extra (torch from
+    the CPU wheel `constraints.txt` pins), as docs/testing.md has a team install it."""
+    root = tmp_path_factory.mktemp("wheel-venv")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(root / "dist"), str(REPO)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (wheel,) = (root / "dist").glob("vertex_torch_pipelines-*-py3-none-any.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
+    python = root / "venv" / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "-c", str(REPO / "constraints.txt"),
+         f"{wheel}[testing]"],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return root / "venv"
+
+
+@pytest.mark.slow
+def test_a_teams_suite_runs_with_only_the_wheel_and_its_testing_extra(
+    tmp_path: Path, wheel_venv: Path
+) -> None:
+    listed = subprocess.run(
+        [str(wheel_venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    names = {line.split("==")[0].lower() for line in listed.stdout.split()}
+    assert {"vertex-torch-pipelines", "pytest", "pytest-xdist"} <= names
+    assert not names & {"ruff", "mypy", "playwright"}, "the `test` extra's tools came along"
+    folder = team_folder(tmp_path)
+    (folder / "tests" / "test_unused_fault.py").write_text(UNUSED_FAULT_TEST)
+    env = {**team_env(), "PATH": f"{wheel_venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("VIRTUAL_ENV", None)
+    command = pytest_command(folder, "-n", "2", "-rA")
+    result = subprocess.run(
+        [str(wheel_venv / "bin" / "python"), *command[1:]],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    out = result.stdout
+    assert f"{SUITE_TESTS + 1} passed, 1 error" in out, out[-6000:] + result.stderr[-3000:]
+    for test in ("test_a_job_fails_after_its_replica_logged", "test_a_job_runs_out_of_memory",
+                 "test_a_failed_trial_counts_in_its_study",
+                 "test_a_lasting_stockout_fails_the_job_as_on_vertex"):  # fmt: skip
+        assert f"PASSED tests/test_faults.py::{test}" in out, out[-6000:]
+    assert "ERROR tests/test_unused_fault.py::test_an_unused_fault_is_reported" in out
+    assert (
+        "local_vertex: stockout_next_job(nth=2) was never used: fewer than 2 custom jobs were "
+        "created after it"
+    ) in out, out[-6000:]
 
 
 @pytest.mark.slow

@@ -18,14 +18,19 @@ Local extensions (not part of Vertex):
            with `logsAfter` (RFC 3339), also once a replica logged a line stamped later, so
            a follower of the job copies each line of its logs as it comes
     POST   /v1/projects/{p}/locations/{l}/customJobs:injectFault
-           {"fault": "FAIL"|"OOM"|"PREEMPT", "exitCode": 1, "target": "JOB"|"TRIAL"} -> {};
-           the next job created there (TRIAL: the next tuning trial's job) runs, and once its
+           {"fault": "FAIL"|"OOM"|"PREEMPT"|"STOCKOUT", "exitCode": 1, "target": "JOB"|"TRIAL",
+            "nth": 1, "attempts": N} -> {};
+           the `nth` job created there after it (TRIAL: tuning trial's job) runs, and once its
            primary replica logged a line, that replica exits with `exitCode` (FAIL) or is
            killed by SIGKILL as out of memory (OOM); or it is preempted once as it starts
-           (`vtp.testing`'s fail_next_job, oom_next_job, preempt_next_job, fail_next_trial)
+           (PREEMPT); or it stays PENDING while `attempts` attempts find no machines, failing
+           with RESOURCE_EXHAUSTED when they outlast Vertex's retries (STOCKOUT; no `attempts`:
+           the stockout lasts). `vtp.testing`'s fail_next_job, oom_next_job, preempt_next_job,
+           stockout_next_job, fail_next_trial; `vtp local fault`
     GET    /v1/projects/{p}/locations/{l}/customJobs:faults
-           -> {"faults": [{"fault", "exitCode", "target", "job", "struck"}]}: each fault asked
-           for there, the job it went to and whether it struck (unused ones fail a test's end)
+           -> {"faults": [{"fault", "exitCode", "target", "nth", "attempts", "job", "struck"}]}:
+           each fault asked for there, the job it went to and whether it struck (unused ones
+           fail a test's end)
 
 Cloud Logging's entries.list, over these jobs' replica logs (`runtime/logs.py`): what
 `gcloud ai custom-jobs stream-logs` reads (resource.type="ml_job", resource.labels.job_id):
@@ -46,6 +51,7 @@ from google.protobuf import duration_pb2
 from vtp.local.base import errors
 from vtp.local.base.resources import rest_json
 from vtp.local.base.routing import Collection, Request, Router, list_page, parse_message
+from vtp.local.custom_jobs.faults import parse_fault
 from vtp.local.custom_jobs.service import MAX_LOG_BYTES, CustomJobs
 
 MAX_WAIT_SECONDS = 60
@@ -93,14 +99,7 @@ def _preempt(service: CustomJobs, request: Request) -> str:
 
 
 def _inject_fault(service: CustomJobs, request: Request) -> str:
-    body = request.json()
-    fault, target = body.get("fault"), body.get("target", "JOB")
-    service.inject_fault(
-        request.params["parent"],
-        fault if isinstance(fault, str) else repr(fault),
-        body.get("exitCode", 1),
-        target if isinstance(target, str) else repr(target),
-    )
+    service.inject_fault(request.params["parent"], parse_fault(request.json()))
     return "{}"
 
 

@@ -19,7 +19,6 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from vtp.local.base.filters import compile_filter
 from vtp.local.base.names import find
 from vtp.local.base.resources import matching_page, new_id, page, require_ended, set_times
 from vtp.local.base.sqlite import Database
+from vtp.local.custom_jobs.faults import Fault, Faults
 from vtp.local.custom_jobs.store import SCHEMA, JobRecord, Store
 from vtp.local.persistent_resources.service import PersistentResources
 from vtp.local.runtime import containers, gcs_mount, rules
@@ -52,38 +52,7 @@ from vtp.vertex.states import JOB_ENDED
 State = aiplatform_v1.JobState
 CANCELLED = Outcome(State.JOB_STATE_CANCELLED, errors.CANCELLED, "CANCELED")
 MAX_LOG_BYTES = 1 << 20
-FAULTS = ("FAIL", "OOM", "PREEMPT")
-"""What `inject_fault` can make of a location's next job, as Vertex has them happen: its primary
-replica runs its code and, once it has logged a line of its own, is made to exit with a status
-(FAIL, 1 unless told) or is killed by SIGKILL as out of memory (OOM, status 137), Vertex's rules
-applying to that exit as to any; or it is preempted once as it starts (PREEMPT)."""
-FAULT_TARGETS = ("JOB", "TRIAL")
-"""Which job a fault goes to: the next listed custom job, or the next tuning trial's job."""
 _log = logging.getLogger(__name__)
-
-
-@dataclass
-class Fault:
-    """One fault a test asked for, and what became of it (`customJobs:faults`)."""
-
-    fault: str
-    exit_code: int = 0
-    """The status a FAIL fault's replica exits with (OOM: 137, PREEMPT: 0, unused)."""
-    target: str = "JOB"
-    job: str = ""
-    """The job it went to; empty while no job was created for it."""
-    struck: bool = False
-    """Whether it happened to that job (a FAIL or OOM needs the replica to log a line first)."""
-
-    @property
-    def runtime(self) -> str:
-        """How the job's runtime keeps it: `FAIL:<status>`, `OOM` or `PREEMPT`."""
-        return f"FAIL:{self.exit_code}" if self.fault == "FAIL" else self.fault
-
-    def to_json(self) -> dict:
-        """The REST form: fault, exitCode, target, job, struck."""
-        return {"fault": self.fault, "exitCode": self.exit_code, "target": self.target,
-                "job": self.job, "struck": self.struck}  # fmt: skip
 
 
 class CustomJobs:
@@ -102,8 +71,8 @@ class CustomJobs:
         self._changed = threading.Condition(threading.RLock())
         self._last_line: dict[str, str] = {}
         """The timestamp of each running job's newest replica log line (`logged`)."""
-        self._faults: dict[str, list[Fault]] = {}
-        """Every fault asked for under a parent, in order (those with no job yet are pending)."""
+        self._faults = Faults()
+        """Every fault a test asked for, by parent, and the job each went to."""
         self._scheduler = threading.Thread(target=self._schedule, name="scheduler", daemon=True)
         interpreter_bin = str(Path(sys.executable).parent)
         self.warm = WarmStarter(
@@ -188,9 +157,9 @@ class CustomJobs:
         )
         record = JobRecord(resource, runtime)
         with self._changed:
-            fault = self._pending_fault(parent, "TRIAL" if trial_id else "JOB", listed)
+            kind = "TRIAL" if trial_id else "JOB"
+            fault = self._faults.claim(parent, kind, resource.name, listed)
             if fault:
-                fault.job = resource.name
                 runtime.fault = fault.runtime
             self.store.insert_job(record)
             self._queue.append(record.id)
@@ -244,44 +213,18 @@ class CustomJobs:
             )
         run.preempt(replica, self.config.grace_period if grace is None else grace)
 
-    def inject_fault(
-        self, parent: str, fault: str, exit_code: int = 1, target: str = "JOB"
-    ) -> None:
-        """Give the next job under `parent` (a project and location) `fault`, one of FAULTS: the
-        next listed job (`target` JOB) or the next tuning trial's job (TRIAL). Faults asked for
-        in turn go to the jobs created in turn; a FAIL's replica exits with `exit_code`."""
-        if fault not in FAULTS:
-            raise errors.invalid_argument(
-                f'injectFault: "fault" must be one of {", ".join(FAULTS)}, got {fault[:40]!r}.'
-            )
-        if target not in FAULT_TARGETS:
-            raise errors.invalid_argument(
-                f'injectFault: "target" must be one of {", ".join(FAULT_TARGETS)}, '
-                f"got {target[:40]!r}."
-            )
-        if isinstance(exit_code, bool) or not isinstance(exit_code, int) or not 0 < exit_code < 256:
-            raise errors.invalid_argument(
-                f'injectFault: "exitCode" must be an integer from 1 to 255, got {exit_code!r}.'
-            )
-        if "/-/" in f"{parent}/":
-            raise errors.invalid_argument("injectFault: name one project and one location.")
-        code = {"FAIL": exit_code, "OOM": rules.OOM_STATUS}.get(fault, 0)
+    def inject_fault(self, parent: str, fault: Fault) -> None:
+        """Give `fault` to a job to come under `parent` (a project and location): the `nth`
+        listed job, or tuning trial's job (`faults.py`). Faults asked for in turn go to the jobs
+        created in turn."""
         with self._changed:
-            self._faults.setdefault(parent, []).append(Fault(fault, code, target))
+            self._faults.arm(parent, fault)
 
     def list_faults(self, parent: str) -> list[Fault]:
         """The faults asked for under `parent`, oldest first, with the job each went to and
         whether it struck there (a test's end reports those that never did)."""
         with self._changed:
-            return [Fault(**vars(f)) for f in self._faults.get(parent, [])]
-
-    def _pending_fault(self, parent: str, target: str, listed: bool) -> Fault | None:
-        """The oldest fault under `parent` still waiting for a job of `target`'s kind."""
-        if target == "JOB" and not listed:
-            return None
-        return next(
-            (f for f in self._faults.get(parent, []) if not f.job and f.target == target), None
-        )
+            return self._faults.listed(parent)
 
     def read_logs(
         self, name: str, replica: str = "", offset: int = 0, max_bytes: int = MAX_LOG_BYTES
@@ -414,10 +357,7 @@ class CustomJobs:
     def fault_struck(self, job_id: str) -> None:
         """The fault a job was given happened to it (its replica logged a line, then exited)."""
         with self._changed:
-            name = self._stored(job_id).job.name
-            for fault in (f for faults in self._faults.values() for f in faults):
-                if fault.job == name:
-                    fault.struck = True
+            self._faults.struck(self._stored(job_id).job.name)
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
         """A JobRun ended: free its resources and record the outcome."""

@@ -45,6 +45,11 @@ from vtp.storage import GCS_ROOT_ENV
 
 State = aiplatform_v1.JobState
 _log = logging.getLogger(__name__)
+STOCKOUT_RETRIES = 3
+"""Retries of a job whose machines are out of stock before it fails (Vertex does not publish
+its own number; as many as its job retries). FLEX_START waits on, up to maxWaitDuration."""
+MAX_WAIT_DEFAULT = 24 * 3600.0
+"""`scheduling.maxWaitDuration` when a FLEX_START job sets none, as on Vertex."""
 _EVERYONE = (rules.Action.RESTART_ALL, rules.Action.RETRY_JOB)
 
 
@@ -183,7 +188,7 @@ class JobRun(threading.Thread):
 
     def _run(self) -> Outcome:
         self._book.set_state(self.job_id, State.JOB_STATE_PENDING)
-        failure = self._install_packages()
+        failure = self._provision() or self._install_packages()
         if failure or self._cancel.is_set() or self._shutdown.is_set():
             return failure or self._interrupted()
         log = self._set.log_path(rules.PRIMARY)
@@ -420,6 +425,41 @@ class JobRun(threading.Thread):
         self._book.fault_struck(self.job_id)
         return status
 
+    def _provision(self) -> Outcome | None:
+        """A STOCKOUT fault: the job, PENDING, tries to get its machines once a poll interval,
+        and the first `attempts` tries find none (0: none ever does). As on Vertex, it then
+        fails, RESOURCE_EXHAUSTED, after STOCKOUT_RETRIES retries; a FLEX_START job waits on,
+        up to `scheduling.maxWaitDuration` (0: without end)."""
+        failing = _stockout_attempts(self._runtime.fault)
+        if failing is None:
+            return None
+        first, message = self._set.replicas[rules.PRIMARY], _stockout_message(self._set.job_name)
+        wait = self._max_wait()
+        self._book.fault_struck(self.job_id)
+        tries = 0
+        while not failing or tries < failing:
+            tries += 1
+            self._set.note(first, f"fault: attempt {tries} to get the machines: {message}")
+            waited = time.time() - self._runtime.started_at
+            if (wait is None and tries > STOCKOUT_RETRIES) or (wait and waited >= wait):
+                return Outcome(State.JOB_STATE_FAILED, errors.RESOURCE_EXHAUSTED, message)
+            self._wake.clear()
+            self._wake.wait(self._config.poll_interval)
+            if self._stopping():
+                return None
+        self._set.note(first, f"fault: attempt {tries + 1} got the machines, after the stockout")
+        return None
+
+    def _max_wait(self) -> float | None:
+        """How long a FLEX_START job waits for its machines, in seconds (0: without end); None
+        for any other strategy, which retries STOCKOUT_RETRIES times."""
+        scheduling = self._spec.scheduling
+        if scheduling.strategy != aiplatform_v1.Scheduling.Strategy.FLEX_START:
+            return None
+        if "max_wait_duration" not in scheduling:
+            return MAX_WAIT_DEFAULT
+        return cast(timedelta, scheduling.max_wait_duration).total_seconds()
+
     def _preempt_once(self) -> None:
         """A PREEMPT fault: the primary replica is preempted once, as it starts."""
         replica = self._set.replicas[rules.PRIMARY]
@@ -482,6 +522,22 @@ def _armed_fault(fault: str) -> tuple[str, int] | None:
     if fault.startswith("FAIL"):
         return "FAIL", int(fault.partition(":")[2] or 1)
     return None
+
+
+def _stockout_attempts(fault: str) -> int | None:
+    """The failing attempts of the runtime's `STOCKOUT:<attempts>` (0: all); None for others."""
+    if not fault.startswith("STOCKOUT"):
+        return None
+    return int(fault.partition(":")[2] or 0)
+
+
+def _stockout_message(job_name: str) -> str:
+    """Vertex's words for a stockout, in the job's region."""
+    region = job_name.split("/")[3] if job_name.count("/") >= 5 else "us-central1"
+    return (
+        f"Resources are insufficient in region: {region}. Please try a different region. "
+        "If you use K80, please consider using P100 or V100 instead."
+    )
 
 
 def _free_port() -> int:
