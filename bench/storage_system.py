@@ -8,7 +8,10 @@ a git directory of it (`--repo`: a clone, or the bare one the project's `fetch` 
 Google (`pytest tests/system`), but under `vtp local exec` against one `vtp local serve` started
 for the benchmark, so the `storage.Client()` the suite's fixtures build reaches the local service
 by the settings a user gets (`STORAGE_EMULATOR_HOST`, and the start-up hook's token), with
-`GOOGLE_CLOUD_PROJECT=local`.
+`GOOGLE_CLOUD_PROJECT=local` and, as Google's CI sets it, `GOOGLE_CLOUD_TESTS_USER_PROJECT=local`
+(the project requester-pays requests name as `userProject`; the service bills nobody). The whole
+suite runs in one go: transfer_manager's process workers included (see the plugin's
+`_service_account` for why they once retried forever).
 
 Two of `tests/data/`'s files are Git LFS-sized blobs that a snapshot may lack
 (five-point-one-mb-file.zip, random_9_MiB_file): when absent they are written as random bytes of
@@ -140,7 +143,12 @@ def main() -> None:
     install = [str(python), "-m", "pip", "install", "-q", *EXTRA_PACKAGES]
     subprocess.run(install, check=True, stdout=sys.stderr, env=env)
     layer = (python, env)
-    env = {**env, "GOOGLE_CLOUD_PROJECT": PROJECT, "PYTHONPATH": str(BENCH)}
+    env = {
+        **env,
+        "GOOGLE_CLOUD_PROJECT": PROJECT,
+        "GOOGLE_CLOUD_TESTS_USER_PROJECT": PROJECT,
+        "PYTHONPATH": str(BENCH),
+    }
     report = work / "report.xml"
     targets = [f"tests/system/{name}" for name in options.only] or ["tests/system"]
     with local_service(work, work, layer) as url:

@@ -9,10 +9,12 @@ storage root can be (see CANNOT_RUN). A test not listed runs and counts, pass or
 is not a way to hide failures, and each entry says why.
 
 It gives the suite's `storage.Client()` service-account credentials, as Google's CI has: a
-service account `local-tests@local.iam.gserviceaccount.com` with an RSA key made for the run,
-holding the local service's token as its access token (valid for the run, never refreshed), so
-the suite's `service_account` fixture, which skips ~30 core object tests without one, lets them
-run. The service never sees the key; it checks the token as for any client.
+service account with an RSA key made for the run, holding the local service's token as its
+access token (valid for the run, never refreshed), so the suite's `service_account` fixture,
+which skips ~30 core object tests without one, lets them run. The service never sees the key;
+it checks the token as for any client. The account's email is the principal that token stands
+for, `local@vtp.invalid` (`vtp.vertex.local_auth.GSUTIL_ACCOUNT`), as Google's CI account is
+the principal of its token: the owner Cloud Storage reports for what it writes.
 
 It also makes `_helpers.await_config_changes_propagate()` without an argument return at once:
 the suite sleeps 12 s there because Google's bucket configuration is eventually consistent; the
@@ -23,8 +25,10 @@ to run out) still sleeps.
 import datetime
 import fnmatch
 import functools
+import os
 import sys
 import time
+from collections.abc import Sequence
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -32,6 +36,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from google.auth import crypt
 from google.oauth2 import credentials as user_credentials
 from google.oauth2 import service_account
+
+from vtp.vertex.local_auth import GSUTIL_ACCOUNT
 
 _KMS = "Cloud KMS keys are a Google service (cloudkms.googleapis.com), not served here"
 _PUBSUB = "bucket notifications publish to Pub/Sub, which the local service does not serve"
@@ -73,19 +79,40 @@ _STAND_IN = (
     "it declares the crc32c of Google's own tests/data/random_9_MiB_file, which the snapshot "
     "lacks (the bench uploads a random stand-in of the same size)"
 )
+_STALE_CHECKSUM_TEST = (
+    "the pre-v3.7.0 flow this test expects (the upload stored, then the client's DataCorruption "
+    "and its delete): since googleapis/python-storage ddce7e53 (#1654) the client sends its "
+    "checksum of the whole object with the last chunk (X-Goog-Hash), which the service checks "
+    "as Cloud Storage does, so the patched wrong value is refused with a 400 naming crc32c and "
+    "nothing is stored (that commit dropped resumable_media's twin of this test)"
+)
+_VERSIONS = "noncurrent generations: a file holds one version, so versioning keeps none"
 CANNOT_RUN.update(
     {
         "test_blob.py::test_large_file_write_from_stream_w_user_provided_checksum": _STAND_IN,
         "test_blob.py::test_touch_and_write_large_file_w_user_provided_checksum": _STAND_IN,
         "test_blob.py::test_blob_acl_*": _ACL,
         "test_bucket.py::test_bucket_acls_w_metageneration_match": _ACL,
+        "test_bucket.py::test_bucket_acls_iam_w_user_project": _ACL,
         "test_bucket.py::test_new_bucket_w_ubla": _ACL,
         "test_bucket.py::test_ubla_set_unset_preserves_acls": _ACL,
         "test_blob.py::test_large_file_write_from_stream_w_encryption_key": (
             "customer-supplied encryption keys: an object here is the plain file replicas read"
         ),
-        "test_bucket.py::test_bucket_delete_force_works_with_versions": (
-            "noncurrent generations: a file holds one version, so versioning keeps none"
+        "test_bucket.py::test_bucket_delete_force_works_with_versions": _VERSIONS,
+        "test_blob.py::test_blob_crud_w_generation_match": (
+            f"{_VERSIONS} (it reads, patches and deletes the object's first generation after "
+            "writing a second into a versioned bucket)"
+        ),
+        "test_blob.py::test_blob_crud_w_user_project": (
+            f"{_VERSIONS} (it reads both generations of an object written twice into a "
+            "versioned bucket)"
+        ),
+        "test_blob.py::test_large_file_write_from_stream_w_failed_checksum": _STALE_CHECKSUM_TEST,
+        "test_bucket.py::test_new_bucket_created_w_inherited_pap": (
+            f"{_ACL} (make_public reads the bucket's and the object's ACL; the part before it, "
+            "publicAccessPrevention kept and a bad value refused with a 400, runs in "
+            "tests/vtp/local/test_storage_metadata.py)"
         ),
         "test_bucket.py::test_soft_delete_policy": (
             "soft delete: a delete removes the file (the policy is only reported)"
@@ -111,6 +138,7 @@ CANNOT_RUN.update(
             "served: every bucket here is flat"
         ),
         "test_transfer_manager.py::test_upload_chunks_concurrently*": _XML_API,
+        "test_transfer_manager.py::test_download_many_to_path_mixed_results": _FILE_NAMES,
     }
 )
 
@@ -122,8 +150,15 @@ def _has_dot_segments(item: pytest.Item) -> bool:
     return isinstance(name, str) and bool({"", ".", ".."} & set(name.split("/")))
 
 
-def _service_account(token: str) -> service_account.Credentials:
-    """A service account with a key made now, holding `token` until the run ends."""
+def _service_account(token: str, scopes: Sequence[str]) -> service_account.Credentials:
+    """A service account with a key made now, holding `token` until the run ends.
+
+    It has the client's `scopes` already: a `storage.Client(credentials=...)` built from it (as
+    transfer_manager's process workers build theirs from the pickled client) then keeps this
+    very object, token included, instead of a scoped copy without one that would refresh. A
+    refresh all the same goes to the local service, which refuses it at once (401: a
+    RefreshError, which no client retries), never to a closed port, whose connection errors the
+    client retries for minutes per request."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(
         serialization.Encoding.PEM,
@@ -132,8 +167,9 @@ def _service_account(token: str) -> service_account.Credentials:
     ).decode()
     account = service_account.Credentials(
         crypt.RSASigner.from_string(pem),
-        "local-tests@local.iam.gserviceaccount.com",
-        "http://127.0.0.1:1/token",  # never used: the token stays valid for the run
+        GSUTIL_ACCOUNT,
+        f"{os.environ.get('STORAGE_EMULATOR_HOST', 'http://127.0.0.1:1')}/token",
+        scopes=scopes,
         project_id="local",
     )
     account.token = token
@@ -154,7 +190,7 @@ def pytest_configure(config: pytest.Config) -> None:
         original(self, *args, **kwargs)
         given = self._credentials
         if type(given) is user_credentials.Credentials and given.token:
-            self._credentials = _service_account(given.token)
+            self._credentials = _service_account(given.token, client.Client.SCOPE)
 
     client.Client.__init__ = __init__
 

@@ -57,12 +57,105 @@ def test_metageneration_preconditions(bucket):
     blob.delete(if_metageneration_match=2)
 
 
-def test_wrong_declared_checksum_stores_nothing(bucket):
+@pytest.mark.parametrize("checksum", [None, "auto"])
+def test_wrong_declared_checksum_stores_nothing(bucket, checksum):
+    """The user's wrong crc32c is refused even when the client's own (right) one comes with the
+    last chunk, as it does by default (`checksum="auto"`)."""
     blob = bucket.blob("checked.bin", chunk_size=256 * 1024)  # a resumable upload
     data = io.BytesIO(b"x" * (300 * 1024))
     with pytest.raises(exceptions.BadRequest, match="crc32c"):
-        blob.upload_from_file(data, checksum=None, crc32c_checksum_value="A0tD7w==")
+        blob.upload_from_file(data, checksum=checksum, crc32c_checksum_value="A0tD7w==")
     assert bucket.get_blob("checked.bin") is None
+
+
+def test_etag_preconditions_on_metadata_and_media(bucket):
+    bucket.blob("e.txt").upload_from_string(b"etag")
+    blob = bucket.get_blob("e.txt")
+    fresh = bucket.blob("e.txt")
+    with pytest.raises(exceptions.NotModified):
+        fresh.reload(if_etag_not_match=blob.etag)
+    with pytest.raises(exceptions.NotModified):
+        fresh.exists(if_etag_not_match=blob.etag)
+    with pytest.raises(exceptions.NotModified):
+        fresh.download_as_bytes(if_etag_not_match=blob.etag)
+    with pytest.raises(exceptions.PreconditionFailed):
+        fresh.reload(if_etag_match="kittens")
+    assert fresh.exists(if_etag_match=blob.etag)
+    assert fresh.download_as_bytes(if_etag_not_match="kittens") == b"etag"
+
+
+def test_etag_none_match_on_a_write_is_412(bucket, local_service):
+    bucket.blob("w.txt").upload_from_string(b"w")
+    etag = bucket.get_blob("w.txt").etag
+    url = f"{local_service.url}/storage/v1/b/{bucket.name}/o/w.txt"
+    headers = {"Authorization": f"Bearer {local_service.token}", "If-None-Match": etag}
+    reply = requests.patch(url, json={"contentLanguage": "en"}, headers=headers, timeout=30)
+    assert reply.status_code == 412 and "If-None-Match" in reply.json()["error"]["message"]
+
+
+def test_owner_with_full_projection(bucket):
+    bucket.blob("owned.txt").upload_from_string(b"o")
+    plain = bucket.get_blob("owned.txt")
+    assert plain.owner is None  # noAcl, the default projection, has no owner
+    full = bucket.blob("owned.txt")
+    full.reload(projection="full")
+    assert full.owner == {"entity": "user-local@vtp.invalid", "entityId": ""}
+
+
+def test_public_access_prevention_kept_and_checked(client):
+    bucket = client.bucket("pap-bucket")
+    bucket.iam_configuration.uniform_bucket_level_access_enabled = True
+    bucket.create()
+    assert bucket.iam_configuration.public_access_prevention == "inherited"
+    bucket.iam_configuration.public_access_prevention = "enforced"
+    bucket.patch()
+    assert client.get_bucket("pap-bucket").iam_configuration.public_access_prevention == (
+        "enforced"
+    )
+    bucket.iam_configuration.public_access_prevention = "unexpected value"
+    with pytest.raises(exceptions.BadRequest, match="publicAccessPrevention"):
+        bucket.patch()
+
+
+def test_autoclass_times_follow_changes(client):
+    bucket = client.bucket("autoclass-bucket")
+    bucket.autoclass_enabled = True
+    bucket = client.create_bucket(bucket)
+    assert bucket.autoclass_terminal_storage_class == "NEARLINE"
+    toggled, terminal_set = (
+        bucket.autoclass_toggle_time,
+        bucket.autoclass_terminal_storage_class_update_time,
+    )
+    assert toggled is not None and terminal_set is not None
+    bucket.labels = {"unrelated": "change"}
+    bucket.patch()
+    assert bucket.autoclass_toggle_time == toggled  # kept while autoclass is unchanged
+    bucket.autoclass_terminal_storage_class = "ARCHIVE"
+    bucket.patch()
+    assert bucket.autoclass_toggle_time == toggled
+    assert bucket.autoclass_terminal_storage_class_update_time > terminal_set
+    bucket.autoclass_enabled = False
+    bucket.patch()
+    assert bucket.autoclass_enabled is False and bucket.autoclass_toggle_time > toggled
+
+
+def test_encryption_enforcement_effective_time(client):
+    from google.cloud.storage.bucket import EncryptionEnforcementConfig
+
+    bucket = client.bucket("enforced-bucket")
+    restricted = EncryptionEnforcementConfig(restriction_mode="FullyRestricted")
+    bucket.encryption.google_managed_encryption_enforcement_config = restricted
+    bucket = client.create_bucket(bucket)
+    config = bucket.encryption.google_managed_encryption_enforcement_config
+    since = config.effective_time
+    assert config.restriction_mode == "FullyRestricted" and since is not None
+    open_config = EncryptionEnforcementConfig(restriction_mode="NotRestricted")
+    bucket.encryption.customer_managed_encryption_enforcement_config = open_config
+    bucket.patch()
+    bucket.reload()
+    assert bucket.encryption.google_managed_encryption_enforcement_config.effective_time == since
+    customer = bucket.encryption.customer_managed_encryption_enforcement_config
+    assert customer.restriction_mode == "NotRestricted" and customer.effective_time is None
 
 
 def test_bucket_fields_patch_and_metageneration(client, bucket):

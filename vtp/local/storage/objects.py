@@ -224,11 +224,12 @@ class Buckets:
             )
 
     def write(
-        self, bucket: str, name: str, source: Readable, declared: dict | None = None
+        self, bucket: str, name: str, source: Readable, declared: Sequence[dict] = ()
     ) -> ObjectInfo:
         """Store `source` (read to its end) as the object, atomically; its new metadata. The
-        bucket is made on first use (`bucket_to_write`). `declared`: the md5Hash / crc32c the
-        client sent; a 400 naming the field, and nothing stored, when the data differs."""
+        bucket is made on first use (`bucket_to_write`). `declared`: each md5Hash / crc32c pair
+        the client sent (the object resource's, a last chunk's `X-Goog-Hash`), each checked on
+        its own; a 400 naming the field, and nothing stored, when the data differs."""
         path = self.object_path(bucket, name)
         self.bucket_to_write(bucket, f"object {name} written")
         if name.endswith("/"):  # a folder placeholder, as consoles create: a directory here
@@ -248,7 +249,8 @@ class Buckets:
                     file.write(chunk)
                     md5.update(chunk)
                     crc.update(chunk)
-            _check_declared(declared or {}, encode(md5, crc), name)
+            for given in declared:
+                _check_declared(given, encode(md5, crc), name)
             self._place(temporary, path, name)
         self.checksums.remember(path.stat(), encode(md5, crc))
         return self.info(bucket, name)

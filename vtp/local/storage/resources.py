@@ -11,10 +11,15 @@ from vtp.local.base import errors
 from vtp.local.base.guard import Headers
 from vtp.local.base.names import LOCAL_PROJECT_NUMBER
 from vtp.local.storage.objects import ObjectInfo, precondition_failed
+from vtp.vertex.local_auth import GSUTIL_ACCOUNT
 
 LOCATION = "US-CENTRAL1"
 LOCATION_TYPE = "region"
 """Where a bucket says it is unless its creator named a location."""
+
+OWNER = {"entity": f"user-{GSUTIL_ACCOUNT}", "entityId": ""}
+"""Every object's `owner` (reported with projection=full): the one principal the service's
+token stands for, by the name gcloud has for it under `vtp local exec` and `env`."""
 
 MULTI_REGIONS = frozenset({"US", "EU", "ASIA"})
 SOFT_DELETE_SECONDS = "604800"
@@ -32,11 +37,11 @@ def bucket_resource(base: str, name: str, created_ns: int, record: dict) -> dict
         **(fields.pop("iamConfiguration", None) or {}),
     }
     autoclass = fields.pop("autoclass", None)
-    if isinstance(autoclass, dict):
+    if isinstance(autoclass, dict):  # `stamped` its times; these stand in for older records'
+        terminal = {"terminalStorageClass": "NEARLINE", "terminalStorageClassUpdateTime": created}
         fields["autoclass"] = {
             "toggleTime": created,
-            "terminalStorageClass": "NEARLINE",
-            "terminalStorageClassUpdateTime": created,
+            **(terminal if autoclass.get("enabled") else {}),
             **autoclass,
         }
     retention = fields.pop("retentionPolicy", None)
@@ -65,6 +70,71 @@ def bucket_resource(base: str, name: str, created_ns: int, record: dict) -> dict
         **({"retentionPolicy": retention} if retention else {}),
         **fields,
     }
+
+
+PUBLIC_ACCESS_PREVENTION = ("inherited", "enforced", "unspecified")
+ENFORCEMENT_CONFIGS = (
+    "googleManagedEncryptionEnforcementConfig",
+    "customerManagedEncryptionEnforcementConfig",
+    "customerSuppliedEncryptionEnforcementConfig",
+)
+"""The `encryption` fields whose restrictionMode takes effect at a time Cloud Storage reports."""
+
+
+def check_bucket_fields(fields: dict) -> None:
+    """400 naming the field for a value Cloud Storage refuses (iamConfiguration's
+    publicAccessPrevention; objects where objects belong)."""
+    for key in ("iamConfiguration", "autoclass", "encryption"):
+        if fields.get(key) is not None and not isinstance(fields[key], dict):
+            raise errors.invalid_argument(f"Invalid bucket field {key}: expected a JSON object.")
+    prevention = (fields.get("iamConfiguration") or {}).get("publicAccessPrevention")
+    if prevention is not None and prevention not in PUBLIC_ACCESS_PREVENTION:
+        raise errors.invalid_argument(
+            f"Invalid bucket field iamConfiguration.publicAccessPrevention {prevention!r}: "
+            f"expected one of {', '.join(PUBLIC_ACCESS_PREVENTION)}."
+        )
+
+
+def stamped(old: dict, new: dict, now_ns: int) -> dict:
+    """A bucket's `new` fields with the output-only times Cloud Storage keeps for them: when
+    autoclass was last toggled and its terminal class last set, when an encryption
+    enforcement config's restriction took effect. Unchanged settings keep their times; the
+    times a client sends back are not taken."""
+    now = timestamp(now_ns)
+    fields = dict(new)
+    autoclass, before = fields.get("autoclass"), old.get("autoclass") or {}
+    if isinstance(autoclass, dict):
+        same = before.get("enabled") == autoclass.get("enabled") and "toggleTime" in before
+        autoclass = {**autoclass, "toggleTime": before["toggleTime"] if same else now}
+        if autoclass.get("enabled"):
+            terminal = autoclass.get("terminalStorageClass") or "NEARLINE"
+            kept = before.get("terminalStorageClass") == terminal
+            since = before.get("terminalStorageClassUpdateTime") if kept else None
+            autoclass["terminalStorageClass"] = terminal
+            autoclass["terminalStorageClassUpdateTime"] = since or now
+        fields["autoclass"] = autoclass
+    encryption, was = fields.get("encryption"), old.get("encryption") or {}
+    if isinstance(encryption, dict):
+        fields["encryption"] = {
+            **encryption,
+            **{
+                key: _enforced(encryption[key], was.get(key), now)
+                for key in ENFORCEMENT_CONFIGS
+                if isinstance(encryption.get(key), dict)
+            },
+        }
+    return fields
+
+
+def _enforced(config: dict, before: object, now: str) -> dict:
+    """An encryption enforcement config with its effectiveTime: since when a FullyRestricted
+    mode holds (kept while it stays so); none for another mode."""
+    config = {k: v for k, v in config.items() if k != "effectiveTime"}
+    if config.get("restrictionMode") != "FullyRestricted":
+        return config
+    before = before if isinstance(before, dict) else {}
+    kept = before.get("restrictionMode") == "FullyRestricted" and before.get("effectiveTime")
+    return {**config, "effectiveTime": kept or now}
 
 
 def _location_type(location: str, fields: dict) -> str:
@@ -156,14 +226,24 @@ def check_deletable(resource: dict) -> None:
         )
 
 
-def check_etag(headers: Headers, etag: str) -> None:
-    """`If-Match` against the resource's etag (412 when it differs)."""
+def check_etag(headers: Headers, etag: str) -> bool:
+    """`If-Match` against the resource's etag (412 when it names another), then whether
+    `If-None-Match` names it (RFC 9110's order): a read then answers 304, a write 412."""
     wanted = headers.get("If-Match", "")
-    if wanted and wanted not in (etag, "*"):
+    if wanted and not _names_etag(wanted, etag):
         raise precondition_failed(
             f"At least one of the pre-conditions you specified did not hold: If-Match={wanted}, "
             f"the etag is {etag}."
         )
+    unwanted = headers.get("If-None-Match", "")
+    return bool(unwanted) and _names_etag(unwanted, etag)
+
+
+def _names_etag(header: str, etag: str) -> bool:
+    """Whether an If-Match / If-None-Match value (`*`, or etags separated by commas, quoted
+    or not, weak or strong) names `etag`."""
+    given = {item.strip().removeprefix("W/").strip('"') for item in header.split(",")}
+    return "*" in given or etag in given
 
 
 def check_locked_retention(bucket: dict, changes: dict) -> None:

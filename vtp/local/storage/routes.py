@@ -15,7 +15,8 @@ aiplatform SDK's staging call them:
     POST   .../o/{object}/moveTo/o/{object}                         move
     POST   /storage/v1/b/{bucket}/o/{object}/compose                compose
     POST|PUT         /upload/storage/v1/b/{bucket}/o                insert (media, multipart,
-                                                                    resumable sessions)
+                                                                    resumable sessions; a
+                                                                    session's chunks PUT or POST)
     GET              /download/storage/v1/b/{bucket}/o/{object}     media (Range supported)
 
 Object names in paths are percent-encoded (a `/` is `%2F`). Errors use Google's JSON shape with
@@ -222,6 +223,8 @@ class StorageApi:
         if not isinstance(name, str) or not name:
             raise errors.invalid_argument("Required field: name (the bucket's name).")
         fields = {k: v for k, v in writable(body, BUCKET_FIELDS, "bucket").items() if v is not None}
+        resources.check_bucket_fields(fields)
+        fields = resources.stamped({}, fields, time.time_ns())
         if request.arg("enableObjectRetention").lower() == "true":
             fields["objectRetention"] = {"mode": "Enabled"}
         self.buckets.create_bucket(name)
@@ -239,10 +242,12 @@ class StorageApi:
         current = self._bucket(request, name)
         resources.check_metageneration(request.query, current["metageneration"])
         changes = writable(request.json(), BUCKET_FIELDS, "bucket")
+        resources.check_bucket_fields(changes)
         record = self.records.bucket(name)
         resources.check_locked_retention(current, changes)
         old = record.get("fields") or {}
         fields = patched(old, changes) if request.method == "PATCH" else _settable(changes)
+        fields = resources.stamped(old, fields, time.time_ns())
         return self._keep_bucket(request, name, record, fields)
 
     def _lock_retention(self, request: StorageRequest) -> Reply:
@@ -321,7 +326,10 @@ class StorageApi:
     ) -> dict:
         record = self.records.object(info.bucket, info.name, info.version)
         bucket = bucket if bucket is not None else self._bucket(request, info.bucket)
-        return resources.object_resource(request.base, info, record, bucket)
+        resource = resources.object_resource(request.base, info, record, bucket)
+        if request.arg("projection") == "full":
+            resource["owner"] = dict(resources.OWNER)
+        return resource
 
     def _info(self, request: StorageRequest, bucket: str = "", name: str = "") -> ObjectInfo:
         bucket = bucket or request.params["bucket"]
@@ -329,18 +337,32 @@ class StorageApi:
         return self.buckets.info(bucket, name, request.arg("generation"))
 
     def _checked(self, request: StorageRequest) -> dict:
-        """The named object's resource, once the request's preconditions hold."""
+        """The named object's resource, once the request's preconditions hold (for a write, an
+        If-None-Match naming its etag is a 412)."""
+        _, resource, unmodified = self._read_checked(request)
+        if unmodified:
+            raise precondition_failed(
+                "At least one of the pre-conditions you specified did not hold: "
+                f"If-None-Match={request.headers.get('If-None-Match', '')}."
+            )
+        return resource
+
+    def _read_checked(self, request: StorageRequest) -> tuple[ObjectInfo, dict, bool]:
+        """The named object and its resource once the request's preconditions hold, and whether
+        its If-None-Match names the resource's etag (a read then answers 304 Not Modified)."""
         bucket, name = request.params["bucket"], request.params["object"]
         self.buckets.check_generation(bucket, name, request.query)
-        resource = self._object(request, self._info(request))
+        info = self._info(request)
+        resource = self._object(request, info)
         resources.check_metageneration(request.query, resource["metageneration"])
-        resources.check_etag(request.headers, resource["etag"])
-        return resource
+        unmodified = resources.check_etag(request.headers, resource["etag"])
+        return info, resource, unmodified
 
     def _get_object(self, request: StorageRequest) -> Reply:
         if request.arg("alt") == "media":
             return self._media(request)
-        return Reply.of(self._checked(request))
+        _, resource, unmodified = self._read_checked(request)
+        return _not_modified(resource) if unmodified else Reply.of(resource)
 
     def _patch_object(self, request: StorageRequest) -> Reply:
         """objects.patch (fields merged, metadata key by key) and objects.update (replaced)."""
@@ -528,13 +550,9 @@ class StorageApi:
     # -- media -----------------------------------------------------------------------------
 
     def _media(self, request: StorageRequest) -> Reply:
-        info = self._info(request)
-        self.buckets.check_generation(info.bucket, info.name, request.query)
-        resource = self._object(request, info)
-        resources.check_metageneration(request.query, resource["metageneration"])
-        if request.headers.get("If-None-Match", "") == resource["etag"]:
-            return Reply(status=304, headers={"ETag": resource["etag"]})
-        resources.check_etag(request.headers, resource["etag"])
+        info, resource, unmodified = self._read_checked(request)
+        if unmodified:
+            return _not_modified(resource)
         content_type = resource.get("contentType") or "application/octet-stream"
         encoding = resource.get("contentEncoding") or ""
         headers = {
@@ -570,6 +588,8 @@ class StorageApi:
     def _upload(self, request: StorageRequest) -> Reply:
         bucket = request.params["bucket"]
         kind = request.arg("uploadType", "media")
+        if kind == "resumable" and request.arg("upload_id"):  # a chunk POSTed, as gcsfs does
+            return self._resume(request)
         if kind == "resumable":
             metadata = request.json()
             name = object_name(request.query, metadata)
@@ -587,7 +607,7 @@ class StorageApi:
             name = object_name(request.query, metadata)
             self._check_overwrite(request, bucket, name)
             fields = _upload_fields(metadata, "")
-            info = self.buckets.write(bucket, name, io.BytesIO(content), fields)
+            info = self.buckets.write(bucket, name, io.BytesIO(content), [fields])
             return Reply.of(self._written(request, info, fields))
         if kind == "media":
             name = object_name(request.query, {})
@@ -612,6 +632,11 @@ class StorageApi:
     def _cancel_upload(self, request: StorageRequest) -> Reply:
         self.sessions.cancel(request.arg("upload_id"))  # checks the id first
         return Reply(status=499)
+
+
+def _not_modified(resource: dict) -> Reply:
+    """304 for a read whose If-None-Match names the object's etag (no body, as HTTP has it)."""
+    return Reply(status=304, headers={"ETag": resource["etag"]})
 
 
 _NOT_COPIED = frozenset({"temporaryHold", "eventBasedHold", "retention"})

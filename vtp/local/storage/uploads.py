@@ -167,7 +167,8 @@ class Sessions:
     ) -> tuple[int, ObjectInfo | None, dict]:
         """Add a chunk; (bytes held, None, {}) while incomplete, else (size, the new object, the
         metadata its upload started with). `declared`: hashes the last chunk's `X-Goog-Hash`
-        gives, checked with those of the start."""
+        gives, checked as well as those of the start (each against the data: the client's own
+        hash of the bytes does not stand in for a wrong one its user declared)."""
         record, part = self._open(session)
         try:
             opened = open(part, "r+b", opener=open_no_follow)  # noqa: SIM115 (closed below)
@@ -195,7 +196,7 @@ class Sessions:
         metadata = metadata if isinstance(metadata, dict) else {}
         try:
             with open(part, "rb", opener=open_no_follow) as source:
-                expected = {**metadata, **(declared or {})}
+                expected = (metadata, declared or {})
                 info = self.buckets.write(record["bucket"], record["name"], source, expected)
         except errors.ApiError:
             self.cancel(session)  # a checksum that does not match ends the session, as on GCS
