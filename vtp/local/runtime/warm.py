@@ -236,8 +236,9 @@ class WarmStarter:
         request = WarmRequest(
             mode, tuple(argv[1:]), target, tuple(args), env, cwd, layer, own_sites, gcs_root
         )
+        entries = _path_entries(request)
         if not self._ready.is_set():
-            if self.mode != "all" and not wants_preload(mode, target, _path_entries(request)):
+            if self.mode != "all" and not wants_preload(mode, target, entries):
                 return None, ""
             self.launch()
             self._ready.wait(READY_SECONDS)
@@ -246,7 +247,7 @@ class WarmStarter:
         differs = _differing(self._env, env)
         if differs:
             return None, f"its environment sets {', '.join(differs)} (read as Python starts)"
-        shadowed = _shadowed(_path_entries(request), self._modules)
+        shadowed = _shadowed(entries, self._modules)
         if shadowed:
             return None, f"its path has its own {', '.join(shadowed)}"
         return request, ""

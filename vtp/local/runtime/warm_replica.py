@@ -40,8 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtp.engine import fork_threads
-from vtp.engine.fork_server import install_startup_hook
+from vtp.engine import fork_server, fork_threads
 
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
@@ -219,7 +218,7 @@ def _take_environment(request: Mapping, base: BasePath) -> None:
     user_site = site.getusersitepackages()
     if site.ENABLE_USER_SITE and os.path.isdir(user_site):
         site.addsitedir(user_site)
-    install_startup_hook(entries)
+    fork_server.install_startup_hook(entries)
     if "numpy" in sys.modules:  # a fresh interpreter seeds numpy's global generator afresh
         sys.modules["numpy"].random.seed()
     if "torch" in sys.modules:  # and torch's CPU generator (CUDA's starts in the replica)
@@ -272,7 +271,7 @@ def _run_main(mode: str, target: str, args: Sequence[str]) -> int:
             sys.argv = ["-c", *args]
             exec(compile(target, "<string>", "exec"), main.__dict__)
     except SystemExit as exc:
-        code = _exit_status(exc.code)
+        code = fork_server._exit_status(exc.code)
     except BaseException as exc:  # what the interpreter does with an uncaught exception
         trimmed = _without_this_frame(exc)
         sys.excepthook(type(exc), exc.with_traceback(trimmed), trimmed)
@@ -291,29 +290,16 @@ def _without_this_frame(exc: BaseException) -> types.TracebackType | None:
 
 def _finish(code: int) -> int:
     """The interpreter's end: join non-daemon threads, run exit handlers, flush; then let go of
-    the output (see `fork_server._release_output`). A negative `code` ends by that signal."""
+    the output (`fork_server._release_output`). A negative `code` ends by that signal."""
     with contextlib.suppress(Exception):
         threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)
+    fork_server._release_output()
     if code < 0:
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
         return 128 - code
     return code
-
-
-def _exit_status(code: object) -> int:
-    """What `sys.exit(code)` makes the process's exit status."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
