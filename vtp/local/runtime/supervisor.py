@@ -35,13 +35,14 @@ from vtp.local.runtime.cluster import (
     layered_environment,
     replica_environment,
 )
-from vtp.local.runtime.launch import JobPlan
+from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.packages import InstallError, InstallInterrupted, index_settings, install
 from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV, signal_group
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
 from vtp.local.runtime.warm import WarmStarter
 from vtp.storage import GCS_ROOT_ENV
+from vtp.vertex.prebuilt_images import training_image
 
 State = aiplatform_v1.JobState
 _log = logging.getLogger(__name__)
@@ -351,14 +352,16 @@ class JobRun(threading.Thread):
         cache = self._config.state_dir / "packages"
         env = self._install_environment()
         for pool in self._plan.pools:
-            if not pool.package_uris:
+            image = self._prebuilt_image(pool)
+            if not pool.package_uris and not image:
                 continue
             first = self._set.replicas[pool.replicas[0]]
-            self._set.note(first, f"installing {' '.join(pool.package_uris)} with pip")
+            if pool.package_uris:
+                self._set.note(first, f"installing {' '.join(pool.package_uris)} with pip")
             try:
                 prepared = install(
                     pool.package_uris, self._config.storage_root, cache, env, self._stopping,
-                    self._set.log_path(first.name),
+                    self._set.log_path(first.name), image,
                 )  # fmt: skip
             except InstallInterrupted:
                 return None  # `_run` sees the cancel or the shutdown
@@ -371,9 +374,16 @@ class JobRun(threading.Thread):
                 wanted = ", ".join(prepared.requirements)
                 self._set.note(first, f"requirements {wanted}: {how} {prepared.environment}")
             for name in pool.replicas:
-                self._set.replicas[name].python_path = str(prepared.archives)
+                self._set.replicas[name].python_path = str(prepared.archives or "")
                 self._set.replicas[name].sites = tuple(prepared.sites)
         return None
+
+    def _prebuilt_image(self, pool: PoolPlan) -> str:
+        """The prebuilt training image a pool of host processes names (its executorImageUri,
+        or its containerSpec's), whose packages `install` gives it; "" for any other pool."""
+        spec = self._spec.worker_pool_specs[pool.index]
+        uri = spec.python_package_spec.executor_image_uri or spec.container_spec.image_uri
+        return uri if not pool.image and training_image(uri) else ""
 
     # -- a fault that strikes once the replica has logged a line -------------------------------
 
