@@ -7,6 +7,12 @@ The engine is named by `VTP_CONTAINER_ENGINE` (`podman`, `docker`, with flags: `
 runc`); unset, nothing runs in a container and every task, replica and server is a host process
 (docs/containers.md). Variables reach a container by name only (`--env NAME`), so their values
 stay out of argv and `ps`; the service's token is never one of them (`client_environment`).
+
+Docker and Podman read the same command line but for two things (`run_argv`): Docker's volumes
+take no `nosuid,nodev`, so its containers run with `no-new-privileges` instead; and Docker runs a
+container under its daemon, not below the client that started it, so killing the client leaves
+the container running: every container carries the service's id (`SERVICE_VARIABLE`), whose
+processes the service's watchdog kills if the service dies, and `remove` ends what is left.
 """
 
 import base64
@@ -17,6 +23,7 @@ import re
 import shlex
 import stat
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -34,11 +41,23 @@ WORKLOAD_PREFIX = "vtp-workload."
 """How a workload credential begins (no token does: `token_urlsafe` makes no dot)."""
 HOST_CREDENTIAL_FILES = frozenset({"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"})
 """Variables naming the service's token file on the host: a container never gets them."""
+SERVICE_VARIABLE = "VTP_LOCAL_SERVICE_ID"
+"""The local service's id in all it starts (`vtp.local.runtime.process.SERVICE_ENV`); containers
+carry it too, so the watchdog finds their processes where no shim holds them (Docker's)."""
+REMOVE_TIMEOUT_SECONDS = 60.0
+"""How long `remove` waits for a container to be gone (the engine may be removing it already)."""
 
 
 def engine_from(environ: Mapping[str, str]) -> tuple[str, ...]:
     """The engine's command line from `VTP_CONTAINER_ENGINE`, () when unset."""
     return tuple(shlex.split(environ.get(ENGINE_ENV, "")))
+
+
+def engine_name(engine: Sequence[str]) -> str:
+    """Which engine a command line runs: "podman", "docker" (any command whose name begins so:
+    `podman-remote`), or the command's own name."""
+    name = os.path.basename(engine[0]) if engine else ""
+    return next((known for known in ("podman", "docker") if name.startswith(known)), name)
 
 
 def image_problem(engine: Sequence[str], image: str, environ: Mapping[str, str]) -> str:
@@ -64,22 +83,25 @@ def run_argv(
     """`ENGINE run` of `image` as container `name`, removed when it ends: `command` replaces the
     image's entrypoint (its first word `--entrypoint`, the rest ahead of `args`, so Docker and
     Podman read it alike), `args` its CMD; `volumes` are (host path, container path[:options]).
+    The container gets `env_names` and the service's id (`SERVICE_VARIABLE`), by name.
 
     What the container writes to a volume (the storage root) is on the host's filesystem, where
-    root in the image may be root: it gets no CAP_MKNOD, so it makes no device node there, and
-    Podman mounts each volume `nosuid,nodev`, so no setuid file or device node in it works
-    inside either (Docker's `--volume` has no such options). Other local users never reach what
-    it writes: the storage root must be inside a folder only its owner enters
-    (`storage_exposure`)."""
+    root in the image may be root: it gets no CAP_MKNOD, so it makes no device node there; and no
+    setuid file in it works inside: Podman mounts each volume `nosuid,nodev`, and Docker, whose
+    `--volume` has no such options, runs the container with `no-new-privileges` (no setuid file
+    raises privileges anywhere in it). Other local users never reach what it writes: the storage
+    root must be inside a folder only its owner enters (`storage_exposure`)."""
     argv = [*engine, "run", "--rm", "--name", name, "--cap-drop", "MKNOD", *network]
-    podman = bool(engine) and "podman" in engine[0].rsplit("/", 1)[-1]
+    podman = engine_name(engine) == "podman"
+    if not podman:
+        argv += ["--security-opt", "no-new-privileges"]
     for host, inside in volumes:
         if podman:
             target, _, options = inside.partition(":")
             inside = f"{target}:{','.join(filter(None, [options, 'nosuid', 'nodev']))}"
         argv += ["--volume", f"{host}:{inside}"]
-    for variable in env_names:
-        argv += ["--env", variable]
+    for variable in dict.fromkeys([*env_names, SERVICE_VARIABLE]):
+        argv += ["--env", variable]  # one the client's environment lacks is not passed
     if command:
         argv += ["--entrypoint", command[0]]
     return [*argv, image, *command[1:], *args]
@@ -108,7 +130,8 @@ def client_environment(
     container: Mapping[str, str], service: Mapping[str, str], workload: str
 ) -> dict[str, str]:
     """The engine client's environment: the container's variables (which `--env NAME` takes from
-    it), then the service's PATH, HOME and engine settings, which the client needs itself.
+    it), then the service's PATH, HOME and engine settings, which the client needs itself, and
+    the service's id where the caller has one (`SERVICE_VARIABLE`).
 
     The service's token never goes in: a container gets `workload_token` of it for `workload`
     (the resource it runs for: the API, as a Vertex replica's service account has Vertex's, but
@@ -118,6 +141,8 @@ def client_environment(
         k: v for k, v in service.items() if k in ("PATH", "HOME") or k.startswith(ENGINE_PREFIXES)
     }
     inside = {k: v for k, v in container.items() if k not in HOST_CREDENTIAL_FILES}
+    if SERVICE_VARIABLE in service:  # a task of a service's pipeline: its id, as the task has
+        inside.setdefault(SERVICE_VARIABLE, service[SERVICE_VARIABLE])
     token = inside.get(TOKEN_VARIABLE, "")
     if token and not token.startswith(WORKLOAD_PREFIX):
         inside[TOKEN_VARIABLE] = workload_token(token, workload)
@@ -166,9 +191,52 @@ def container_name(*parts: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_.-]", "-", "-".join(("vtp", *parts)))[:200]
 
 
+def publish_problem(engine: Sequence[str], environ: Mapping[str, str]) -> str:
+    """Why `ENGINE run --publish` cannot reach a container here ("" when it can): a Docker
+    daemon started with `--bridge=none` has no default network, and its containers' published
+    ports are then not published at all (the container is up, nothing answers)."""
+    if engine_name(engine) != "docker":
+        return ""
+    if _engine(engine, ["network", "inspect", "bridge"], environ, 60).returncode == 0:
+        return ""
+    return (
+        "the Docker daemon has no bridge network (dockerd --bridge=none), so a serving "
+        "container's port cannot be published on 127.0.0.1; start dockerd with its default "
+        "bridge, or use Podman (VTP_CONTAINER_ENGINE=podman)"
+    )
+
+
 def remove(engine: Sequence[str], name: str, environ: Mapping[str, str]) -> None:
-    """Remove container `name` if it is still there (its client was killed before `--rm`)."""
-    _engine(engine, ["rm", "--force", name], environ, 60)
+    """Stop and remove container `name` if it is still there (its client was killed before
+    `--rm`; under Docker the container outlives its client), and return once it is gone: Docker
+    refuses `rm` of a container whose `--rm` removal is under way, and lists it until done."""
+    deadline = time.monotonic() + REMOVE_TIMEOUT_SECONDS
+    _engine(engine, ["rm", "--force", name], environ, REMOVE_TIMEOUT_SECONDS)
+    inspect = ["container", "inspect", "--format", "{{.Id}}", name]
+    while _engine(engine, inspect, environ, 30).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        _engine(engine, ["rm", "--force", name], environ, REMOVE_TIMEOUT_SECONDS)
+
+
+def remove_carrying(engine: Sequence[str], value: str, environ: Mapping[str, str]) -> int:
+    """Remove every container of `engine` whose environment sets `SERVICE_VARIABLE` to `value`
+    (a service that died: its watchdog killed their processes, and Podman, whose monitor died
+    with them, would list them as running forever); how many there were."""
+    listed = _engine(engine, ["ps", "--all", "--quiet", "--no-trunc"], environ, 60)
+    ids = listed.stdout.split() if listed.returncode == 0 else []
+    if not ids:
+        return 0
+    each = "{{.Id}}{{range .Config.Env}} {{.}}{{end}}"
+    inspected = _engine(engine, ["container", "inspect", "--format", each, *ids], environ, 60)
+    mark = f"{SERVICE_VARIABLE}={value}"
+    ours = [
+        words[0]
+        for words in map(str.split, inspected.stdout.splitlines())
+        if words and mark in words[1:]
+    ]
+    if ours:
+        _engine(engine, ["rm", "--force", *ours], environ, REMOVE_TIMEOUT_SECONDS)
+    return len(ours)
 
 
 def _engine(

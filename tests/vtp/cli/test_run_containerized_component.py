@@ -3,11 +3,9 @@ build`) has its code only in its image: without that image it is refused in one 
 so, before anything runs, instead of failing inside kfp's executor ("No components found in
 kfp_config.ini")."""
 
-import os
 from pathlib import Path
 
-import pytest
-
+from tests.container_images import Engine, engine_fixture  # noqa: F401 (container_engine)
 from tests.fixtures import REPO
 from tests.vtp.cli.run_helpers import vtp
 
@@ -21,22 +19,27 @@ def concat(message1: str, message2: str) -> str:
 """
 
 
-@pytest.mark.parametrize("engine", ["", "podman"])
-def test_refused_in_one_line_without_its_image(tmp_path: Path, engine: str) -> None:
-    if engine and not os.path.exists("/usr/bin/podman"):
-        pytest.skip("podman is not installed here")
-    assert not tmp_path.is_relative_to(REPO)
-    (tmp_path / "team.py").write_text(COMPONENT)
+def _run(folder: Path, **env: str):
+    assert not folder.is_relative_to(REPO)
+    (folder / "team.py").write_text(COMPONENT)
     result = vtp(
-        tmp_path, "run", "team.py:concat", "--param", "message1=a", "--param", "message2=b",
-        VTP_CONTAINER_ENGINE=engine,
-    )  # fmt: skip
+        folder, "run", "team.py:concat", "--param", "message1=a", "--param", "message2=b", **env
+    )
     assert result.returncode == 2, result.stdout + result.stderr
+    assert "kfp_config.ini" not in result.stdout + result.stderr
+    assert not (folder / ".vtp" / "run" / "pipelines").exists()
     line = result.stderr.strip()
     assert "\n" not in line and "concat" in line and "team-image:1" in line
-    if engine:  # an engine answers, the image is neither here nor pullable
-        assert "is not on this machine and could not be pulled" in line
-    else:
-        assert "containerized Python component" in line and "kfp component build" in line
-    assert "kfp_config.ini" not in result.stdout + result.stderr
-    assert not (tmp_path / ".vtp" / "run" / "pipelines").exists()
+    return line
+
+
+def test_refused_in_one_line_without_its_image(tmp_path: Path) -> None:
+    line = _run(tmp_path, VTP_CONTAINER_ENGINE="")
+    assert "containerized Python component" in line and "kfp component build" in line
+
+
+def test_refused_in_one_line_when_the_engine_has_not_its_image(
+    tmp_path: Path, container_engine: Engine
+) -> None:
+    line = _run(tmp_path, **container_engine.service_env())  # neither here nor pullable
+    assert "is not on this machine and could not be pulled" in line

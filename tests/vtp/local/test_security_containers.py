@@ -14,21 +14,17 @@ import hashlib
 import json
 import os
 import secrets
-import shutil
 from pathlib import Path
 
-import pytest
 import requests
 
 from tests import container_images
+from tests.container_images import engine_fixture  # noqa: F401 (container_engine)
 from tests.fixtures import LocalService, State, wait_for_state
 from tests.vtp.local.conftest import custom_job
 from vtp import containers
 from vtp.local.console.signin import mint
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("podman") is None, reason="podman is not installed (.ci/run installs it)"
-)
 PARENT = "projects/local/locations/us-central1"
 
 PROBE = r"""
@@ -103,12 +99,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def test_a_users_image_cannot_read_the_token_or_the_state_directory(tmp_path: Path) -> None:
-    command, env = container_images.engine()
-    image = container_images.debian_python(command, env)
-    service = LocalService(
-        tmp_path / "state", env=container_images.engine_env(command, env)
-    ).start()
+def test_a_users_image_cannot_read_the_token_or_the_state_directory(
+    tmp_path: Path, container_engine
+) -> None:
+    image = container_images.debian_python(container_engine)
+    service = LocalService(tmp_path / "state", env=container_engine.service_env()).start()
     try:
         token = service.token
         canary = secrets.token_urlsafe(32)

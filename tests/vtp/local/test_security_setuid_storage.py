@@ -7,7 +7,8 @@ no CAP_MKNOD (no device node either), Podman mounts /gcs `nosuid,nodev` (the set
 one root inside), and the service refuses to start with an engine unless the storage root is
 inside a folder only its owner enters (the default `<state-dir>/gcs` is), so no other local user
 reaches what a container writes there, whatever modes it sets. The attack is played with a real
-Podman container and a real second local user. Skipped without Podman (`.ci/run` installs it).
+container (each engine here: Podman, Docker, where Docker's no-new-privileges stands for nosuid)
+and a real second local user. Skipped without an engine (`.ci/run` installs both).
 """
 
 import json
@@ -17,16 +18,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests import container_images
+from tests.container_images import engine_fixture  # noqa: F401 (container_engine)
 from tests.fixtures import LocalService, State, wait_for_state
 from tests.vtp.local.conftest import custom_job
 from tests.vtp.local.test_security_state_dir import VTP, as_user, attacker  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("podman") is None, reason="podman is not installed (.ci/run installs it)"
-)
 PARENT = "projects/local/locations/us-central1"
 
 PLANT = r"""
@@ -61,12 +58,13 @@ except OSError as exc:
 """What the other local user does: run the file the image left."""
 
 
-def test_a_setuid_file_a_container_leaves_in_storage_gives_no_one_root(tmp_path, attacker) -> None:  # noqa: F811
-    command, env = container_images.engine()
-    image = container_images.debian_python(command, env)
-    service = LocalService(
-        tmp_path / "state", env=container_images.engine_env(command, env)
-    ).start()
+def test_a_setuid_file_a_container_leaves_in_storage_gives_no_one_root(
+    tmp_path,
+    attacker,  # noqa: F811 (the fixture)
+    container_engine,
+) -> None:
+    image = container_images.debian_python(container_engine)
+    service = LocalService(tmp_path / "state", env=container_engine.service_env()).start()
     try:
         client = service.client()
         pool = {
@@ -91,8 +89,9 @@ def test_a_setuid_file_a_container_leaves_in_storage_gives_no_one_root(tmp_path,
     assert ran.stdout.strip() == "PermissionError", ran
 
 
-def test_a_storage_root_others_can_reach_is_refused_with_an_engine(tmp_path) -> None:
-    command, env = container_images.engine()
+def test_a_storage_root_others_can_reach_is_refused_with_an_engine(
+    tmp_path, container_engine
+) -> None:
     shared = Path("/tmp") / f"vtp-shared-{secrets.token_hex(4)}"  # /tmp: anyone passes through
     try:
         (shared / "gcs").mkdir(parents=True)
@@ -101,7 +100,7 @@ def test_a_storage_root_others_can_reach_is_refused_with_an_engine(tmp_path) -> 
             [str(VTP), "local", "serve", "--port", "0", "--state-dir", str(tmp_path / "state"),
              "--gcs-root", str(shared / "gcs")],
             capture_output=True, text=True, timeout=120,
-            env={**os.environ, **container_images.engine_env(command, env),
+            env={**os.environ, **container_engine.service_env(),
                  "VTP_RUNTIME_DIR": str(tmp_path / "runtime")},
         )  # fmt: skip
     finally:

@@ -13,13 +13,12 @@ Skipped where Podman is not installed (`.ci/run` installs it).
 """
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 import requests
 
 from tests import container_images
+from tests.container_images import engine_fixture  # noqa: F401 (container_engine)
 from tests.fixtures import LocalService, State, wait_for_state
 from tests.vtp.local.conftest import custom_job
 from vtp import containers
@@ -92,10 +91,6 @@ with open("/gcs/probe/report.json", "w") as out:
 """.replace("OUR_IMAGE", repr(OUR_IMAGE)).replace("STEAL", repr(STEAL))
 """The attacker's script, run in its image with its workload credential."""
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("podman") is None, reason="podman is not installed (.ci/run installs it)"
-)
-
 
 def _owner_model_and_endpoint(service: LocalService) -> tuple[str, str]:
     """A model served by this project's image (a host process) and an endpoint, the owner's."""
@@ -115,12 +110,11 @@ def _owner_model_and_endpoint(service: LocalService) -> tuple[str, str]:
     return made.json()["response"]["name"], uploaded.json()["response"]["model"]
 
 
-def test_a_container_starts_nothing_on_the_host_and_reads_only_its_own_logs(tmp_path) -> None:
-    command, env = container_images.engine()
-    image = container_images.debian_python(command, env)
-    service = LocalService(
-        tmp_path / "state", env=container_images.engine_env(command, env)
-    ).start()
+def test_a_container_starts_nothing_on_the_host_and_reads_only_its_own_logs(
+    tmp_path, container_engine
+) -> None:
+    image = container_images.debian_python(container_engine)
+    service = LocalService(tmp_path / "state", env=container_engine.service_env()).start()
     try:
         client = service.client()
         host_pool = {

@@ -1,7 +1,8 @@
 """With a container engine, a model's own serving image answers `endpoint.predict` through the
 service (issue #28): the image, built here on the Debian base, serves Vertex's routes on
 AIP_HTTP_PORT and reads its model from AIP_STORAGE_URI at /gcs; the SDK uploads, deploys,
-predicts and undeploys as a user's program does. Skipped where Podman is not installed."""
+predicts and undeploys as a user's program does. With each engine this machine has (Podman,
+Docker: `tests/container_images.py`)."""
 
 import inspect
 import json
@@ -14,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests import container_images
+from tests.container_images import Engine, engine_fixture  # noqa: F401 (container_engine)
 from tests.fixtures import LocalService, send_json
-
-pytestmark = pytest.mark.skipif(container_images.PODMAN is None, reason="podman is not installed")
+from vtp import containers
 
 SERVER = (
     """
@@ -76,18 +77,20 @@ PROGRAM = """
 
 
 @pytest.fixture(scope="module")
-def image() -> tuple[str, str]:
+def image(container_engine: Engine) -> tuple[str, str]:
     """(name, marker): the Debian base with the server as its entrypoint and a /marker."""
     entrypoint = 'ENTRYPOINT ["python3", "/server.py"]\n'
-    with container_images.marked_image("serving", {"server.py": SERVER}, entrypoint) as made:
-        yield made
+    files = {"server.py": SERVER}
+    made = container_images.marked_image("serving", files, entrypoint, engine=container_engine)
+    with made as name_and_marker:
+        yield name_and_marker
 
 
-def test_a_custom_serving_container_answers_predict(tmp_path: Path, image) -> None:
+def test_a_custom_serving_container_answers_predict(
+    tmp_path: Path, container_engine: Engine, image
+) -> None:
     name, marker = image
-    command, env = container_images.engine()
-    engine_env = container_images.engine_env(command, env)
-    with LocalService(tmp_path / "state", env=engine_env) as service:
+    with LocalService(tmp_path / "state", env=container_engine.service_env()) as service:
         weights = service.gcs_root / "models" / "scaler"
         weights.mkdir(parents=True)
         (weights / "weights.json").write_text(json.dumps({"scale": 3.0}))
@@ -111,8 +114,16 @@ def test_a_custom_serving_container_answers_predict(tmp_path: Path, image) -> No
             "AIP_DEPLOYED_MODEL_ID": results["deployed"],
         }  # fmt: skip
         assert first["secret"] is False  # the service's secret never reaches a user's image
-        left = subprocess.run(
-            [*command, "ps", "--all", "--format", "{{.Names}}"],
-            env={**os.environ, **env}, capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+        left = container_engine.container_names()
         assert f"vtp-serve-{results['deployed']}" not in left  # undeploy removed it
+
+
+def test_a_docker_daemon_without_a_bridge_is_refused_in_one_line(tmp_path: Path) -> None:
+    """`dockerd --bridge=none` publishes no port: the deploy says so rather than waiting for a
+    health check that cannot answer (a `docker` here whose `network inspect bridge` fails)."""
+    docker = tmp_path / "docker"
+    docker.write_text("#!/bin/sh\necho 'Error: No such network: bridge' >&2\nexit 1\n")
+    docker.chmod(0o755)
+    problem = containers.publish_problem([str(docker)], {"PATH": os.defpath})
+    assert "no bridge network (dockerd --bridge=none)" in problem and "Podman" in problem
+    assert containers.publish_problem(["podman"], {}) == ""

@@ -1,7 +1,8 @@
 """With a container engine, `vtp run` runs a pipeline's container components in their images
 (issue #28): a @dsl.container_component of an image built here writes its output parameter and
 artifact at their /gcs paths, from inside the image, and a lightweight component downstream
-reads them on this machine. Skipped where Podman is not installed."""
+reads them on this machine. With each engine this machine has (Podman, Docker:
+`tests/container_images.py`)."""
 
 import os
 import re
@@ -13,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import container_images
-
-pytestmark = pytest.mark.skipif(container_images.PODMAN is None, reason="podman is not installed")
+from tests.container_images import Engine, engine_fixture  # noqa: F401 (container_engine)
 
 PIPELINE = """
 from kfp import dsl
@@ -56,20 +56,21 @@ def containers(text: str = "hello"):
 
 
 @pytest.fixture(scope="module")
-def image() -> tuple[str, str]:
+def image(container_engine: Engine) -> tuple[str, str]:
     """(name, marker): the Debian base with Python and a /marker file of its own."""
-    with container_images.marked_image("component") as made:
+    with container_images.marked_image("component", engine=container_engine) as made:
         yield made
 
 
-def test_a_container_component_runs_in_its_image(tmp_path: Path, image: tuple[str, str]) -> None:
+def test_a_container_component_runs_in_its_image(
+    tmp_path: Path, container_engine: Engine, image: tuple[str, str]
+) -> None:
     name, marker = image
-    command, env = container_images.engine()
     (tmp_path / "components_pipeline.py").write_text(PIPELINE.format(image=name))
     result = subprocess.run(
         [sys.executable, "-m", "vtp", "run", "components_pipeline.py", "--param", "text=hi"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
-        env={**os.environ, **container_images.engine_env(command, env)},
+        env={**os.environ, **container_engine.service_env()},
     )  # fmt: skip
     out = result.stdout
     assert result.returncode == 0, out[-3000:] + result.stderr[-2000:]
@@ -77,11 +78,7 @@ def test_a_container_component_runs_in_its_image(tmp_path: Path, image: tuple[st
     # inside: the image's own file, not the host's folders, and Vertex's /gcs paths
     assert f"in the image: {marker} host /work: False /gcs/" in out
     assert f"downstream got: HI {marker} {{'from': '/gcs/" in out
-    left = subprocess.run(
-        [*command, "ps", "--all", "--format", "{{.Names}}"],
-        env={**os.environ, **env}, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    assert "vtp-task-stamp" not in left
+    assert not [n for n in container_engine.container_names() if "vtp-task-stamp" in n]
 
 
 def test_without_an_engine_it_is_refused_before_the_run(tmp_path: Path, image) -> None:
@@ -98,14 +95,15 @@ def test_without_an_engine_it_is_refused_before_the_run(tmp_path: Path, image) -
     assert re.search(r"set VTP_CONTAINER_ENGINE=(docker|podman) to run them", result.stderr)
 
 
-def test_an_image_not_here_fails_before_the_run_naming_it(tmp_path: Path) -> None:
-    command, env = container_images.engine()
+def test_an_image_not_here_fails_before_the_run_naming_it(
+    tmp_path: Path, container_engine: Engine
+) -> None:
     absent = f"localhost:1/vtp-absent-{uuid.uuid4().hex[:8]}:1"
     (tmp_path / "components_pipeline.py").write_text(PIPELINE.format(image=absent))
     result = subprocess.run(
         [sys.executable, "-m", "vtp", "run", "components_pipeline.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
-        env={**os.environ, **container_images.engine_env(command, env)},
+        env={**os.environ, **container_engine.service_env()},
     )  # fmt: skip
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
     assert f"container component stamp: image {absent!r} is not on this machine" in result.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests import container_images
+from tests.container_images import Engine, engine_fixture  # noqa: F401 (container_engine)
 from vtp import storage
 from vtp.engine import output_paths
 
@@ -70,27 +71,27 @@ def link_pipeline():
 
 
 @pytest.fixture(scope="module")
-def image() -> str:
-    """The Debian base with Python (no file of the host in it)."""
-    if container_images.PODMAN is None:
-        pytest.skip("podman is not installed")
-    with container_images.marked_image("attacker") as (name, _marker):
-        yield name
+def image(container_engine: Engine) -> tuple[Engine, str]:
+    """The engine, and the Debian base with Python (no file of the host in it) in it."""
+    with container_images.marked_image("attacker", engine=container_engine) as (name, _marker):
+        yield container_engine, name
 
 
-def attack(folder: Path, image: str, secret: Path, pipeline: str) -> subprocess.CompletedProcess:
-    """`vtp run attack.py:PIPELINE` in `folder` with Podman as the engine."""
-    command, env = container_images.engine()
-    (folder / "attack.py").write_text(PIPELINE.format(image=image, secret=str(secret)))
+def attack(
+    folder: Path, image: tuple[Engine, str], secret: Path, pipeline: str
+) -> subprocess.CompletedProcess:
+    """`vtp run attack.py:PIPELINE` in `folder` with `image`'s engine."""
+    engine, image_name = image
+    (folder / "attack.py").write_text(PIPELINE.format(image=image_name, secret=str(secret)))
     return subprocess.run(
         [sys.executable, "-m", "vtp", "run", f"attack.py:{pipeline}", "--no-cache"],
         cwd=folder, capture_output=True, text=True, timeout=600,
-        env={**os.environ, **container_images.engine_env(command, env)},
+        env={**os.environ, **engine.service_env()},
     )  # fmt: skip
 
 
 def test_a_custom_path_naming_a_host_file_is_refused_and_nothing_is_copied(
-    tmp_path: Path, image: str
+    tmp_path: Path, image: tuple[Engine, str]
 ) -> None:
     secret = tmp_path / "host-only" / "secret.txt"  # never mounted into the container
     secret.parent.mkdir()
@@ -103,7 +104,7 @@ def test_a_custom_path_naming_a_host_file_is_refused_and_nothing_is_copied(
 
 
 def test_an_output_file_linked_to_the_token_is_refused_and_the_next_task_never_runs(
-    tmp_path: Path, image: str
+    tmp_path: Path, image: tuple[Engine, str]
 ) -> None:
     result = attack(tmp_path, image, tmp_path / "unused", "link_pipeline")
     out = result.stdout + result.stderr

@@ -14,7 +14,8 @@ free port of this machine, where the service (and nothing beyond this machine) r
 storage root is mounted read-only at /gcs, so `AIP_STORAGE_URI` (gs://bucket/path) is readable
 at /gcs/bucket/path. The deploy completes once the health route answers 200, as for host
 servers (`serving.ModelServer`, whose health checks, predictions, logs and stop this reuses);
-undeploying stops the container and removes it.
+undeploying stops the container and removes it (under Docker the container is the daemon's, not
+below the client: `containers.remove` ends it).
 
 What the service cannot do inside a user's image is what `vtp.trainer.serve` does for our own
 servers: check the secret the service sends, Host and Origin (docs/security.md). What holds
@@ -34,7 +35,13 @@ from pathlib import Path
 from google.cloud import aiplatform_v1
 
 from vtp import containers
-from vtp.local.endpoints.serving import ModelServer, Placement, ServingPlan, from_model
+from vtp.local.endpoints.serving import (
+    READY_TIMEOUT_SECONDS,
+    ModelServer,
+    Placement,
+    ServingPlan,
+    from_model,
+)
 from vtp.local.runtime.launch import is_project_image
 from vtp.local.runtime.process import spawn
 from vtp.storage import FUSE_ROOT
@@ -93,23 +100,31 @@ class ImageServer(ModelServer):
         super().__init__(plan, log, port)
         self.container = containers.container_name("serve", log.stem, secrets.token_hex(4))
         self._inside: list[str] = []
+        self._problem = ""
 
     def environment(self, base: Mapping[str, str], placement: Placement) -> dict[str, str]:
         """Vertex's serving variables for the container, under the model's own `env`; with
-        what the engine's client needs itself."""
+        what the engine's client needs itself, and the service's id, by which the watchdog
+        finds the server's processes if the service dies (Docker's are not below the client)."""
+        service = {k: base[k] for k in [containers.SERVICE_VARIABLE] if k in base}
         inside = {
             **dict(self.plan.env),
             "AIP_HTTP_PORT": str(self.plan.container_port),
             **self.vertex_variables(placement),
             "AIP_MODE": "PREDICTION",
+            **service,
         }
         self._inside = sorted(inside)
         workload = f"endpoints/{placement.endpoint_id}/deployedModels/{placement.deployed_id}"
         return containers.client_environment(inside, os.environ, workload)
 
     def start(self, env: Mapping[str, str], cwd: Path) -> None:
-        """Start the engine's client, which runs the container (not yet ready: `wait_ready`)."""
+        """Start the engine's client, which runs the container (not yet ready: `wait_ready`);
+        nothing where the engine cannot publish its port (`wait_ready` says why)."""
         plan = self.plan
+        self._problem = containers.publish_problem(plan.engine, os.environ)
+        if self._problem:
+            return
         publish = ("--publish", f"127.0.0.1:{self.port}:{plan.container_port}")
         argv = containers.run_argv(
             plan.engine, self.container, plan.image, plan.command, plan.args, self._inside,
@@ -117,6 +132,10 @@ class ImageServer(ModelServer):
         )  # fmt: skip
         cwd.mkdir(parents=True, exist_ok=True)
         self.process = spawn(argv, env, cwd, self.log)
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_SECONDS) -> str:
+        """Empty once the container's health route answers 200; else why not."""
+        return self._problem or super().wait_ready(timeout)
 
     def auth_headers(self) -> dict[str, str]:
         """None: the user's server knows no secret (the module's docstring says what holds)."""

@@ -19,17 +19,20 @@ Vertex runs it:
   engine), the replica runs without GPUs and one line in its log says why.
 
 The engine's client runs as any replica does (under the shim, in a group of its own): a SIGTERM
-reaches the container through the client, the container's processes carry the replica's token
-(the watchdog and `kill_leftovers` find them), and the container is removed when the replica is
-reaped. An image must exist locally or be pulled before the job starts (`image_problem`).
+reaches the container through the client (both engines pass signals on to its first process).
+A SIGKILL kills the client; under Podman the container's processes are below the shim and die
+with it, under Docker they are the daemon's and live on: they carry the replica's token and the
+service's id, so `kill_leftovers` (at reaping) and the watchdog (if the service dies) kill them
+wherever they are, and the container is removed when the replica is reaped (`remove`). An image
+must exist locally or be pulled before the job starts (`image_problem`).
 """
 
-import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from vtp.containers import client_environment as client_environment
+from vtp.containers import engine_name as engine_name
 from vtp.containers import image_problem as image_problem
 from vtp.containers import remove as remove
 from vtp.containers import run_argv as run_argv
@@ -87,11 +90,6 @@ def gpu_devices(replica: Mapping[str, str]) -> list[str]:
     """The host GPUs the service gave a replica (its CUDA_VISIBLE_DEVICES)."""
     listed = replica.get(GPUS_VARIABLE, "").split(",")
     return [device.strip() for device in listed if device.strip()]
-
-
-def engine_name(engine: Sequence[str]) -> str:
-    """Which engine a command line runs: "podman", "docker", or the command's own name."""
-    return os.path.basename(engine[0]) if engine else ""
 
 
 def gpu_flags(engine: Sequence[str], devices: Sequence[str]) -> list[str]:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from vtp.containers import SERVICE_VARIABLE
 from vtp.local.runtime.shim import KILL_TREE, stop_then_kill
 
 SHIM = Path(__file__).with_name("shim.py")
@@ -37,7 +38,7 @@ warm_shims_lock = threading.Lock()
 TOKEN_ENV = "VTP_LOCAL_REPLICA_TOKEN"
 """Environment variable holding the replica's token (inherited by everything it starts)."""
 
-SERVICE_ENV = "VTP_LOCAL_SERVICE_ID"
+SERVICE_ENV = SERVICE_VARIABLE
 """Environment variable naming the service that started a process (`watchdog.py`)."""
 
 

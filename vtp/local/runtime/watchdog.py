@@ -10,7 +10,9 @@ pipe whose write end only the service has (replicas are started with close_fds, 
 inherit it). Every process the service starts carries `VTP_LOCAL_SERVICE_ID=<id>` in its
 environment, and so does everything those start. When the pipe reads end-of-file without the
 "clean stop" byte, the service is gone: the watchdog SIGKILLs every process that carries the id,
-then exits. A clean stop writes the byte first (the service has stopped its replicas itself).
+removes the containers whose environment carries it (with an engine: Podman would list them as
+running, their monitor dead; Docker's are its daemon's), then exits. A clean stop writes the
+byte first (the service has stopped its replicas itself).
 
     python -m vtp.local.runtime.watchdog <id>
 """
@@ -19,6 +21,7 @@ import os
 import subprocess
 import sys
 
+from vtp import containers
 from vtp.local.runtime.process import SERVICE_ENV, kill_carrying
 
 CLEAN_STOP = b"."
@@ -58,6 +61,10 @@ def main(service_id: str) -> int:
     if data != CLEAN_STOP:
         killed = kill_carrying(SERVICE_ENV, service_id, spare_shims=True)
         print(f"vtp local: service gone; killed {killed} leftover processes", file=sys.stderr)
+        engine = containers.engine_from(os.environ)
+        if engine:
+            removed = containers.remove_carrying(engine, service_id, os.environ)
+            print(f"vtp local: removed {removed} of its containers", file=sys.stderr)
     return 0
 
 
