@@ -136,7 +136,7 @@ def test_a_jobs_pip_keeps_its_temporary_files_in_a_folder_of_its_own(tmp_path) -
     """Issue #49: a pip backtracking over an unsatisfiable requirement left 57 GB of
     `pip-unpack-*` in the shared /tmp. Its temporary folder is beside the job's install folder,
     and gone however pip ends (here: an exit status 1 after writing a file there)."""
-    from vtp.local.runtime.packages import InstallError, _Pip
+    from vtp.local.runtime.pip_cache import InstallError, Pip
 
     log = tmp_path / "pip.log"
     target = tmp_path / "cache" / "archives" / "abc"
@@ -144,7 +144,7 @@ def test_a_jobs_pip_keeps_its_temporary_files_in_a_folder_of_its_own(tmp_path) -
         "import os, sys, tempfile; here = tempfile.gettempdir(); print('tmp:', here); "
         "open(os.path.join(here, 'pip-unpack-1'), 'w').write('x' * 1000); sys.exit(1)"
     )
-    pip = _Pip({"PATH": os.environ["PATH"]}, lambda: False, log)
+    pip = Pip({"PATH": os.environ["PATH"]}, lambda: False, log)
     with pytest.raises(InstallError):
         pip.run([sys.executable, "-c", script], target)
     (used,) = [

@@ -34,40 +34,22 @@ asks for another torch fails the install, pip naming the conflict, rather than p
 build. pip's output goes to the log the caller names (the pool's first replica's); a failure
 raises InstallError with its last lines.
 
-A pool whose image is one of Vertex's prebuilt training images (`executorImageUri`, or a
-host `containerSpec.imageUri`: `image`) first gets what that image holds and the service lacks
-(`vtp.vertex.prebuilt_images`: torchvision and torchaudio paired with the service's torch,
-scikit-learn, XGBoost...) in `<cache>/images/<key>`, keyed by the image and that package set: a
-layer over the service's site-packages, each package installed by pip on its own and then
-imported once there. A package pip cannot install, one that does not import beside the
-service's packages (PyPI's torchvision, built for CUDA, beside a CPU torch), and one the table
-does not install here (TensorFlow) is left out and a stand-in module of its name raises
-ImportError in one line naming the image, the package and the way out: a job that imports it
-fails at once, saying so, and one that does not runs. The layer is kept as built, stand-ins
-too (the log says to remove it to try again). The requirements' layer then lies over this one,
-and a requirement it meets (`xgboost` for XGBoost's image) is not installed again; replicas read
-both, in that order (`Prepared.sites`). None of this is done for a pool that runs in its image.
+A pool whose image is one of Vertex's prebuilt training images first gets what that image
+holds and the service lacks, in a layer of its own (`image_layers.py`); the requirements' layer
+then lies over it, and a requirement it meets is not installed again; replicas read both, in
+that order (`Prepared.sites`).
 
-pip runs as any process of the service does (`process.start`: under the shim, in a group of its
-own) with the environment the caller gives (a replica's container environment, never the
-service's own), and `interrupted` is asked while it runs: a cancelled job kills it at once.
+pip runs in cached folders as `pip_cache.py` says.
 """
 
 import contextlib
 import hashlib
 import importlib.metadata
-import importlib.util
-import json
 import os
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -75,63 +57,23 @@ from packaging.utils import canonicalize_name
 from vtp.engine import tree_walk
 from vtp.local.base import stored_files
 from vtp.local.runtime import isolation
-from vtp.local.runtime.process import signal_group, start
+from vtp.local.runtime.image_layers import ImageLayer, image_layer
+from vtp.local.runtime.pip_cache import MAX_ARCHIVE_BYTES as MAX_ARCHIVE_BYTES
+from vtp.local.runtime.pip_cache import READY as READY
+from vtp.local.runtime.pip_cache import InstallError as InstallError
+from vtp.local.runtime.pip_cache import InstallInterrupted as InstallInterrupted
+from vtp.local.runtime.pip_cache import Interrupted, Pip, once, satisfied
+from vtp.local.runtime.pip_cache import content_hash as content_hash
 from vtp.storage import is_gcs_uri, path_under
-from vtp.vertex import prebuilt_images
-
-_POLL = 0.05
-"""Seconds between looks at `interrupted` while pip runs or another job installs the same set."""
 
 PINNED = frozenset({"torch", "torchvision", "torchaudio", "triton"})
+
+
 PINNED_PREFIX = "nvidia-"
 """Distributions kept at the service's versions (torch's CUDA builds weigh gigabytes)."""
 
-READY = ".vtp-ready"
-"""The mark a cached folder gets once pip has succeeded in it."""
 
-MAX_ARCHIVE_BYTES = 4 << 30
-"""The largest package archive (packageUris) hashed and installed."""
-
-TAIL_LINES = 15
-"""How many of pip's last lines a failure's message carries."""
-
-_PIP = ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar=off"]
-_NOTE = "[vtp local] "
-"""How a line of the service's own starts in a replica's log (`ReplicaSet.note`)."""
 _PROXIES = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"})
-
-_locks: dict[Path, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-Interrupted = Callable[[], bool]
-
-
-class InstallError(Exception):
-    """The package URIs could not be installed; the message says why (pip's output included)."""
-
-
-class InstallInterrupted(Exception):
-    """`interrupted` said so while installing: pip was killed, nothing was cached."""
-
-
-@dataclass(frozen=True)
-class ImageLayer:
-    """What a prebuilt training image holds and the service lacks, installed in a layer."""
-
-    image: str
-    root: Path
-    cached: bool
-    """It was ready before this call: pip did not run."""
-    provided: tuple[tuple[str, str], ...] = ()
-    """(distribution, version) of what it holds, under the names the image has them by
-    (`xgboost` for `xgboost-cpu`): a job's requirement one of them meets is not installed."""
-    standing_in: tuple[str, ...] = ()
-    """Modules it could not give: importing one raises ImportError saying why."""
-
-    @property
-    def site(self) -> str:
-        """Its site-packages folder (which reads the service's after its own)."""
-        return str(isolation.Layer(self.root).site_packages)
 
 
 @dataclass(frozen=True)
@@ -170,23 +112,6 @@ def archive_path(uri: str, gcs_root: Path) -> Path:
 def missing_archives(uris: Sequence[str], gcs_root: Path) -> list[str]:
     """The URIs whose archives do not exist locally."""
     return [uri for uri in uris if not archive_path(uri, gcs_root).is_file()]
-
-
-def content_hash(paths: Sequence[Path], *extra: str, root: Path | None = None) -> str:
-    """SHA-256 over the archives' names and bytes, in order, then `extra`: a cache key.
-    StoredFileError for an archive that is not a regular file inside `root` (the storage root;
-    its own folder by default) of at most MAX_ARCHIVE_BYTES, read to that many bytes at most."""
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        with stored_files.opened(root or path.parent, path, MAX_ARCHIVE_BYTES, path.name) as file:
-            left = MAX_ARCHIVE_BYTES
-            while left > 0 and (chunk := file.read(min(1 << 20, left))):
-                digest.update(chunk)
-                left -= len(chunk)
-    for text in extra:
-        digest.update(b"\0" + text.encode())
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -283,7 +208,7 @@ def requirements_of(folder: Path, provided: Sequence[tuple[str, str]] = ()) -> l
             requirement.marker = None  # evaluated: replicas run on this interpreter
             if not _provided(requirement, dict(provided)):
                 wanted.add(str(requirement))
-    return sorted(wanted) if not all(map(_satisfied, wanted)) else []
+    return sorted(wanted) if not all(map(satisfied, wanted)) else []
 
 
 def _provided(requirement: Requirement, provided: Mapping[str, str]) -> bool:
@@ -345,7 +270,7 @@ def install(
         raise InstallError(f"package archive not found: {', '.join(missing)}")
     if env is None:
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
-    pip = _Pip(env, interrupted, log)
+    pip = Pip(env, interrupted, log)
     sites, pins = isolation.service_site_packages(), service_pins()
     layer = image_layer(image, cache_dir, pip, sites, pins)
     folder = _archives(uris, gcs_root, cache_dir, pip) if uris else None
@@ -354,304 +279,19 @@ def install(
         return Prepared(folder, (), None, True, layer)
     below = [layer.site, *sites] if layer else sites
     root = cache_dir / "requirements" / content_hash([], *requirements, *below, *pins)
-    built = _once(
+    built = once(
         root, interrupted, lambda: pip.install_requirements(requirements, root, pins, below)
     )
     return Prepared(folder, tuple(requirements), root, not built, layer)
 
 
-def _archives(uris: Sequence[str], gcs_root: Path, cache_dir: Path, pip: "_Pip") -> Path:
+def _archives(uris: Sequence[str], gcs_root: Path, cache_dir: Path, pip: "Pip") -> Path:
     """The folder of the archives' own packages (`--no-deps`), installed unless cached."""
     archives = [archive_path(uri, gcs_root) for uri in uris]
     try:
         with staged(archives, gcs_root, cache_dir) as copies:
             folder = cache_dir / "archives" / copies.key
-            _once(folder, pip.interrupted, lambda: pip.install_archives(list(copies.paths), folder))
+            once(folder, pip.interrupted, lambda: pip.install_archives(list(copies.paths), folder))
     except stored_files.StoredFileError as exc:
         raise InstallError(f"package archive: {exc}") from None
     return folder
-
-
-def image_layer(
-    image: str, cache_dir: Path, pip: "_Pip", sites: Sequence[str], pins: Sequence[str]
-) -> ImageLayer | None:
-    """What the prebuilt training image `image` holds and the service lacks, in a layer at
-    `<cache_dir>/images/<key>` over `sites`, built unless cached; None for another image, or
-    one whose packages the service has."""
-    parsed = prebuilt_images.training_image(image)
-    if parsed is None:
-        return None
-    packages = prebuilt_images.framework_packages(parsed, _installed_version("torch"))
-    wanted = [package for package in packages if not _service_has(package)]
-    if not wanted:
-        return None
-    texts = [package.requirement or f"({package.module})" for package in wanted]
-    root = cache_dir / "images" / content_hash([], parsed.uri, *texts, *sites, *pins)
-    built = _once(
-        root, pip.interrupted, lambda: _build_image_layer(parsed, wanted, root, pip, sites, pins)
-    )
-    found = json.loads((root / _IMAGE_RECORD).read_text())
-    standing_in = tuple(found["standing_in"])
-    how = "installed in" if built else "reused, already installed in"
-    again = f" ({', '.join(standing_in)} stand in: remove it to try again)" if standing_in else ""
-    pip.note(f"prebuilt image {parsed.uri}: {', '.join(texts)}: {how} {root}{again}")
-    provided = tuple((name, version) for name, version in found["provided"])
-    return ImageLayer(parsed.uri, root, not built, provided, standing_in)
-
-
-_IMAGE_RECORD = "image.json"
-"""What an image's layer holds and what stands in, written once it is built."""
-
-
-def _build_image_layer(
-    image: prebuilt_images.TrainingImage,
-    packages: Sequence[prebuilt_images.FrameworkPackage],
-    root: Path,
-    pip: "_Pip",
-    sites: Sequence[str],
-    pins: Sequence[str],
-) -> None:
-    """Each of `packages` into a new layer at `root`, or its stand-in; the record written."""
-    layer = isolation.create(root, list(sites))
-    constraints = root / "pins.txt"
-    constraints.write_text("".join(f"{pin}\n" for pin in pins))
-    provided: list[tuple[str, str]] = []
-    standing_in: list[str] = []
-    for package in packages:
-        problem = package.reason or _install_one(package, layer, constraints, pip)
-        if problem:
-            _stand_in(layer, package.module, f"{image.uri} has {package.module}, {problem}")
-            pip.note(f"{image.uri}: {package.module} stands in: importing it raises ImportError")
-            standing_in.append(package.module)
-    for dist in importlib.metadata.distributions(path=[str(layer.site_packages)]):
-        provided.append((canonicalize_name(dist.metadata["Name"] or ""), dist.version))
-    aliases = [
-        (p.provides, v) for p in packages for n, v in provided if p.provides and n == _name(p)
-    ]
-    record = {"provided": sorted(provided + aliases), "standing_in": standing_in}
-    (root / _IMAGE_RECORD).write_text(json.dumps(record))
-
-
-def _install_one(
-    package: prebuilt_images.FrameworkPackage,
-    layer: isolation.Layer,
-    constraints: Path,
-    pip: "_Pip",
-) -> str:
-    """pip installs `package` into `layer`, which then imports it; why it cannot be used here
-    (pip's or the import's last line, and the way out) or ""."""
-    extra = {"PYTHONUSERBASE": str(layer.user_base)}
-    command = [str(layer.python), *_PIP, "--constraint", str(constraints), package.requirement]
-    code, text = pip.execute(command, layer.root, extra)
-    if code != 0:
-        return f"which pip could not install here ({_last_line(text)}); {_way_out(package)}"
-    probe = _PROBE.format(module=package.module)
-    code, text = pip.execute([str(layer.python), "-c", probe], layer.root, extra)
-    if code == 0:
-        return ""
-    uninstall = [str(layer.python), "-m", "pip", "uninstall", "--quiet", "--yes", _name(package)]
-    pip.execute(uninstall, layer.root, extra)
-    torch = _installed_version("torch")
-    beside = f"this machine's torch {torch}" if package.pairs_with_torch else "the service's"
-    return (
-        f"but {package.requirement} from the package index does not load beside {beside} "
-        f"({_last_line(text)}); {_way_out(package)}"
-    )
-
-
-_PROBE = """
-import sys
-try:
-    import {module}
-except Exception as exc:
-    sys.exit(f"{{type(exc).__name__}}: {{exc}}".splitlines()[0])
-"""
-"""The import of a package just installed, which says in one line (not a traceback in the
-replica's log, ahead of the job's own) why it fails."""
-
-
-def _way_out(package: prebuilt_images.FrameworkPackage) -> str:
-    """How to give replicas `package` all the same: in the service's environment (for a
-    library paired with torch, from PyTorch's index of the service's build: `+cpu`, `+cu126`),
-    or in the image itself."""
-    hint = f"pip install '{package.requirement}'"
-    build = _installed_version("torch").partition("+")[2]
-    if package.pairs_with_torch and build:
-        hint += f" --index-url https://download.pytorch.org/whl/{build}"
-    return (
-        f"install a build of it for this machine in the service's environment ({hint}), or run "
-        "the job in the image itself with a container engine (VTP_CONTAINER_ENGINE=podman)"
-    )
-
-
-def _stand_in(layer: isolation.Layer, module: str, message: str) -> None:
-    """A module `module` in `layer` whose import raises ImportError(`message`). The message is
-    its docstring, so the traceback's line of it is short and the line after it says it all."""
-    folder = layer.site_packages / module
-    folder.mkdir(parents=True, exist_ok=True)
-    text = f"{message!r}\n\nraise ImportError(__doc__, name={module!r})\n"
-    (folder / "__init__.py").write_text(text)
-
-
-def _name(package: prebuilt_images.FrameworkPackage) -> str:
-    """The distribution `package.requirement` names."""
-    return canonicalize_name(Requirement(package.requirement).name)
-
-
-def _last_line(text: str) -> str:
-    """The last line of `text` that says something (pip's ERROR, an exception's message)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [
-        line
-        for line in lines
-        if line.startswith(("ERROR:", "ImportError", "RuntimeError", "OSError"))
-    ]
-    return (errors or lines or ["no output"])[-1]
-
-
-def _installed_version(name: str) -> str:
-    """The version of distribution `name` in this interpreter's environment, or ""."""
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return ""
-
-
-def _service_has(package: prebuilt_images.FrameworkPackage) -> bool:
-    """Whether the service's environment already gives what `package` is for: its module, at
-    the version it asks (`provides` counts: a service's `xgboost` is XGBoost's image's)."""
-    if not _importable(package.module):
-        return False
-    if not package.requirement or _satisfied(package.requirement):
-        return True
-    return bool(package.provides and _installed_version(package.provides))
-
-
-def _importable(module: str) -> bool:
-    """Whether this interpreter's environment has `module` (found, not imported)."""
-    return importlib.util.find_spec(module) is not None
-
-
-@dataclass(frozen=True)
-class _Pip:
-    """pip as a job's install runs it."""
-
-    env: Mapping[str, str]
-    interrupted: Interrupted
-    log: Path | None
-
-    def install_archives(self, archives: list[Path], target: Path) -> None:
-        """The archives alone into `target`, from their files."""
-        command = [sys.executable, *_PIP, "--no-deps", "--no-build-isolation", "--no-index"]
-        self.run([*command, "--target", str(target), *map(str, archives)], target)
-
-    def install_requirements(
-        self, requirements: list[str], root: Path, pins: list[str], sites: Sequence[str]
-    ) -> None:
-        """`requirements` into a layer at `root` over `sites` (the image's layer, if any, and
-        the service's site-packages), `pins` held."""
-        layer = isolation.create(root, list(sites))
-        constraints = root / "pins.txt"
-        constraints.write_text("".join(f"{pin}\n" for pin in pins))
-        command = [str(layer.python), *_PIP, "--constraint", str(constraints), *requirements]
-        # The user's own site (~/.local) stays out of what pip sees, as it does for replicas.
-        self.run(command, root, {"PYTHONUSERBASE": str(layer.user_base)})
-
-    def run(self, command: list[str], cwd: Path, extra: Mapping[str, str] | None = None) -> None:
-        """Run pip; InstallInterrupted or InstallError (with its last lines) when it stops."""
-        code, text = self.execute(command, cwd, extra)
-        if code != 0:
-            tail = "\n".join(text.strip().splitlines()[-TAIL_LINES:])
-            raise InstallError(f"pip install failed with status {code}:\n{tail}")
-
-    def execute(
-        self, command: list[str], cwd: Path, extra: Mapping[str, str] | None = None
-    ) -> tuple[int, str]:
-        """Run `command` (pip, or the layer's python), its output appended to the log: its exit
-        status and output; InstallInterrupted when interrupted. Its temporary files (unpacked
-        archives, builds) go to a folder of its own beside `cwd`, removed however it ends: a
-        job's pip never fills the machine's shared /tmp."""
-        cwd.parent.mkdir(parents=True, exist_ok=True)
-        scratch = tempfile.mkdtemp(prefix=f".{cwd.name}.pip-tmp-", dir=cwd.parent)
-        own = {"TMPDIR": scratch, "TEMP": scratch, "TMP": scratch}
-        try:
-            with _output(self.log) as output:
-                offset = output.tell()
-                process = start(command, {**self.env, **(extra or {}), **own}, cwd, output)
-                code = _wait(process, self.interrupted)
-                output.seek(offset)
-                text = output.read().decode(errors="replace")
-        finally:
-            tree_walk.remove_tree(scratch, ignore_errors=True)
-        if code is None:
-            raise InstallInterrupted()
-        return code, text
-
-    def note(self, text: str) -> None:
-        """A line of the service's own in the log."""
-        with _output(self.log) as output:
-            output.write(f"{_NOTE}{text}\n".encode())
-
-
-def _once(folder: Path, interrupted: Interrupted, build: Callable[[], None]) -> bool:
-    """Run `build` unless `folder` is ready (one build per folder at a time); whether it ran.
-    A build that raises leaves nothing behind."""
-    lock = _lock_for(folder)
-    while not lock.acquire(timeout=_POLL):
-        if interrupted():
-            raise InstallInterrupted()
-    try:
-        if (folder / READY).is_file():
-            return False
-        tree_walk.remove_tree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        try:
-            build()
-        except BaseException:
-            tree_walk.remove_tree(folder, ignore_errors=True)
-            raise
-        (folder / READY).write_text("")
-        return True
-    finally:
-        lock.release()
-
-
-def _satisfied(text: str) -> bool:
-    """Whether this interpreter's environment already has what `text` asks (no extras, no URL)."""
-    requirement = Requirement(text)
-    if requirement.extras or requirement.url:
-        return False
-    try:
-        found = importlib.metadata.version(requirement.name)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return requirement.specifier.contains(found, prereleases=True)
-
-
-@contextlib.contextmanager
-def _output(log: Path | None) -> Iterator[IO[bytes]]:
-    """`log` opened to append and read back, or a temporary file."""
-    if log is None:
-        with tempfile.TemporaryFile() as scratch:
-            yield scratch
-        return
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a+b") as appended:
-        yield appended
-
-
-def _wait(process: subprocess.Popen, interrupted: Interrupted) -> int | None:
-    """pip's exit status, or None when `interrupted` (pip and all it started killed)."""
-    while True:
-        try:
-            return process.wait(timeout=_POLL)
-        except subprocess.TimeoutExpired:
-            if interrupted():
-                signal_group(process.pid, signal.SIGKILL)
-                process.wait()
-                return None
-
-
-def _lock_for(folder: Path) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(folder, threading.Lock())
