@@ -119,8 +119,8 @@ def test_pickle_files_and_other_prebuilt_images_are_refused(local_service):
 
     message = refusal(SKLEARN_IMAGE)
     assert "VTP_SERVING_ALLOW_PICKLE=1" in message and "model.joblib" in message
-    torch_image = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
-    assert "custom container" in refusal(torch_image)
+    tf_image = "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest"
+    assert "custom container" in refusal(tf_image)
     empty = local_service.gcs_root / "models" / "empty"
     empty.mkdir()
     assert "holds none of them" in refusal(SKLEARN_IMAGE, "gs://models/empty")

@@ -2,8 +2,9 @@
 
 The model's `containerSpec` says what to run: its `command` and `args`, or for this project's
 image `python -m vtp.trainer.serve`, or for Google's prebuilt XGBoost and scikit-learn prediction
-images the stand-in `prebuilt_server.py` (`prebuilt.py` plans it); any other image without a
-command is refused before the deploy starts. The process gets Vertex's serving variables with a
+images the stand-in `prebuilt_server.py` and for the PyTorch ones TorchServe behind
+`torchserve_server.py` (`prebuilt.py` plans both); any other image without a command is refused
+before the deploy starts. The process gets Vertex's serving variables with a
 free loopback port:
 
     AIP_HTTP_PORT        the port it must listen on (not containerSpec.ports: that is the
