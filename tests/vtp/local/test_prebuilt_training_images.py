@@ -11,6 +11,7 @@ pip installing that torchvision into a folder of the test's and importing it.
 
 import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -143,7 +144,9 @@ def run_job(local_service, image: str, script: Path, code: str) -> tuple[object,
 
 
 def image_layers(local_service) -> Path:
-    return local_service.state_dir / "packages" / "images"
+    """This user's cache of image layers, which every service of theirs shares."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vtp" / "images"
 
 
 @pytest.mark.slow

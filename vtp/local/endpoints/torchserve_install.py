@@ -21,15 +21,13 @@ on the layer's interpreter, so a handler imports torch and the rest from the ser
 environment, as a prebuilt image's workers import the image's own.
 """
 
-import contextlib
-import fcntl
 import importlib.metadata
 import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +36,8 @@ from packaging.version import InvalidVersion, Version
 from vtp import private_files
 from vtp.engine import tree_walk
 from vtp.local.runtime import isolation
-from vtp.local.runtime.packages import READY, content_hash, index_settings, service_pins
+from vtp.local.runtime.packages import content_hash, index_settings, service_pins
+from vtp.local.runtime.pip_cache import PIP_INSTALL, once
 
 REQUIREMENT = "torchserve==0.12.0"
 """What a layer installs: the release this stand-in is tested with."""
@@ -47,7 +46,6 @@ MIN_VERSION = Version("0.11.0")
 environment is passed over for the layer."""
 JAR = Path("ts") / "frontend" / "model-server.jar"
 """TorchServe's frontend, relative to its home (the folder holding the `ts` package)."""
-PIP = ("-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar=off")
 
 
 class InstallFailed(Exception):
@@ -104,11 +102,7 @@ def layer_torchserve(cache: Path, env: Mapping[str, str]) -> TorchServe:
     key = content_hash([], REQUIREMENT, *sites, *pins, sys.version)[:24]
     root = cache / key
     layer = isolation.Layer(root)
-    with _locked(cache / f"{key}.lock"):
-        built = not (root / READY).is_file()
-        if built:
-            _build(layer, sites, pins, env)
-            (root / READY).write_text("")
+    built = once(root, lambda: False, lambda: _build(layer, sites, pins, env))
     how = "installed in" if built else "cached in"
     return TorchServe(str(layer.python), layer.site_packages, f"{REQUIREMENT}, {how} {root}")
 
@@ -116,19 +110,19 @@ def layer_torchserve(cache: Path, env: Mapping[str, str]) -> TorchServe:
 def _build(
     layer: isolation.Layer, sites: list[str], pins: list[str], env: Mapping[str, str]
 ) -> None:
-    """REQUIREMENT into a new layer at `layer.root`; InstallFailed with pip's last line."""
+    """REQUIREMENT into a new layer at `layer.root` (made empty by `once`, which removes it
+    again if this raises); InstallFailed with pip's last line."""
     print(f"torchserve_server: installing {REQUIREMENT} into {layer.root}", flush=True)
     isolation.create(layer.root, sites)
     constraints = layer.root / "pins.txt"
     constraints.write_text("".join(f"{pin}\n" for pin in pins))
-    command = [str(layer.python), *PIP, "--constraint", str(constraints), REQUIREMENT]
+    command = [str(layer.python), *PIP_INSTALL, "--constraint", str(constraints), REQUIREMENT]
     code, last = _run(command, layer, env)
     if code == 0 and not (layer.site_packages / JAR).is_file():
         code, last = 1, f"it installed no {JAR}"
     if code == 0:
         code, last = _run([str(layer.python), "-c", "import ts, psutil"], layer, env)
     if code != 0:
-        tree_walk.remove_tree(layer.root, ignore_errors=True)
         raise InstallFailed(
             f"pip could not install {REQUIREMENT} for the prebuilt PyTorch image ({last}); "
             f"install it in the service's environment (pip install '{REQUIREMENT}') and deploy "
@@ -159,14 +153,3 @@ def _run(command: list[str], layer: isolation.Layer, env: Mapping[str, str]) -> 
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith(("ERROR:", "ModuleNotFoundError"))]
     return done.returncode, (errors or lines or ["no output"])[-1]
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (a file of this user's private cache folder)."""
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)

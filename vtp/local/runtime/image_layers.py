@@ -3,8 +3,9 @@
 A pool whose image is one of Vertex's prebuilt training images (`executorImageUri`, or a
 host `containerSpec.imageUri`: `image`) first gets what that image holds and the service lacks
 (`vtp.vertex.prebuilt_images`: torchvision and torchaudio paired with the service's torch,
-scikit-learn, XGBoost...) in `<cache>/images/<key>`, keyed by the image and that package set: a
-layer over the service's site-packages, each package installed by pip on its own and then
+scikit-learn, XGBoost...) in `<cache>/<key>` (this user's cache, `pip_cache.user_cache`, shared
+by their services), keyed by the image, that package set, the service's site folders and pins:
+a layer over the service's site-packages, each package installed by pip on its own and then
 imported once there. A package pip cannot install, one that does not import beside the
 service's packages (PyPI's torchvision, built for CUDA, beside a CPU torch), and one the table
 does not install here (TensorFlow) is left out and a stand-in module of its name raises
@@ -53,10 +54,10 @@ class ImageLayer:
 
 
 def image_layer(
-    image: str, cache_dir: Path, pip: "Pip", sites: Sequence[str], pins: Sequence[str]
+    image: str, cache: Path, pip: "Pip", sites: Sequence[str], pins: Sequence[str]
 ) -> ImageLayer | None:
     """What the prebuilt training image `image` holds and the service lacks, in a layer at
-    `<cache_dir>/images/<key>` over `sites`, built unless cached; None for another image, or
+    `<cache>/<key>` over `sites`, built unless cached; None for another image, or
     one whose packages the service has."""
     parsed = prebuilt_images.training_image(image)
     if parsed is None:
@@ -66,7 +67,7 @@ def image_layer(
     if not wanted:
         return None
     texts = [package.requirement or f"({package.module})" for package in wanted]
-    root = cache_dir / "images" / content_hash([], parsed.uri, *texts, *sites, *pins)
+    root = cache / content_hash([], parsed.uri, *texts, *sites, *pins)
     built = once(
         root, pip.interrupted, lambda: _build_image_layer(parsed, wanted, root, pip, sites, pins)
     )

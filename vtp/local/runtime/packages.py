@@ -260,9 +260,11 @@ def install(
     interrupted: Interrupted = lambda: False,
     log: Path | None = None,
     image: str = "",
+    image_cache: Path | None = None,
 ) -> Prepared:
     """The packages of `uris` and what they require, over what the prebuilt training image
-    `image` holds (nothing for another image), installed now unless cached; pip runs with
+    `image` holds (nothing for another image; its layer under `image_cache`, by default
+    `cache_dir/images`), installed now unless cached; pip runs with
     `env` (PATH and HOME of this one when None) and appends its output to `log`.
     InstallInterrupted once `interrupted()`; InstallError when pip fails."""
     missing = missing_archives(uris, gcs_root)
@@ -272,7 +274,7 @@ def install(
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
     pip = Pip(env, interrupted, log)
     sites, pins = isolation.service_site_packages(), service_pins()
-    layer = image_layer(image, cache_dir, pip, sites, pins)
+    layer = image_layer(image, image_cache or cache_dir / "images", pip, sites, pins)
     folder = _archives(uris, gcs_root, cache_dir, pip) if uris else None
     requirements = requirements_of(folder, layer.provided if layer else ()) if folder else []
     if not requirements:

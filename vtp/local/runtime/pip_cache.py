@@ -1,8 +1,10 @@
 """pip into cached folders, as a job's installs run it: each folder built once and marked ready.
 
-A folder is built by one caller at a time (a lock per folder) and marked `READY` when its build
-succeeded; a build that fails or is interrupted leaves nothing, and a folder without its mark (a
-service stopped mid-install) is built again. `content_hash` names such folders by what goes in.
+A folder is built by one caller at a time, of this process and of any other (a thread lock and a
+file lock beside it: several services of one user share `user_cache`), and marked `READY` when
+its build succeeded; a build that fails or is interrupted leaves nothing, and a folder without
+its mark (a service stopped mid-install) is built again. `content_hash` names such folders by
+what goes in.
 
 pip runs as any process of the service does (`process.start`: under the shim, in a group of its
 own) with the environment the caller gives (a replica's, never the service's own), its output
@@ -12,8 +14,11 @@ job kills it at once. A failure raises InstallError with pip's last lines.
 """
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import importlib.metadata
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +31,7 @@ from typing import IO
 
 from packaging.requirements import Requirement
 
+from vtp import private_files
 from vtp.engine import tree_walk
 from vtp.local.base import stored_files
 from vtp.local.runtime import isolation
@@ -164,19 +170,51 @@ def once(folder: Path, interrupted: Interrupted, build: Callable[[], None]) -> b
         if interrupted():
             raise InstallInterrupted()
     try:
-        if (folder / READY).is_file():
-            return False
-        tree_walk.remove_tree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        try:
-            build()
-        except BaseException:
+        with _file_lock(folder, interrupted):
+            if (folder / READY).is_file():
+                return False
             tree_walk.remove_tree(folder, ignore_errors=True)
-            raise
-        (folder / READY).write_text("")
-        return True
+            folder.mkdir(parents=True)
+            try:
+                build()
+            except BaseException:
+                tree_walk.remove_tree(folder, ignore_errors=True)
+                raise
+            (folder / READY).write_text("")
+            return True
     finally:
         lock.release()
+
+
+@contextlib.contextmanager
+def _file_lock(folder: Path, interrupted: Interrupted) -> Iterator[None]:
+    """Hold `.<folder name>.lock` beside `folder` exclusively (another process of this user
+    may build the same folder of a shared cache); InstallInterrupted while waiting for it."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(folder.parent / f".{folder.name}.lock", flags, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise
+                if interrupted():
+                    raise InstallInterrupted() from None
+                threading.Event().wait(_POLL)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def user_cache(environ: Mapping[str, str], name: str) -> Path:
+    """This user's cache folder `name`, shared by all their services: `$XDG_CACHE_HOME/vtp/NAME`
+    (default `~/.cache`), made private (`private_files.private_dir`: UnsafePath where another
+    user could plant or replace what is in it)."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".cache")
+    return private_files.private_dir(Path(base) / "vtp" / name)
 
 
 def satisfied(text: str) -> bool:

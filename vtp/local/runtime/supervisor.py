@@ -37,6 +37,7 @@ from vtp.local.runtime.cluster import (
 )
 from vtp.local.runtime.launch import JobPlan, PoolPlan
 from vtp.local.runtime.packages import InstallError, InstallInterrupted, index_settings, install
+from vtp.local.runtime.pip_cache import user_cache
 from vtp.local.runtime.process import SERVICE_ENV, TOKEN_ENV, signal_group
 from vtp.local.runtime.records import Runtime
 from vtp.local.runtime.replicas import CANNOT_START, ProcessBook, Replica, ReplicaSet
@@ -361,7 +362,7 @@ class JobRun(threading.Thread):
             try:
                 prepared = install(
                     pool.package_uris, self._config.storage_root, cache, env, self._stopping,
-                    self._set.log_path(first.name), image,
+                    self._set.log_path(first.name), image, _image_cache(image),
                 )  # fmt: skip
             except InstallInterrupted:
                 return None  # `_run` sees the cancel or the shutdown
@@ -554,3 +555,15 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _image_cache(image: str) -> Path | None:
+    """Where prebuilt images' layers are kept: this user's cache, shared by their services (a
+    layer is keyed by the image, its packages and the service's environment); None without an
+    image. InstallError where another user could plant or replace what is in it."""
+    if not image:
+        return None
+    try:
+        return user_cache(os.environ, "images")
+    except (private_files.UnsafePath, OSError) as exc:
+        raise InstallError(f"cannot keep {image}'s packages in this user's cache: {exc}") from None
