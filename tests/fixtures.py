@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler
@@ -285,6 +286,20 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, body: object) -> Non
     handler.wfile.write(data)
 
 
+def upload_never_ready_model(session: requests.Session, base: str) -> str:
+    """Upload (REST, under `base`: `URL/v1/projects/P/locations/L`) a model whose server never
+    becomes healthy; its name."""
+    never_ready = {
+        "displayName": "never-ready",
+        "containerSpec": {
+            "imageUri": "python:3.11",
+            "command": ["python", "-c", "import time; time.sleep(600)"],
+        },
+    }
+    uploaded = session.post(f"{base}/models:upload", json={"model": never_ready}, timeout=30)
+    return uploaded.json()["response"]["model"]
+
+
 def batch_prediction_job(model: str, input_uri: str, output_prefix: str, name: str = "b") -> dict:
     """A BatchPredictionJob's REST body: JSON Lines from `input_uri` through `model` to
     `output_prefix`."""
@@ -332,6 +347,16 @@ def train_digits(out: Path, **flags: object) -> Path:
         capture_output=True,
     )
     return out
+
+
+def exported_digits(out: Path, model_dir: Path, hidden_size: int = 16) -> Path:
+    """A short digits run (20 steps) in `out`, its one checkpoint exported to `model_dir`; that
+    model directory."""
+    from vtp.trainer.checkpoint import list_checkpoints  # torch: only where a test trains
+    from vtp.trainer.export import export_checkpoint
+
+    train_digits(out, hidden_size=hidden_size, max_steps=20, checkpoint_interval=20)
+    return export_checkpoint(list_checkpoints(out / "checkpoints")[0].path, model_dir)
 
 
 def serving_processes(endpoint_id: str) -> list[int]:
@@ -387,6 +412,38 @@ def experiment_rows(experiment: str) -> list[dict[str, Any]]:
     )
     rows = [loggable[run.schema_title]._query_experiment_row(run).to_dict() for run in runs]
     return [{**row, "experiment_name": experiment} for row in rows]
+
+
+def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> str:
+    """What `process` printed up to the line `marker`, or until it ended or `timeout` seconds
+    passed (the caller checks that the marker came); the rest is read too, to the end, so that
+    `process` never blocks on a full pipe (a report written after the marker, once, stopped a
+    run at a 64 KiB pipe)."""
+    lines: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:  # type: ignore[union-attr]
+            if not done.is_set():
+                lines.append(line)
+            if line.strip() == marker:
+                done.set()
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while not done.wait(0.1) and process.poll() is None and time.monotonic() < deadline:
+        pass
+    return "".join(lines)
+
+
+def point_vtp_at(service: LocalService, monkeypatch: Any) -> LocalService:
+    """Point `vtp` commands run in this process (`run_vtp`) at `service`, with no project or
+    region of the shell's; `service`."""
+    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", service.url)
+    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    return service
 
 
 def run_vtp(capsys: object, *argv: str) -> tuple[int, str, str]:

@@ -31,6 +31,18 @@ def vtp(folder: Path, *args: str, timeout: float = 600, **env: str) -> subproces
     )
 
 
+def vtp_run_unpointed(
+    folder: Path, *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`vtp run ARGS --state-dir FOLDER/replay` from `folder`, in a shell not pointed at any
+    service (none of its VTP_LOCAL* or STORAGE_* settings)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VTP_LOCAL", "STORAGE_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "vtp", "run", *args, "--state-dir", str(folder / "replay")],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
 def start_vtp(folder: Path, *args: str, log: Path) -> subprocess.Popen:
     """`python -m vtp ARGS` from `folder` in a session of its own (as a terminal would start
     it), stdout and stderr to `log` and `log`.err."""

@@ -13,7 +13,7 @@ import pytest
 import torch
 from google.cloud import aiplatform_v1
 
-from tests.fixtures import LocalService, run_vtp, wait_for_state
+from tests.fixtures import LocalService, point_vtp_at, run_vtp, wait_for_state
 from tests.vtp.vertex.usercode import write_user_code
 
 State = aiplatform_v1.JobState
@@ -24,12 +24,9 @@ TINY = "--task=blobs.task,--hidden_size=8,--max_steps=6,--batch_size=16,--checkp
 
 @pytest.fixture
 def local(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> LocalService:
-    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
     monkeypatch.setenv("VTP_GCS_ROOT", str(local_service.gcs_root))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    return local_service
+    return point_vtp_at(local_service, monkeypatch)
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -9,7 +9,7 @@ import json
 import pytest
 from google.cloud import aiplatform_v1
 
-from tests.fixtures import LocalService, run_vtp, wait_for_state
+from tests.fixtures import LocalService, point_vtp_at, run_vtp, wait_for_state
 
 State = aiplatform_v1.JobState
 POOL = "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=python:3.11-slim"
@@ -17,10 +17,7 @@ POOL = "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=python
 
 @pytest.fixture
 def local(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> LocalService:
-    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
-    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    return local_service
+    return point_vtp_at(local_service, monkeypatch)
 
 
 def vtp(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -5,7 +5,6 @@ service it came from. The described run is made by the team's own code through t
 aiplatform SDK, against the `local_vertex` service (vtp.testing)."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,8 @@ from pathlib import Path
 import pytest
 import requests
 from google.cloud import aiplatform, storage
+
+from tests.vtp.cli.run_helpers import vtp_run_unpointed
 
 PIPELINE = """
 from kfp import compiler, dsl
@@ -36,15 +37,6 @@ if __name__ == "__main__":
 DATA = "gs://team-data/train.csv"
 
 
-def vtp_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`vtp run ...` from the user's folder, in a shell not pointed at any service."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VTP_LOCAL", "STORAGE_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "vtp", "run", *args, "--state-dir", str(folder / "replay")],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-
-
 def test_a_described_local_run_replays_with_an_override(local_vertex, tmp_path: Path) -> None:
     (tmp_path / "replayed.py").write_text(PIPELINE)
     subprocess.run([sys.executable, "replayed.py"], cwd=tmp_path, check=True)
@@ -62,7 +54,7 @@ def test_a_described_local_run_replays_with_an_override(local_vertex, tmp_path: 
     )
     (tmp_path / "rest.json").write_text(rest.text)
 
-    refused = vtp_run(tmp_path, "--from-job", "rest.json")
+    refused = vtp_run_unpointed(tmp_path, "--from-job", "rest.json")
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert f"data={DATA}" in refused.stderr and "output_root" not in refused.stderr
@@ -70,7 +62,7 @@ def test_a_described_local_run_replays_with_an_override(local_vertex, tmp_path: 
     copy = tmp_path / "replay" / "gcs" / "team-data" / "train.csv"
     copy.parent.mkdir(parents=True)
     shutil.copy(local_vertex.storage_root / "team-data" / "train.csv", copy)
-    replayed = vtp_run(tmp_path, "--from-job", "job.json", "--param", "count=5")
+    replayed = vtp_run_unpointed(tmp_path, "--from-job", "job.json", "--param", "count=5")
     assert replayed.returncode == 0, replayed.stdout[-3000:] + replayed.stderr[-3000:]
     assert f"made 5 from {DATA}" in replayed.stdout, replayed.stdout[-3000:]
 
@@ -96,7 +88,7 @@ def test_a_described_local_run_replays_with_an_override(local_vertex, tmp_path: 
 )
 def test_a_file_that_describes_no_job_is_one_line(tmp_path: Path, text: str, says: str) -> None:
     (tmp_path / "job.json").write_text(text)
-    result = vtp_run(tmp_path, "--from-job", "job.json")
+    result = vtp_run_unpointed(tmp_path, "--from-job", "job.json")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert says in result.stderr and "--from-job" in result.stderr
     assert not (tmp_path / "replay").exists()  # nothing started

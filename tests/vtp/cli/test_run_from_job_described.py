@@ -20,7 +20,8 @@ import pytest
 import yaml
 from google.cloud import aiplatform_v1
 
-from tests.fixtures import LocalService, run_vtp, wait_for_state, wait_until
+from tests.fixtures import LocalService, point_vtp_at, run_vtp, wait_for_state, wait_until
+from tests.vtp.cli.run_helpers import vtp_run_unpointed
 
 TASK = Path(__file__).parents[1] / "local" / "tuning" / "objective_task.py"
 IMAGE = "us-central1-docker.pkg.dev/team-project/ml/vtp:0.3.1"
@@ -127,16 +128,6 @@ def team_folder(tmp_path: Path) -> Path:
     return folder
 
 
-def vtp_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`vtp run ...` from the team's folder, on a service of its own, in a shell not pointed
-    at any service."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VTP_LOCAL", "STORAGE_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "vtp", "run", *args, "--state-dir", str(folder / "replay")],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-
-
 def dropped_line(path: Path, kind: str, name: str, form: str, fields: list[str]) -> str:
     """The line that says what `path` is (a to_dict() spells the fields its way, and has all)."""
     if form == "to_dict":
@@ -153,7 +144,7 @@ def dropped_line(path: Path, kind: str, name: str, form: str, fields: list[str])
 def test_a_failed_t4_custom_job_replays_on_cpu(tmp_path: Path, form: str) -> None:
     folder, marker = team_folder(tmp_path), tmp_path / "ran"
     path = written(folder, failed_custom_job(marker), form, aiplatform_v1.CustomJob)
-    result = vtp_run(folder, "--from-job", path.name)
+    result = vtp_run_unpointed(folder, "--from-job", path.name)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fields = ["createTime", "endTime", "error", "name", "startTime", "state", "updateTime"]
     assert result.stderr.splitlines()[0] == dropped_line(path, "CustomJob", JOB_NAME, form, fields)
@@ -166,11 +157,13 @@ def test_a_failed_t4_custom_job_replays_on_cpu(tmp_path: Path, form: str) -> Non
 def test_args_and_command_override_every_pool_as_gcloud_s_do(tmp_path: Path) -> None:
     folder, marker = team_folder(tmp_path), tmp_path / "ran"
     path = written(folder, failed_custom_job(marker), "json", aiplatform_v1.CustomJob)
-    result = vtp_run(folder, "--from-job", path.name, "--args=--epochs=1,--seed=7")
+    result = vtp_run_unpointed(folder, "--from-job", path.name, "--args=--epochs=1,--seed=7")
     assert result.returncode == 0, result.stderr[-2000:]
     assert marker.read_text() == "--epochs=1 --seed=7"
 
-    failing = vtp_run(folder, "--from-job", path.name, "--command=python,-c,raise SystemExit(3)")
+    failing = vtp_run_unpointed(
+        folder, "--from-job", path.name, "--command=python,-c,raise SystemExit(3)"
+    )
     assert failing.returncode == 1, failing.stderr[-2000:]
     assert "is JOB_STATE_FAILED" in failing.stderr.splitlines()[-1]
     assert "exited with a non-zero status of 3" in failing.stderr.splitlines()[-1]
@@ -182,7 +175,7 @@ def test_a_described_tuning_job_runs_its_study_again(tmp_path: Path, form: str) 
     record.mkdir()
     described = tuning_job(record)
     path = written(folder, described, form, aiplatform_v1.HyperparameterTuningJob)
-    result = vtp_run(folder, "--from-job", path.name)
+    result = vtp_run_unpointed(folder, "--from-job", path.name)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fields = ["createTime", "endTime", "name", "startTime", "state", "trials", "updateTime"]
     expected = dropped_line(path, "HyperparameterTuningJob", TUNING_NAME, form, fields)
@@ -212,7 +205,7 @@ def test_a_training_pipeline_runs_its_custom_task(tmp_path: Path) -> None:
         "state": "PIPELINE_STATE_FAILED",
     }
     (folder / "tp.json").write_text(json.dumps(pipeline))
-    result = vtp_run(folder, "--from-job", "tp.json")
+    result = vtp_run_unpointed(folder, "--from-job", "tp.json")
     assert result.returncode == 0, result.stderr[-2000:]
     first = result.stderr.splitlines()[0]
     assert first.startswith("vtp: tp.json is a TrainingPipeline (projects/123456789012/")
@@ -225,7 +218,7 @@ def test_a_training_pipeline_runs_its_custom_task(tmp_path: Path) -> None:
     )
     (folder / "tp.json").write_text(json.dumps(pipeline))
     (folder / "replay").rename(folder / "first")
-    refused = vtp_run(folder, "--from-job", "tp.json")
+    refused = vtp_run_unpointed(folder, "--from-job", "tp.json")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     assert "automl_tabular_1.0.0.yaml' is not supported" in refused.stderr
     assert not (folder / "replay").exists()  # nothing started
@@ -265,7 +258,7 @@ def test_a_job_that_cannot_run_is_one_line(tmp_path: Path, change, flags, says) 
     described = failed_custom_job(tmp_path / "ran")
     change(described)
     (folder / "job.json").write_text(json.dumps(described))
-    result = vtp_run(folder, "--from-job", "job.json", *flags)
+    result = vtp_run_unpointed(folder, "--from-job", "job.json", *flags)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert says in result.stderr
     assert not (folder / "replay").exists()
@@ -273,10 +266,7 @@ def test_a_job_that_cannot_run_is_one_line(tmp_path: Path, change, flags, says) 
 
 @pytest.fixture
 def local(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> LocalService:
-    monkeypatch.setenv("VTP_LOCAL_ENDPOINT", local_service.url)
-    for name in ("CLOUDSDK_CORE_PROJECT", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AI_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    return local_service
+    return point_vtp_at(local_service, monkeypatch)
 
 
 @pytest.mark.parametrize("form", FORMATS)

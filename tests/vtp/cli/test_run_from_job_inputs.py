@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import REPO
+from tests.vtp.cli.run_helpers import vtp_run_unpointed
 
 NIGHTLY = """
 import json
@@ -133,15 +134,6 @@ def described(folder: Path, text: str) -> Path:
     return folder / "job.json"
 
 
-def vtp_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`vtp run ...` from the team's folder, in a shell not pointed at any service."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VTP_LOCAL", "STORAGE_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "vtp", "run", *args, "--state-dir", str(folder / "replay")],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-
-
 def put(folder: Path, uri: str, text: str = "x") -> Path:
     """An object `uri` in the replay's local Cloud Storage (`<state dir>/gcs/BUCKET/PATH`)."""
     path = folder / "replay" / "gcs" / uri.removeprefix("gs://")
@@ -175,7 +167,7 @@ def test_a_missing_package_in_a_gcpc_worker_pool_is_refused_before_anything_star
     folder = team_folder(tmp_path, nightly)
     put(folder, f"{DATA}/part-0.csv")  # the data is here; the package is not
 
-    result = vtp_run(folder, "--from-job", "job.json")
+    result = vtp_run_unpointed(folder, "--from-job", "job.json", timeout=600)
 
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
     err = result.stderr
@@ -195,7 +187,7 @@ def test_a_missing_data_root_that_a_task_reads_is_refused_the_same(
     folder = team_folder(tmp_path, nightly)
     put(folder, PACKAGE)  # the package is here; the data is not
 
-    result = vtp_run(folder, "--from-job", "job.json")
+    result = vtp_run_unpointed(folder, "--from-job", "job.json", timeout=600)
 
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
     err = result.stderr
@@ -206,7 +198,9 @@ def test_a_missing_data_root_that_a_task_reads_is_refused_the_same(
     assert PACKAGE not in err and "models" not in err, err
     assert state_files(folder) == ["gcs/team-code/trainer-0.1.tar.gz"]  # nothing started
 
-    elsewhere = vtp_run(folder, "--from-job", "job.json", "--param", "data_root=gs://samples/x")
+    elsewhere = vtp_run_unpointed(
+        folder, "--from-job", "job.json", "--param", "data_root=gs://samples/x", timeout=600
+    )
     assert elsewhere.returncode == 2, elsewhere.stderr
     assert ": data_root=gs://samples/x; copy it" in elsewhere.stderr, elsewhere.stderr
 
@@ -215,7 +209,7 @@ def test_parameters_that_only_name_where_jobs_write_need_not_exist(tmp_path: Pat
     job = described(tmp_path / "team", WRITES_ONLY)
     folder = job.parent
 
-    result = vtp_run(folder, "--from-job", "job.json")
+    result = vtp_run_unpointed(folder, "--from-job", "job.json", timeout=600)
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "[custom-training-job] workerpool0-0 | fit" in result.stdout, result.stdout[-3000:]

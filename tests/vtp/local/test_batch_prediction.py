@@ -14,9 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import REPO, batch_prediction_job, exec_program, serving_processes, train_digits
-from vtp.trainer.checkpoint import list_checkpoints
-from vtp.trainer.export import export_checkpoint
+from tests.fixtures import (
+    REPO,
+    batch_prediction_job,
+    exec_program,
+    exported_digits,
+    serving_processes,
+    upload_never_ready_model,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -103,8 +108,7 @@ def gcpc_pipeline(project: str = "local", location: str = "us-central1"):
 def digits_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An exported digits model directory (a short run)."""
     out = tmp_path_factory.mktemp("digits")
-    train_digits(out, hidden_size=32, max_steps=20, checkpoint_interval=20)
-    return export_checkpoint(list_checkpoints(out / "checkpoints")[0].path, out / "exported")
+    return exported_digits(out, out / "exported", hidden_size=32)
 
 
 def lines(text: str) -> list[dict]:
@@ -174,15 +178,7 @@ def wait_ended(session, url: str) -> dict:
 
 def test_cancel_a_missing_input_and_refusals(local_service):
     session, base = local_service.session(), f"{local_service.url}/v1/{local_service.parent}"
-    never_ready = {
-        "displayName": "never-ready",
-        "containerSpec": {
-            "imageUri": "python:3.11",
-            "command": ["python", "-c", "import time; time.sleep(600)"],
-        },
-    }
-    uploaded = session.post(f"{base}/models:upload", json={"model": never_ready}, timeout=30)
-    model = uploaded.json()["response"]["model"]
+    model = upload_never_ready_model(session, base)
     (local_service.gcs_root / "in").mkdir(exist_ok=True)
     (local_service.gcs_root / "in" / "one.jsonl").write_text("[1, 2]\n")
     job = batch_prediction_job(model, "gs://in/one.jsonl", "gs://in/out")

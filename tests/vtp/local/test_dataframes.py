@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -49,18 +50,24 @@ SUMMARIES = """
 """
 
 
-def test_experiment_and_pipeline_dataframes(local_service, tmp_path):
-    for name, text in (("pipeline.py", PIPELINE), ("summaries.py", SUMMARIES)):
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url, "--"]
-    for script in ("pipeline.py", "summaries.py"):
+def printed_frames(url: str, folder: Path, pipeline: str, script: str) -> dict:
+    """Run `pipeline` (which compiles it) then `script` from `folder` under `vtp local exec`;
+    what `script` printed after `FRAMES `."""
+    (folder / "pipeline.py").write_text(textwrap.dedent(pipeline))
+    (folder / "script.py").write_text(textwrap.dedent(script))
+    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", url, "--"]
+    for name in ("pipeline.py", "script.py"):
         result = subprocess.run(
-            [*command, sys.executable, script],
-            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+            [*command, sys.executable, name],
+            cwd=folder, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     line = next(li for li in result.stdout.splitlines() if li.startswith("FRAMES "))
-    frames = json.loads(line.removeprefix("FRAMES "))
+    return json.loads(line.removeprefix("FRAMES "))
+
+
+def test_experiment_and_pipeline_dataframes(local_service, tmp_path):
+    frames = printed_frames(local_service.url, tmp_path, PIPELINE, SUMMARIES)
     assert frames["types"] == ["DataFrame", "DataFrame"]
     [experiment_row] = frames["experiment"]
     assert experiment_row["run_name"] == "run-1" and experiment_row["state"] == "COMPLETE"
@@ -120,17 +127,7 @@ def test_runs_metrics_and_an_importers_artifact_are_recorded_as_vertex_records_t
     """A team's pipeline with an importer and a Metrics output, run twice: one row per run in
     `get_pipeline_df`, each with `metric.accuracy`; the imported model in ML Metadata under its
     declared schema, once (the same URI is the same artifact)."""
-    for name, text in (("pipeline.py", TEAM_PIPELINE), ("runs.py", TWO_RUNS)):
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    command = [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", local_service.url, "--"]
-    for script in ("pipeline.py", "runs.py"):
-        result = subprocess.run(
-            [*command, sys.executable, script],
-            cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    line = next(li for li in result.stdout.splitlines() if li.startswith("FRAMES "))
-    frames = json.loads(line.removeprefix("FRAMES "))
+    frames = printed_frames(local_service.url, tmp_path, TEAM_PIPELINE, TWO_RUNS)
     rows = frames["rows"]
     assert len(rows) == 2, rows
     assert [row["metric.accuracy"] for row in rows] == [0.75, 0.75]

@@ -19,11 +19,11 @@ from tests.trainer.conftest import (
     tiny_args,
     trainer_env,
 )
+from tests.vtp.local.conftest import two_replica_trainer_job
 from vtp.cli import main as vtp
 
 pytestmark = pytest.mark.slow
 
-IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"  # runs `python -m vtp.trainer`
 PER_PROCESS_BATCH = TINY["batch_size"] // 2
 
 
@@ -38,24 +38,10 @@ def direct_model(tmp_path_factory) -> dict[str, torch.Tensor]:
 def trainer_job(tmp_path, output: str, **env: str) -> dict:
     """Two replicas (pool 0 and pool 1) of the tiny run (TINY's gated task, ungated unless
     `env` sets GATE_DIR); outputs go to the AIP_* directories under `output` (gs://)."""
-    args = [f"--{name}={value}" for name, value in TINY.items()]
     variables = {"OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO), **env}
     variables["CLOUD_ML_HP_METRIC_FILE"] = str(tmp_path / "metrics")
-    container = {
-        "image_uri": IMAGE,
-        "args": args,
-        "env": [{"name": k, "value": v} for k, v in variables.items()],
-    }
-    pool = {"machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1}
-    pool["container_spec"] = container
-    return {
-        "display_name": "ddp",
-        "job_spec": {
-            "worker_pool_specs": [pool, pool],
-            "base_output_directory": {"output_uri_prefix": output},
-            "scheduling": {"restart_job_on_worker_restart": True},
-        },
-    }
+    restart = {"restart_job_on_worker_restart": True}
+    return two_replica_trainer_job("ddp", output, TINY, variables, scheduling=restart)
 
 
 def final_model(local_service, output: str) -> dict[str, torch.Tensor]:

@@ -6,10 +6,6 @@ installs are built here (nothing is downloaded): `somepkg`, and a pip 99.0 made 
 Python's own `ensurepip` holds, so `pip install --upgrade pip` really upgrades pip.
 """
 
-import base64
-import csv
-import hashlib
-import io
 import json
 import subprocess
 import sys
@@ -21,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import LocalService, State, wait_for_state
-from tests.vtp.local.conftest import custom_job
+from tests.vtp.local.conftest import custom_job, write_wheel
 from vtp.local.runtime import isolation
 
 PARENT = "projects/local/locations/us-central1"
@@ -43,29 +39,6 @@ json.dump({"pip": m.version("pip"), "somepkg": importlib.util.find_spec("somepkg
           open(sys.argv[1], "w"))
 ' "$RECORD"
 """
-
-
-def write_wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
-    """A wheel of `files` (paths inside site-packages) as `name` `version`, with its dist-info."""
-    info = f"{name}-{version}.dist-info"
-    members = {
-        **files,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-        b"Tag: py3-none-any\n",
-    }
-    record = io.StringIO()
-    writer = csv.writer(record, lineterminator="\n")
-    for path, data in members.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        writer.writerow([path, f"sha256={digest}", len(data)])
-    writer.writerow([f"{info}/RECORD", "", ""])
-    members[f"{info}/RECORD"] = record.getvalue().encode()
-    wheel = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in members.items():
-            archive.writestr(path, data)
-    return wheel
 
 
 def newer_pip(folder: Path) -> Path:

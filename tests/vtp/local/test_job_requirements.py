@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import LocalService
-from tests.vtp.local.test_isolation import write_wheel
+from tests.vtp.local.conftest import write_wheel
 
 pytestmark = pytest.mark.slow
 

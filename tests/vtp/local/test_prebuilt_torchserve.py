@@ -70,6 +70,14 @@ def make_archive(folder: Path, handler: str = HANDLER) -> tuple[Path, list[float
     return folder / "model.mar", expected
 
 
+def stored_archive(service: LocalService, archive: Path, name: str) -> Path:
+    """`archive` copied into `service`'s storage as gs://models/NAME/model.mar; its folder."""
+    folder = service.gcs_root / "models" / name
+    folder.mkdir(parents=True)
+    shutil.copy(archive, folder / "model.mar")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def torch_service(tmp_path_factory: pytest.TempPathFactory):
     """A service whose operator allows archives (they run code), with a TorchServe cache of its
@@ -142,9 +150,7 @@ def test_a_model_mar_deploys_predicts_and_undeploys_with_torchserve(torch_servic
     from google.cloud import aiplatform
 
     archive, expected = make_archive(tmp_path)
-    folder = torch_service.gcs_root / "models" / "regressor"
-    folder.mkdir(parents=True)
-    shutil.copy(archive, folder / "model.mar")
+    folder = stored_archive(torch_service, archive, "regressor")
     # A config planted in storage, which TorchServe would take over its own from TS_CONFIG_FILE.
     (folder / "open.properties").write_text("disable_token_authorization=true\n")
     torch_service.init_sdk()
@@ -242,9 +248,7 @@ def test_a_handler_that_does_not_load_fails_the_deploy_with_its_error(torch_serv
 
     broken = "import not_a_module_of_anyones\n" + HANDLER
     archive, _ = make_archive(tmp_path, broken)
-    folder = torch_service.gcs_root / "models" / "broken"
-    folder.mkdir(parents=True)
-    shutil.copy(archive, folder / "model.mar")
+    stored_archive(torch_service, archive, "broken")
     torch_service.init_sdk()
     model = aiplatform.Model.upload(
         display_name="broken", artifact_uri="gs://models/broken", serving_container_image_uri=IMAGE
@@ -274,9 +278,7 @@ def deploy_refusal(service: LocalService, uri: str, image: str = IMAGE) -> str:
 
 def test_archives_need_the_operators_opt_in_and_a_model_mar(local_service, tmp_path):
     archive, _ = make_archive(tmp_path)
-    folder = local_service.gcs_root / "models" / "archived"
-    folder.mkdir(parents=True)
-    shutil.copy(archive, folder / "model.mar")
+    stored_archive(local_service, archive, "archived")
     message = deploy_refusal(local_service, "gs://models/archived")
     assert "model.mar is a TorchServe model archive" in message
     assert "VTP_SERVING_ALLOW_PICKLE=1" in message
@@ -291,9 +293,7 @@ def test_without_java_the_deploy_is_refused_naming_the_package(tmp_path):
     no_java = {"VTP_SERVING_ALLOW_PICKLE": "1", "JAVA_HOME": "", "PATH": str(ARCHIVER.parent)}
     assert shutil.which("java", path=no_java["PATH"]) is None
     with LocalService(tmp_path / "state", env=no_java) as service:
-        folder = service.gcs_root / "models" / "archived"
-        folder.mkdir(parents=True)
-        shutil.copy(archive, folder / "model.mar")
+        stored_archive(service, archive, "archived")
         message = deploy_refusal(service, "gs://models/archived")
     assert "there is no `java` on the service's PATH" in message
     assert "apt-get install openjdk-17-jre-headless" in message
@@ -365,9 +365,7 @@ def test_where_pip_cannot_install_torchserve_the_deploy_fails_saying_how(tmp_pat
         # no config files, no index, links to a folder without wheels: pip is offline
     }  # fmt: skip
     with LocalService(tmp_path / "state", env=offline) as service:
-        folder = service.gcs_root / "models" / "archived"
-        folder.mkdir(parents=True)
-        shutil.copy(archive, folder / "model.mar")
+        stored_archive(service, archive, "archived")
         service.init_sdk()
         model = aiplatform.Model.upload(
             display_name="m", artifact_uri="gs://models/archived", serving_container_image_uri=IMAGE

@@ -24,33 +24,17 @@ from tests.fixtures import LocalService, State, wait_for_state, wait_until
 from tests.pipelines.tiny_pipeline import pipeline_client, tiny_job, wait_for_pipeline
 from tests.vtp.engine.test_tree_walk import DeepTrees
 from tests.vtp.engine.test_tree_walk import deep_trees as deep_trees  # fixture
-from tests.vtp.local.conftest import OTHER_IMAGE, custom_job
+from tests.vtp.local.conftest import DEEP_TREE, OTHER_IMAGE, custom_job
 from vtp.vertex.states import JOB_ENDED
 
 DEPTH = 1_200
 """Past the ~1,000 frames `shutil.rmtree` recurses through before RecursionError."""
 
-DEEP = r"""
-import os, sys
-
-def deep(top, depth):
-    os.makedirs(top, exist_ok=True)
-    here = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=here)
-        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
-        os.close(here)
-        here = below
-    os.close(os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here))
-    os.close(here)
-"""
-"""`deep(top, depth)`: what each attacker's program below starts with."""
-
-LEAVE_AND_END = DEEP + "deep(os.path.join(os.getcwd(), 'deep'), int(sys.argv[1]))\n"
+LEAVE_AND_END = DEEP_TREE + "deep(os.path.join(os.getcwd(), 'deep'), int(sys.argv[1]))\n"
 """A replica that leaves the deep tree in its working folder, then succeeds."""
 
 LEAVE_THEN_RESTART = (
-    DEEP
+    DEEP_TREE
     + r"""
 record, depth = sys.argv[1], int(sys.argv[2])
 starts = os.path.join(record, "starts")
@@ -161,7 +145,7 @@ def test_deleting_a_pipeline_job_removes_the_deep_tree_its_task_left(
 
 
 LEAVE_IN_METRICS = (
-    DEEP
+    DEEP_TREE
     + r"""
 import hypertune
 depth = int(sys.argv[1])

@@ -20,12 +20,16 @@ from pathlib import Path
 import pytest
 import requests
 from google.api_core import exceptions
-from google.cloud import storage
 
-from tests.fixtures import LocalService, batch_prediction_job, wait_for_state
+from tests.fixtures import (
+    LocalService,
+    batch_prediction_job,
+    upload_never_ready_model,
+    wait_for_state,
+)
 from tests.vtp.engine.test_tree_walk import DeepTrees
 from tests.vtp.engine.test_tree_walk import deep_trees as deep_trees  # fixture
-from tests.vtp.local.conftest import custom_job
+from tests.vtp.local.conftest import DEEP_TREE, custom_job, storage_client
 from tests.vtp.local.test_security_state_dir import OTHER_UID, needs_root
 from tests.vtp.local.test_security_state_dir import attacker as attacker  # fixture
 from vtp.local.base import buckets, state_dir
@@ -40,8 +44,9 @@ from vtp.private_files import UnsafePath
 DEPTH = 1_200
 """Past the ~1,000 frames Python's recursive walks (os.walk, rglob, rmtree) stop at."""
 
-LEAVE = r"""
-import os, sys
+LEAVE = (
+    DEEP_TREE
+    + r"""
 uid, gid, depth = map(int, sys.argv[1:])
 
 def leave(top):
@@ -55,21 +60,14 @@ def leave(top):
         os.fchmod(made, 0o644)  # readable by all: the next start must leave it as it is
         os._exit(0)
     assert os.wait()[1] == 0
-    os.mkdir("deep", dir_fd=folder)
-    here = os.open("deep", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
     os.close(folder)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=here)
-        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
-        os.close(here)
-        here = below
-    os.close(os.open("leaf.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here))
-    os.close(here)
+    deep(os.path.join(top, "deep"), depth)
 
 leave("/gcs/leftovers")
 leave(os.getcwd())
 print("left")
 """
+)
 """The replica's script: a deep tree and another user's file in /gcs and in its own folder."""
 
 
@@ -83,12 +81,6 @@ def leaving_pool(user: tuple[int, int]) -> dict:
             "command": ["python", "-c", LEAVE, str(user[0]), str(user[1]), str(DEPTH)],
         },
     }
-
-
-def storage_client(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> storage.Client:
-    """google-cloud-storage pointed at `service` as a user points it."""
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", service.url)
-    return storage.Client(project="local", credentials=service.credentials())
 
 
 @pytest.mark.slow
@@ -171,15 +163,7 @@ def test_a_bucket_of_only_a_deep_tree_is_a_409_naming_the_limit(
 @pytest.mark.slow
 def test_batch_prediction_reads_beside_a_deep_tree(local_service, deep_bucket):
     session, base = local_service.session(), f"{local_service.url}/v1/{local_service.parent}"
-    never_ready = {
-        "displayName": "never-ready",
-        "containerSpec": {
-            "imageUri": "python:3.11",
-            "command": ["python", "-c", "import time; time.sleep(600)"],
-        },
-    }
-    uploaded = session.post(f"{base}/models:upload", json={"model": never_ready}, timeout=30)
-    model = uploaded.json()["response"]["model"]
+    model = upload_never_ready_model(session, base)
     none = batch_prediction_job(model, f"gs://{deep_bucket}/*.jsonl", "gs://deep-out/none")
     failed = ended(session, local_service, create(session, base, none))
     assert failed["state"] == "JOB_STATE_FAILED"  # was INTERNAL: RecursionError

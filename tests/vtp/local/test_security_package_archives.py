@@ -16,15 +16,10 @@ user where one can be made (`attacker`, as in test_security_state_dir.py: root a
 as another process of the service's user (a job) everywhere.
 """
 
-import base64
-import hashlib
-import io
 import json
 import shutil
 import subprocess
-import tarfile
 import tempfile
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +27,12 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from tests.fixtures import FAST_FLAGS, LocalService, State, wait_for_state
-from tests.vtp.local.conftest import custom_job, write_sdist
+from tests.vtp.local.conftest import (
+    custom_job,
+    write_sdist,
+    write_source_archive,
+    write_wheel,
+)
 from tests.vtp.local.test_security_state_dir import SYSTEM_PYTHON, attacker  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -248,40 +248,11 @@ def sdist_requiring(path: Path, module: str, requirement: str) -> Path:
         f"install_requires=[{requirement!r}])\n"
     )
     files = {"setup.py": setup, f"{module}/__init__.py": "", f"{module}/__main__.py": "print(1)\n"}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{module}-0.1/{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
+    write_source_archive(path, f"{module}-0.1", files)
     return path
 
 
 def wheel_requiring(folder: Path, module: str, requirement: str) -> Path:
     """A wheel of `module` 0.1 in `folder` whose METADATA has `requirement` as Requires-Dist."""
-    info = f"{module}-0.1.dist-info"
-    metadata = (
-        f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\nRequires-Dist: {requirement}\n"
-    )
-    files = {
-        f"{module}/__init__.py": "",
-        f"{module}/__main__.py": "print(1)\n",
-        f"{info}/METADATA": metadata,
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    rows = [
-        f"{name},sha256={_digest(text.encode())},{len(text.encode())}"
-        for name, text in files.items()
-    ]
-    files[f"{info}/RECORD"] = "\n".join([*rows, f"{info}/RECORD,,"]) + "\n"
-    folder.mkdir(parents=True, exist_ok=True)
-    wheel = folder / f"{module}-0.1-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return wheel
-
-
-def _digest(data: bytes) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    files = {f"{module}/__init__.py": b"", f"{module}/__main__.py": b"print(1)\n"}
+    return write_wheel(folder, module, "0.1", files, requires=requirement)

@@ -36,12 +36,12 @@ from google.cloud import aiplatform_v1
 
 from tests.fixtures import REPO, State, wait_for_state, wait_until
 from tests.trainer.conftest import TINY
+from tests.vtp.local.conftest import two_replica_trainer_job
 from tests.vtp.local.test_security_state_dir import attacker as attacker  # fixture
 from vtp.local.runtime.cluster import Cluster, replica_environment
 from vtp.trainer import rendezvous
 from vtp.trainer.distributed import Nodes, free_port
 
-IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"  # runs `python -m vtp.trainer`
 PER_PROCESS_BATCH = cast(int, TINY["batch_size"]) // 2
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a second user and a netns need root")
 
@@ -181,19 +181,8 @@ def gated_job(gate: Path, steps: int) -> dict:
         "GATE_AFTER": str(steps * PER_PROCESS_BATCH),
         "CLOUD_ML_HP_METRIC_FILE": str(gate.parent / "metrics"),
     }
-    args = [f"--{name}={value}" for name, value in {**TINY, "max_steps": steps + 2}.items()]
-    container = {
-        "image_uri": IMAGE,
-        "args": args,
-        "env": [{"name": k, "value": v} for k, v in env.items()],
-    }
-    pool = {"machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": 1}
-    pool["container_spec"] = container
-    spec = {
-        "worker_pool_specs": [pool, pool],
-        "base_output_directory": {"output_uri_prefix": "gs://runs/rendezvous"},
-    }
-    return {"display_name": "rendezvous", "job_spec": spec}
+    flags = {**TINY, "max_steps": steps + 2}
+    return two_replica_trainer_job("rendezvous", "gs://runs/rendezvous", flags, env)
 
 
 @NEEDS_ROOT

@@ -17,26 +17,20 @@ real short digits run, and plain HTTP with the service's token.
 
 import os
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-import requests
 
-from tests.fixtures import FAST_FLAGS, LocalService, serving_processes, train_digits
+from tests.fixtures import FAST_FLAGS, LocalService, exported_digits, serving_processes
+from tests.vtp.local.conftest import DIGITS_INSTANCE, ServiceApi
 from vtp.local.endpoints import serving
 from vtp.trainer import serve
-from vtp.trainer.checkpoint import list_checkpoints
-from vtp.trainer.export import export_checkpoint
 from vtp.trainer.serve_files import UnsafeModelFile, open_checked, private_copy
 
 pytestmark = pytest.mark.slow
 
-PROJECT_IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"
 SKLEARN_IMAGE = "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-0:latest"
-INSTANCE = [float(i % 17) for i in range(64)]
 
 
 @pytest.fixture(scope="module")
@@ -53,61 +47,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
 def outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder outside the storage root holding an exported digits model (a short run): the
     files a planted link points at."""
-    out = train_digits(
-        tmp_path_factory.mktemp("run"), hidden_size=16, max_steps=20, checkpoint_interval=20
-    )
     folder = tmp_path_factory.mktemp("outside") / "digits"
-    export_checkpoint(list_checkpoints(out / "checkpoints")[0].path, folder)
-    return folder
-
-
-class Api:
-    """REST calls to the service, with its token."""
-
-    def __init__(self, service: LocalService) -> None:
-        self.service = service
-        self.session = service.session()
-        self.base = f"{service.url}/v1/{service.parent}"
-
-    def upload(self, uri: str, image: str = PROJECT_IMAGE) -> str:
-        """Register a model served by `image` from `uri`; its name."""
-        spec: dict = {"imageUri": image}
-        if image == PROJECT_IMAGE:
-            spec.update(predictRoute="/predict", healthRoute="/health")
-        body = {"model": {"displayName": "m", "artifactUri": uri, "containerSpec": spec}}
-        answer = self.session.post(f"{self.base}/models:upload", json=body, timeout=30)
-        assert answer.status_code == 200 and "error" not in answer.json(), answer.text
-        return answer.json()["response"]["model"]
-
-    def endpoint(self) -> str:
-        """A new endpoint's name."""
-        created = self.session.post(f"{self.base}/endpoints", json={"displayName": "e"}, timeout=30)
-        return created.json()["response"]["name"]
-
-    def deploy(self, endpoint: str, model: str) -> requests.Response:
-        """The deployModel request's answer (an Operation, or the error)."""
-        body = {"deployedModel": {"model": model}}
-        url = f"{self.service.url}/v1/{endpoint}:deployModel"
-        return self.session.post(url, json=body, timeout=30)
-
-    def finish(self, operation: dict) -> dict:
-        """The operation, once done."""
-        deadline = time.monotonic() + 300
-        while not operation.get("done"):
-            assert time.monotonic() < deadline, f"operation not done: {operation}"
-            url = f"{self.service.url}/v1/{operation['name']}:wait"
-            operation = self.session.post(url, json={"timeout": "10s"}, timeout=60).json()
-        return operation
-
-    def deployed_models(self, endpoint: str) -> list:
-        """What the endpoint lists as deployed."""
-        got = self.session.get(f"{self.service.url}/v1/{endpoint}", timeout=30).json()
-        return got.get("deployedModels", [])
-
-    def object_status(self, bucket: str, name: str) -> int:
-        """The storage API's status for the object's metadata."""
-        url = f"{self.service.url}/storage/v1/b/{bucket}/o/{quote(name, safe='')}"
-        return self.session.get(url, timeout=30).status_code
+    return exported_digits(tmp_path_factory.mktemp("run"), folder)
 
 
 def stored_copy(outside: Path, folder: Path) -> Path:
@@ -138,7 +79,7 @@ def sklearn_model(folder: Path) -> Path:
 
 
 def test_a_model_pt_linked_out_of_storage_is_refused_at_deploy(service, outside) -> None:
-    api = Api(service)
+    api = ServiceApi(service)
     folder = stored_copy(outside, service.gcs_root / "models" / "linked")
     plant_link(folder / "model.pt", outside / "model.pt")
     assert api.object_status("models", "linked/model.pt") == 400  # the storage API refuses it
@@ -158,7 +99,7 @@ def test_a_model_pt_linked_out_of_storage_is_refused_at_deploy(service, outside)
 def test_a_link_swapped_in_after_the_deploy_looked_stops_the_server(service, outside) -> None:
     """The deploy checks the files, answers, and starts the server; the link is planted in that
     moment. The server's own check (its private copy) refuses it, and the operation says so."""
-    api = Api(service)
+    api = ServiceApi(service)
     folder = stored_copy(outside, service.gcs_root / "models" / "swapped")
     endpoint = api.endpoint()
     answer = api.deploy(endpoint, api.upload("gs://models/swapped"))
@@ -177,7 +118,7 @@ def test_a_link_swapped_in_after_the_deploy_looked_stops_the_server(service, out
 def test_a_link_that_stays_in_storage_is_served_as_the_storage_api_serves_it(
     service, outside
 ) -> None:
-    api = Api(service)
+    api = ServiceApi(service)
     stored_copy(outside, service.gcs_root / "models" / "v1")
     folder = stored_copy(outside, service.gcs_root / "models" / "v2")
     plant_link(folder / "model.pt", Path("..") / "v1" / "model.pt")
@@ -188,13 +129,13 @@ def test_a_link_that_stays_in_storage_is_served_as_the_storage_api_serves_it(
 
     assert "error" not in operation, operation
     url = f"{service.url}/v1/{endpoint}:predict"
-    answer = api.session.post(url, json={"instances": [INSTANCE]}, timeout=60)
+    answer = api.session.post(url, json={"instances": [DIGITS_INSTANCE]}, timeout=60)
     assert answer.status_code == 200, answer.text
     assert len(answer.json()["predictions"][0]["probabilities"]) == 10
 
 
 def test_a_prebuilt_model_file_linked_out_of_storage_is_refused(service, tmp_path) -> None:
-    api = Api(service)
+    api = ServiceApi(service)
     target = sklearn_model(tmp_path / "elsewhere")
     folder = service.gcs_root / "models" / "sk-linked"
     folder.mkdir(parents=True)
@@ -209,7 +150,7 @@ def test_a_prebuilt_model_file_linked_out_of_storage_is_refused(service, tmp_pat
 
 
 def test_a_prebuilt_model_file_swapped_for_a_link_stops_its_server(service, tmp_path) -> None:
-    api = Api(service)
+    api = ServiceApi(service)
     target = sklearn_model(tmp_path / "elsewhere")
     folder = service.gcs_root / "models" / "sk-swapped"
     stored = sklearn_model(folder)

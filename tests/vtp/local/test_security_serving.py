@@ -9,24 +9,19 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
-from tests.fixtures import FAST_FLAGS, REPO, LocalService, serving_processes, train_digits
+from tests.fixtures import FAST_FLAGS, REPO, LocalService, exported_digits, serving_processes
+from tests.vtp.local.conftest import DIGITS_INSTANCE, ServiceApi
 from vtp.http_limits import MAX_BODY_BYTES
 from vtp.local.endpoints import serving
-from vtp.trainer.checkpoint import list_checkpoints
-from vtp.trainer.export import export_checkpoint
 
 pytestmark = pytest.mark.slow
 
-PROJECT_IMAGE = "us-docker.pkg.dev/vertex-torch-pipelines/vtp/vtp:0.1.0"
 SHELL_SECRET = "shell-secret-0f1e2d3c4b5a"
-INSTANCE = [float(i % 17) for i in range(64)]
 
 
 @pytest.fixture(scope="module")
@@ -42,57 +37,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
 @pytest.fixture(scope="module")
 def digits(service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An exported digits model (a short run) at gs://models/digits of the service."""
-    out = train_digits(
-        tmp_path_factory.mktemp("run"), hidden_size=16, max_steps=20, checkpoint_interval=20
-    )
     directory = service.gcs_root / "models" / "digits"
-    export_checkpoint(list_checkpoints(out / "checkpoints")[0].path, directory)
-    return directory
-
-
-class Api:
-    """REST calls to the service, with its token."""
-
-    def __init__(self, service: LocalService) -> None:
-        self.service = service
-        self.session = service.session()
-        self.base = f"{service.url}/v1/{service.parent}"
-
-    def upload(self, uri: str, env: dict[str, str] | None = None) -> str:
-        """Register a model of the project's image serving `uri`; its name."""
-        spec = {"imageUri": PROJECT_IMAGE, "predictRoute": "/predict", "healthRoute": "/health"}
-        spec["env"] = [{"name": k, "value": v} for k, v in (env or {}).items()]
-        body = {"model": {"displayName": "m", "artifactUri": uri, "containerSpec": spec}}
-        answer = self.session.post(f"{self.base}/models:upload", json=body, timeout=30)
-        assert answer.status_code == 200 and "error" not in answer.json(), answer.text
-        return answer.json()["response"]["model"]
-
-    def endpoint(self) -> str:
-        """A new endpoint's name."""
-        created = self.session.post(f"{self.base}/endpoints", json={"displayName": "e"}, timeout=30)
-        return created.json()["response"]["name"]
-
-    def deploy(self, endpoint: str, model: str) -> requests.Response:
-        """The deployModel request's answer (an Operation, or the error)."""
-        body = {"deployedModel": {"model": model}}
-        return self.session.post(
-            f"{self.service.url}/v1/{endpoint}:deployModel", json=body, timeout=30
-        )
-
-    def finish(self, operation: dict) -> dict:
-        """The operation, once done."""
-        deadline = time.monotonic() + 300
-        while not operation.get("done"):
-            assert time.monotonic() < deadline, f"operation not done: {operation}"
-            url = f"{self.service.url}/v1/{operation['name']}:wait"
-            operation = self.session.post(url, json={"timeout": "10s"}, timeout=60).json()
-        return operation
+    return exported_digits(tmp_path_factory.mktemp("run"), directory)
 
 
 @pytest.fixture(scope="module")
 def deployed(service: LocalService, digits: Path) -> tuple[str, int, int]:
     """(endpoint name, serving pid, serving port) of gs://models/digits, deployed."""
-    api = Api(service)
+    api = ServiceApi(service)
     endpoint = api.endpoint()
     operation = api.finish(api.deploy(endpoint, api.upload("gs://models/digits")).json())
     assert "error" not in operation, operation
@@ -124,14 +76,14 @@ def call(
         connection.close()
 
 
-PREDICT_BODY = json.dumps({"instances": [INSTANCE]}).encode()
+PREDICT_BODY = json.dumps({"instances": [DIGITS_INSTANCE]}).encode()
 JSON = {"Content-Type": "application/json"}
 
 
 def test_the_guarded_predict_still_answers(service: LocalService, deployed) -> None:
     endpoint, _, _ = deployed
     answer = service.session().post(
-        f"{service.url}/v1/{endpoint}:predict", json={"instances": [INSTANCE]}, timeout=60
+        f"{service.url}/v1/{endpoint}:predict", json={"instances": [DIGITS_INSTANCE]}, timeout=60
     )
     assert answer.status_code == 200, answer.text
     (prediction,) = answer.json()["predictions"]
@@ -257,8 +209,8 @@ def test_a_model_config_naming_other_code_is_refused_at_deploy(
     name = "evil_os" if importable == "root" else f"evil_{importable or 'installed'}"
     directory = evil_model(digits, name, task, marker)
     path = {"model": str(directory), "root": str(service.gcs_root)}.get(importable)
-    api = Api(service)
-    model = api.upload(f"gs://models/{name}", {"PYTHONPATH": path} if path else {})
+    api = ServiceApi(service)
+    model = api.upload(f"gs://models/{name}", env={"PYTHONPATH": path} if path else {})
     endpoint = api.endpoint()
     answer = api.deploy(endpoint, model)
     if answer.status_code == 200:  # a broken check: let the server run, so the marker shows it
@@ -269,8 +221,7 @@ def test_a_model_config_naming_other_code_is_refused_at_deploy(
     assert "VTP_SERVING_MODULES" in error["message"]
     assert not marker.exists()
     assert serving_processes(endpoint.rsplit("/", 1)[1]) == []
-    shown = service.session().get(f"{service.url}/v1/{endpoint}", timeout=30).json()
-    assert shown.get("deployedModels", []) == []
+    assert api.deployed_models(endpoint) == []
 
 
 @pytest.mark.parametrize(

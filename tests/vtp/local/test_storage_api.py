@@ -14,16 +14,9 @@ from tests.vtp.local.conftest import custom_job
 
 
 @pytest.fixture
-def client(local_service, monkeypatch) -> storage.Client:
-    """google-cloud-storage pointed at the service as a user points it (the token passed)."""
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", local_service.url)
-    return storage.Client(project="local", credentials=local_service.credentials())
-
-
-@pytest.fixture
-def bucket(client, request) -> storage.Bucket:
+def bucket(gcs_client, request) -> storage.Bucket:
     name = request.node.name.replace("_", "-")[:50].strip("-")
-    return client.create_bucket(name)
+    return gcs_client.create_bucket(name)
 
 
 def test_small_upload_download_and_metadata(bucket, local_service):
@@ -52,14 +45,14 @@ def test_resumable_upload_in_chunks_and_ranged_download(bucket, local_service, t
     assert not list((local_service.gcs_root / ".vtp-uploads").glob("session-*"))
 
 
-def test_list_with_prefix_delimiter_and_pages(client, bucket):
+def test_list_with_prefix_delimiter_and_pages(gcs_client, bucket):
     for name in ("a/1.txt", "a/2.txt", "a/b/3.txt", "c.txt", "d/4.txt"):
         bucket.blob(name).upload_from_string(name)
-    top = client.list_blobs(bucket, delimiter="/")
+    top = gcs_client.list_blobs(bucket, delimiter="/")
     assert [b.name for b in top] == ["c.txt"] and top.prefixes == {"a/", "d/"}
-    under_a = client.list_blobs(bucket, prefix="a/", delimiter="/")
+    under_a = gcs_client.list_blobs(bucket, prefix="a/", delimiter="/")
     assert [b.name for b in under_a] == ["a/1.txt", "a/2.txt"] and under_a.prefixes == {"a/b/"}
-    paged = client.list_blobs(bucket, page_size=2)
+    paged = gcs_client.list_blobs(bucket, page_size=2)
     assert [b.name for b in paged] == ["a/1.txt", "a/2.txt", "a/b/3.txt", "c.txt", "d/4.txt"]
 
 
@@ -91,7 +84,7 @@ def test_generation_preconditions(bucket):
     assert bucket.blob("once.txt").download_as_text() == "first"
 
 
-def test_names_that_would_leave_the_root_are_refused(client, bucket, local_service):
+def test_names_that_would_leave_the_root_are_refused(gcs_client, bucket, local_service):
     for name in ("../escape.txt", "a/../../escape.txt", "a//b.txt"):
         with pytest.raises(exceptions.BadRequest, match="Invalid object name"):
             bucket.blob(name).upload_from_string("x")
@@ -128,11 +121,11 @@ def test_a_replica_reads_what_a_client_uploaded_and_the_other_way(bucket, local_
     assert bucket.blob("out/seen.txt").download_as_text() == "LR=0.1"
 
 
-def test_gcloud_storage_cp_ls_cat_rm(gcloud, local_service, tmp_path, client):
+def test_gcloud_storage_cp_ls_cat_rm(gcloud, local_service, tmp_path, gcs_client):
     env = {"CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE": f"{local_service.url}/storage/v1/"}
     gcloud.env.update(env)
     token = f"--access-token-file={gcloud.token}"
-    client.create_bucket("gcloud-bucket")
+    gcs_client.create_bucket("gcloud-bucket")
     small, large = tmp_path / "small.txt", tmp_path / "large.bin"
     small.write_text("small\n")
     large.write_bytes(os.urandom(12 << 20))  # over gcloud's resumable threshold

@@ -9,16 +9,13 @@ import base64
 import hashlib
 import os
 import shlex
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from google.oauth2.credentials import Credentials
 
-TIMEOUT = 120
-"""Seconds any one command may take: a client retrying against the internet fails the test."""
+from tests.vtp.local.conftest import client_exec, file_tree, nested_folder, run_client
 
 OFFLINE = {
     "HTTPS_PROXY": "http://127.0.0.1:9",
@@ -41,40 +38,9 @@ def client_env(gcloud) -> dict[str, str]:
     return {**env, **OFFLINE}
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`argv` run within `TIMEOUT` in a session of its own (the whole group killed past it); a
-    non-zero exit fails the test with the command's stderr."""
-    process = subprocess.Popen(
-        argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, err = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise AssertionError(f"{' '.join(argv)} ran past {TIMEOUT}s") from None
-    assert process.returncode == 0, f"{' '.join(argv)} exited {process.returncode}:\n{err}"
-    return subprocess.CompletedProcess(argv, process.returncode, out, err)
-
-
-def _exec(url: str, *argv: str) -> list[str]:
-    return [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", url, "--", *argv]
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
-
-
 def _folder(root: Path) -> Path:
-    """`root/data`: two files at the top, one two folders down."""
-    (root / "data" / "sub" / "deeper").mkdir(parents=True)
-    (root / "data" / "a.txt").write_text("a\n")
-    (root / "data" / "b.json").write_text('{"b": 1}\n')
-    (root / "data" / "sub" / "deeper" / "c.bin").write_bytes(bytes(range(256)) * 8)
-    return root / "data"
+    """`root/data`: two files at the top, one (binary) two folders down."""
+    return nested_folder(root, "data", "c.bin", bytes(range(256)) * 8)
 
 
 def test_gcloud_storage_under_local_exec(client_env, local_service, tmp_path) -> None:
@@ -83,10 +49,10 @@ def test_gcloud_storage_under_local_exec(client_env, local_service, tmp_path) ->
     stored = local_service.gcs_root / "gcloud-clients"
 
     def gcloud(*args: str) -> str:
-        return _run(_exec(url, "gcloud", "storage", *args), client_env, tmp_path).stdout
+        return run_client(client_exec(url, "gcloud", "storage", *args), client_env, tmp_path).stdout
 
     gcloud("cp", "--recursive", "data", f"{bucket}/")
-    assert _tree(stored / "data") == _tree(source)
+    assert file_tree(stored / "data") == file_tree(source)
     assert gcloud("ls", "-r", f"{bucket}/data").split() == [
         f"{bucket}/data/:", f"{bucket}/data/a.txt", f"{bucket}/data/b.json",
         f"{bucket}/data/sub/:", f"{bucket}/data/sub/deeper/:", f"{bucket}/data/sub/deeper/c.bin",
@@ -103,24 +69,24 @@ def test_gcloud_storage_under_local_exec(client_env, local_service, tmp_path) ->
     assert (stored / "moved" / "a.txt").read_text() == "a\n"
 
     gcloud("rsync", "--recursive", "data", f"{bucket}/synced")
-    assert _tree(stored / "synced") == _tree(source)
-    again = _run(
-        _exec(url, "gcloud", "storage", "rsync", "--recursive", "data", f"{bucket}/synced"),
+    assert file_tree(stored / "synced") == file_tree(source)
+    again = run_client(
+        client_exec(url, "gcloud", "storage", "rsync", "--recursive", "data", f"{bucket}/synced"),
         client_env,
         tmp_path,
     )
     assert "Copying" not in again.stderr  # nothing changed: the hashes and sizes agree
     gcloud("rsync", "--recursive", f"{bucket}/synced", "back")
-    assert _tree(tmp_path / "back") == _tree(source)
+    assert file_tree(tmp_path / "back") == file_tree(source)
 
     gcloud("rm", "--recursive", f"{bucket}/synced", f"{bucket}/data", f"{bucket}/moved")
-    assert _tree(stored) == {}
+    assert file_tree(stored) == {}
 
 
 def test_gsutil_pointed_by_local_env(client_env, local_service, tmp_path) -> None:
     """gsutil in a shell that took `vtp local env`'s settings (and has no account of its own):
     its `gcloud storage` mode reaches the service and nothing else."""
-    printed = _run(
+    printed = run_client(
         [sys.executable, "-m", "vtp", "local", "env", "--endpoint", local_service.url],
         client_env,
         tmp_path,
@@ -131,17 +97,17 @@ def test_gsutil_pointed_by_local_env(client_env, local_service, tmp_path) -> Non
     source = _folder(tmp_path)
     stored = local_service.gcs_root / "gsutil-clients"
 
-    _run(["gsutil", "cp", "-r", "data", "gs://gsutil-clients/"], env, tmp_path)
-    assert _tree(stored / "data") == _tree(source)
-    listed = _run(["gsutil", "ls", "gs://gsutil-clients/data/"], env, tmp_path).stdout
+    run_client(["gsutil", "cp", "-r", "data", "gs://gsutil-clients/"], env, tmp_path)
+    assert file_tree(stored / "data") == file_tree(source)
+    listed = run_client(["gsutil", "ls", "gs://gsutil-clients/data/"], env, tmp_path).stdout
     assert listed.split() == [
         "gs://gsutil-clients/data/a.txt",
         "gs://gsutil-clients/data/b.json",
         "gs://gsutil-clients/data/sub/",
     ]
     (tmp_path / "back").mkdir()
-    _run(["gsutil", "cp", "-r", "gs://gsutil-clients/data", "back"], env, tmp_path)
-    assert _tree(tmp_path / "back" / "data") == _tree(source)
+    run_client(["gsutil", "cp", "-r", "gs://gsutil-clients/data", "back"], env, tmp_path)
+    assert file_tree(tmp_path / "back" / "data") == file_tree(source)
 
 
 def test_gcsfs_with_endpoint_and_credentials(local_service, tmp_path) -> None:
@@ -155,7 +121,7 @@ def test_gcsfs_with_endpoint_and_credentials(local_service, tmp_path) -> None:
     stored = local_service.gcs_root / "gcsfs-clients"
     fs.mkdir("gcsfs-clients")
     fs.put(str(source), "gcsfs-clients/data", recursive=True)
-    assert _tree(stored / "data") == _tree(source)
+    assert file_tree(stored / "data") == file_tree(source)
     assert sorted(fs.ls("gcsfs-clients/data")) == [
         "gcsfs-clients/data/a.txt", "gcsfs-clients/data/b.json", "gcsfs-clients/data/sub",
     ]  # fmt: skip
@@ -174,7 +140,7 @@ def test_gcsfs_with_endpoint_and_credentials(local_service, tmp_path) -> None:
     assert info["size"] == len(written) and info["type"] == "file"
 
     fs.get("gcsfs-clients/data", str(tmp_path / "back"), recursive=True)
-    assert _tree(tmp_path / "back") == _tree(source)
+    assert file_tree(tmp_path / "back") == file_tree(source)
     fs.rm("gcsfs-clients/data", recursive=True)
     fs.invalidate_cache()
     assert fs.find("gcsfs-clients") == ["gcsfs-clients/written.bin"]
@@ -198,7 +164,9 @@ def test_fsspec_gs_urls_under_local_exec(client_env, local_service, tmp_path) ->
     the service by STORAGE_EMULATOR_HOST and its credentials by the start-up hook."""
     pytest.importorskip("gcsfs")
     env = {**client_env, **GCSFS_SETTINGS}
-    out = _run(_exec(local_service.url, sys.executable, "-c", GS_URLS), env, tmp_path).stdout
+    out = run_client(
+        client_exec(local_service.url, sys.executable, "-c", GS_URLS), env, tmp_path
+    ).stdout
     assert out.splitlines() == [
         "through gs:// URLs",
         "['fsspec-clients/dir/note.txt']",

@@ -14,17 +14,10 @@ from google.cloud import storage
 
 
 @pytest.fixture
-def client(local_service, monkeypatch) -> storage.Client:
-    """google-cloud-storage pointed at the service as a user points it (the token passed)."""
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", local_service.url)
-    return storage.Client(project="local", credentials=local_service.credentials())
-
-
-@pytest.fixture
-def bucket(client, request) -> storage.Bucket:
+def bucket(gcs_client, request) -> storage.Bucket:
     plain = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40].strip("-")
     name = f"{plain}-{hashlib.sha256(request.node.name.encode()).hexdigest()[:8]}"
-    return client.create_bucket(name)
+    return gcs_client.create_bucket(name)
 
 
 def test_object_fields_are_kept_and_patched(bucket):
@@ -102,14 +95,14 @@ def test_owner_with_full_projection(bucket):
     assert full.owner == {"entity": "user-local@vtp.invalid", "entityId": ""}
 
 
-def test_public_access_prevention_kept_and_checked(client):
-    bucket = client.bucket("pap-bucket")
+def test_public_access_prevention_kept_and_checked(gcs_client):
+    bucket = gcs_client.bucket("pap-bucket")
     bucket.iam_configuration.uniform_bucket_level_access_enabled = True
     bucket.create()
     assert bucket.iam_configuration.public_access_prevention == "inherited"
     bucket.iam_configuration.public_access_prevention = "enforced"
     bucket.patch()
-    assert client.get_bucket("pap-bucket").iam_configuration.public_access_prevention == (
+    assert gcs_client.get_bucket("pap-bucket").iam_configuration.public_access_prevention == (
         "enforced"
     )
     bucket.iam_configuration.public_access_prevention = "unexpected value"
@@ -117,10 +110,10 @@ def test_public_access_prevention_kept_and_checked(client):
         bucket.patch()
 
 
-def test_autoclass_times_follow_changes(client):
-    bucket = client.bucket("autoclass-bucket")
+def test_autoclass_times_follow_changes(gcs_client):
+    bucket = gcs_client.bucket("autoclass-bucket")
     bucket.autoclass_enabled = True
-    bucket = client.create_bucket(bucket)
+    bucket = gcs_client.create_bucket(bucket)
     assert bucket.autoclass_terminal_storage_class == "NEARLINE"
     toggled, terminal_set = (
         bucket.autoclass_toggle_time,
@@ -139,13 +132,13 @@ def test_autoclass_times_follow_changes(client):
     assert bucket.autoclass_enabled is False and bucket.autoclass_toggle_time > toggled
 
 
-def test_encryption_enforcement_effective_time(client):
+def test_encryption_enforcement_effective_time(gcs_client):
     from google.cloud.storage.bucket import EncryptionEnforcementConfig
 
-    bucket = client.bucket("enforced-bucket")
+    bucket = gcs_client.bucket("enforced-bucket")
     restricted = EncryptionEnforcementConfig(restriction_mode="FullyRestricted")
     bucket.encryption.google_managed_encryption_enforcement_config = restricted
-    bucket = client.create_bucket(bucket)
+    bucket = gcs_client.create_bucket(bucket)
     config = bucket.encryption.google_managed_encryption_enforcement_config
     since = config.effective_time
     assert config.restriction_mode == "FullyRestricted" and since is not None
@@ -158,11 +151,11 @@ def test_encryption_enforcement_effective_time(client):
     assert customer.restriction_mode == "NotRestricted" and customer.effective_time is None
 
 
-def test_bucket_fields_patch_and_metageneration(client, bucket):
+def test_bucket_fields_patch_and_metageneration(gcs_client, bucket):
     bucket.labels = {"team": "ml"}
     bucket.add_lifecycle_delete_rule(age=42)
     bucket.patch()
-    got = client.get_bucket(bucket.name)
+    got = gcs_client.get_bucket(bucket.name)
     assert got.labels == {"team": "ml"}
     assert [dict(rule) for rule in got.lifecycle_rules] == [
         {"action": {"type": "Delete"}, "condition": {"age": 42}}
@@ -170,12 +163,12 @@ def test_bucket_fields_patch_and_metageneration(client, bucket):
     assert got.metageneration == 2
     got.labels = {}
     got.patch()
-    assert client.get_bucket(bucket.name).labels == {}
+    assert gcs_client.get_bucket(bucket.name).labels == {}
     with pytest.raises(exceptions.PreconditionFailed):
-        client.get_bucket(bucket.name, if_metageneration_match=1)
+        gcs_client.get_bucket(bucket.name, if_metageneration_match=1)
 
 
-def test_holds_and_retention_refuse_deletes(client, bucket):
+def test_holds_and_retention_refuse_deletes(gcs_client, bucket):
     blob = bucket.blob("held.txt")
     blob.upload_from_string(b"x")
     blob.temporary_hold = True
@@ -213,12 +206,12 @@ def test_compose_rewrite_and_move(bucket):
     assert bucket.get_blob("p2") is None
 
 
-def test_match_glob(client, bucket):
+def test_match_glob(gcs_client, bucket):
     for name in ("foo/bar", "foo/baz", "foo/foobar", "foobar"):
         bucket.blob(name).upload_from_string(b"")
-    listed = client.list_blobs(bucket, match_glob="foo*bar")
+    listed = gcs_client.list_blobs(bucket, match_glob="foo*bar")
     assert [b.name for b in listed] == ["foobar"]
-    listed = client.list_blobs(bucket, match_glob="**/ba{r,z}")
+    listed = gcs_client.list_blobs(bucket, match_glob="**/ba{r,z}")
     assert [b.name for b in listed] == ["foo/bar", "foo/baz"]
 
 

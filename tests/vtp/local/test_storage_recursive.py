@@ -3,21 +3,21 @@ ask for the bucket's storage layout first) and `gsutil cp -r` under `vtp local e
 gsutil as `gcloud storage`, so it reaches the local service only), each from a folder of the
 user's own outside the repository."""
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import requests
 
+from tests.vtp.local.conftest import (
+    attempt_client,
+    client_exec,
+    file_tree,
+    nested_folder,
+    run_client,
+)
 from vtp.cli.local_clients import gcloud_settings
 from vtp.vertex import local_auth
-
-TIMEOUT = 120
-"""Seconds any one command may take: a client retrying against the internet fails the test."""
 
 
 @pytest.fixture
@@ -28,41 +28,9 @@ def user_env(gcloud, local_service) -> dict[str, str]:
     return {**gcloud.env, **local_auth.shell_settings(url), **gcloud_settings(gcloud.env)}
 
 
-def _tree(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
-
-
 def _folder(root: Path) -> Path:
     """`root/dir`: two files at the top, one two folders down."""
-    (root / "dir" / "sub" / "deeper").mkdir(parents=True)
-    (root / "dir" / "a.txt").write_text("a\n")
-    (root / "dir" / "b.json").write_text('{"b": 1}\n')
-    (root / "dir" / "sub" / "deeper" / "c.txt").write_text("c\n")
-    return root / "dir"
-
-
-def _attempt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`argv` run within `TIMEOUT`, in a session of its own: past it, the whole group is killed
-    (gsutil leaves processes of its own behind otherwise) and the test fails."""
-    process = subprocess.Popen(
-        argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, err = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise AssertionError(f"{' '.join(argv)} ran past {TIMEOUT}s") from None
-    return subprocess.CompletedProcess(argv, process.returncode, out, err)
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    result = _attempt(argv, env, cwd)
-    assert result.returncode == 0, f"{' '.join(argv)} exited {result.returncode}:\n{result.stderr}"
-    return result
+    return nested_folder(root, "dir", "c.txt", b"c\n")
 
 
 def test_storage_layout_is_flat(local_service) -> None:
@@ -89,11 +57,13 @@ def test_storage_layout_is_flat(local_service) -> None:
 def test_gcloud_storage_cp_ls_rm_recursive(user_env, local_service, tmp_path) -> None:
     source = _folder(tmp_path)
     gcloud = ["gcloud", "storage"]
-    _run([*gcloud, "cp", "--recursive", "./dir", "gs://recursive-bucket/dir"], user_env, tmp_path)
+    run_client(
+        [*gcloud, "cp", "--recursive", "./dir", "gs://recursive-bucket/dir"], user_env, tmp_path
+    )
     stored = local_service.gcs_root / "recursive-bucket" / "dir"
-    assert _tree(stored) == _tree(source)
+    assert file_tree(stored) == file_tree(source)
 
-    listed = _run([*gcloud, "ls", "gs://recursive-bucket/dir/**"], user_env, tmp_path)
+    listed = run_client([*gcloud, "ls", "gs://recursive-bucket/dir/**"], user_env, tmp_path)
     assert listed.stdout.split() == [
         "gs://recursive-bucket/dir/a.txt",
         "gs://recursive-bucket/dir/b.json",
@@ -101,20 +71,18 @@ def test_gcloud_storage_cp_ls_rm_recursive(user_env, local_service, tmp_path) ->
     ]
 
     (tmp_path / "back").mkdir()  # several objects: gcloud wants an existing folder
-    _run([*gcloud, "cp", "--recursive", "gs://recursive-bucket/dir", "./back"], user_env, tmp_path)
-    assert _tree(tmp_path / "back" / "dir") == _tree(source)
+    run_client(
+        [*gcloud, "cp", "--recursive", "gs://recursive-bucket/dir", "./back"], user_env, tmp_path
+    )
+    assert file_tree(tmp_path / "back" / "dir") == file_tree(source)
 
-    _run([*gcloud, "rm", "--recursive", "gs://recursive-bucket/dir"], user_env, tmp_path)
+    run_client([*gcloud, "rm", "--recursive", "gs://recursive-bucket/dir"], user_env, tmp_path)
     assert not stored.exists()
     assert (local_service.gcs_root / "recursive-bucket").is_dir()  # the bucket stays
-    again = _attempt(
+    again = attempt_client(
         [*gcloud, "rm", "--recursive", "gs://recursive-bucket/dir"], user_env, tmp_path
     )
     assert again.returncode == 1 and "matched no objects" in again.stderr
-
-
-def _exec(url: str, *argv: str) -> list[str]:
-    return [sys.executable, "-m", "vtp", "local", "exec", "--endpoint", url, "--", *argv]
 
 
 def test_gsutil_cp_r_under_local_exec_lands_in_the_storage_root(
@@ -125,21 +93,27 @@ def test_gsutil_cp_r_under_local_exec_lands_in_the_storage_root(
     source = _folder(tmp_path)
     env = {k: v for k, v in gcloud.env.items() if not k.startswith(("BOTO_", "CLOUDSDK_CORE_ACC"))}
     url = local_service.url
-    _run(_exec(url, "gsutil", "-m", "cp", "-r", "dir", "gs://gsutil-bucket/"), env, tmp_path)
+    run_client(
+        client_exec(url, "gsutil", "-m", "cp", "-r", "dir", "gs://gsutil-bucket/"), env, tmp_path
+    )
     stored = local_service.gcs_root / "gsutil-bucket" / "dir"
-    assert _tree(stored) == _tree(source)
+    assert file_tree(stored) == file_tree(source)
 
-    listed = _run(_exec(url, "gsutil", "ls", "-r", "gs://gsutil-bucket/dir/**"), env, tmp_path)
+    listed = run_client(
+        client_exec(url, "gsutil", "ls", "-r", "gs://gsutil-bucket/dir/**"), env, tmp_path
+    )
     assert sorted(listed.stdout.split()) == [
         "gs://gsutil-bucket/dir/a.txt",
         "gs://gsutil-bucket/dir/b.json",
         "gs://gsutil-bucket/dir/sub/deeper/c.txt",
     ]
     (tmp_path / "back").mkdir()
-    _run(_exec(url, "gsutil", "cp", "-r", "gs://gsutil-bucket/dir", "back"), env, tmp_path)
-    assert _tree(tmp_path / "back" / "dir") == _tree(source)
+    run_client(
+        client_exec(url, "gsutil", "cp", "-r", "gs://gsutil-bucket/dir", "back"), env, tmp_path
+    )
+    assert file_tree(tmp_path / "back" / "dir") == file_tree(source)
 
-    _run(_exec(url, "gsutil", "rm", "-r", "gs://gsutil-bucket/dir"), env, tmp_path)
+    run_client(client_exec(url, "gsutil", "rm", "-r", "gs://gsutil-bucket/dir"), env, tmp_path)
     assert not stored.exists()
 
 
@@ -150,7 +124,7 @@ def test_gsutil_own_client_under_local_exec_fails_at_once(gcloud, local_service,
     env = {k: v for k, v in gcloud.env.items() if not k.startswith(("BOTO_", "CLOUDSDK_CORE_ACC"))}
     argv = ["gsutil", "-o", "GSUtil:use_gcloud_storage=False", "ls", "gs://some-bucket/"]
     start = time.monotonic()
-    result = _attempt(_exec(local_service.url, *argv), env, tmp_path)
+    result = attempt_client(client_exec(local_service.url, *argv), env, tmp_path)
     assert result.returncode != 0
     assert "gs_json_host is not configured" in result.stderr
     assert time.monotonic() - start < 30

@@ -9,12 +9,12 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures import read_until
 from tests.vtp.testing.test_team_suite import pytest_command, team_env
 from vtp.testing.process import ServiceInfo, ServiceProcess
 
@@ -97,27 +97,6 @@ def test_a_forked_helper_never_stops_the_sessions_service(tmp_path: Path) -> Non
     finally:
         service.stop()
     assert standin.returncode == -signal.SIGTERM  # the session itself still stops it
-
-
-def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> str:
-    """What `process` printed up to the line `marker`, or until it ended or `timeout` seconds
-    passed; the rest is read too, so that it never blocks on a full pipe."""
-    lines: list[str] = []
-    done = threading.Event()
-
-    def read() -> None:
-        for line in process.stdout:  # type: ignore[union-attr]
-            if not done.is_set():
-                lines.append(line)
-            if line.strip() == marker:
-                done.set()
-        done.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while not done.wait(0.1) and process.poll() is None and time.monotonic() < deadline:
-        pass
-    return "".join(lines)
 
 
 def service_logs(root: Path) -> str:

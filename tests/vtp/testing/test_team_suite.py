@@ -10,11 +10,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.fixtures import read_until
 
 SUITE = Path(__file__).parent / "team_suite"
 REPO = Path(__file__).resolve().parents[3]
@@ -148,6 +149,7 @@ def test_stopping_the_run_leaves_no_process(tmp_path: Path, signum: int) -> None
     )  # fmt: skip
     try:
         output = read_until(run, "READY", timeout=300)
+        assert "READY" in output, output
         tree = descendants(run.pid)
         commands = [command(pid) for pid in tree]
         assert any("vtp.testing.serve" in c for c in commands), commands
@@ -168,25 +170,6 @@ def terminal_signals() -> None:
     """In the child: Ctrl-C as a team's terminal delivers it (a test runner's worker may have
     left SIGINT ignored, which its children inherit)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def read_until(process: subprocess.Popen[str], marker: str, timeout: float) -> str:
-    """What `process` printed up to the line `marker`; AssertionError if it never came. The
-    rest is read too, to the end, so that `process` never blocks on a full pipe (its report of
-    the interruption, written after the marker, once stopped the run at a 64 KiB pipe)."""
-    lines: list[str] = []
-    seen = threading.Event()
-
-    def read() -> None:
-        for line in process.stdout:  # type: ignore[union-attr]
-            if not seen.is_set():
-                lines.append(line)
-            if line.strip() == marker:
-                seen.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    assert seen.wait(timeout), "".join(lines)
-    return "".join(lines)
 
 
 def descendants(root: int) -> dict[int, str]:

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 import secrets
 from collections.abc import Callable, Collection, Iterable
 from datetime import UTC, datetime
@@ -128,6 +129,23 @@ def resource_operation(
 def new_id() -> str:
     """A 19-digit resource ID, like Vertex's."""
     return str(secrets.randbelow(9 * 10**18) + 10**18)
+
+
+RESOURCE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
+"""An ID a create request may choose (`contextId`, `tensorboardRunId`, ...)."""
+
+
+def chosen_id(field: str, wanted: str) -> str:
+    """The ID a create request's `field` chose (`wanted`), else a new one; INVALID_ARGUMENT
+    where it is not 1 to 128 characters of [a-z0-9-] starting with a letter or digit."""
+    if not wanted:
+        return new_id()
+    if not RESOURCE_ID.fullmatch(wanted):
+        raise errors.invalid_argument(
+            f"Invalid {field} {wanted!r}: use 1 to 128 characters of [a-z0-9-], starting with "
+            "a letter or digit."
+        )
+    return wanted
 
 
 def _encode_token(offset: int) -> str:

@@ -16,7 +16,6 @@ artifacts an execution read (INPUT) and wrote (OUTPUT). As on Vertex:
 """
 
 import json
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +28,7 @@ from vtp.local.base.names import location
 from vtp.local.base.resources import (
     ORDER_FIELDS,
     Page,
+    chosen_id,
     matching_page,
     new_id,
     rest_json,
@@ -40,7 +40,6 @@ from vtp.local.metadata.store import MESSAGES, SCHEMA, MetadataStoreDb
 from vtp.local.service import Service
 
 DEFAULT_STORE = "default"
-RESOURCE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
 KINDS = {
     "metadataStores": "MetadataStore",
     "contexts": "Context",
@@ -79,7 +78,7 @@ class Metadata(DatabaseService[MetadataStoreDb]):
     def create_store(self, parent: str, body: bytes, store_id: str, version: str) -> dict:
         """Create a metadata store; return the done Operation."""
         store = parse_message(MetadataStore, body)
-        store.name = f"{location(parent)}/metadataStores/{_new_id('metadataStoreId', store_id)}"
+        store.name = f"{location(parent)}/metadataStores/{chosen_id('metadataStoreId', store_id)}"
         set_times(store, datetime.now(UTC), "create_time", "update_time")
         with self._lock:
             self.store.nodes.insert(store)
@@ -125,7 +124,7 @@ class Metadata(DatabaseService[MetadataStoreDb]):
         store = self.get_store(parent)
         resource = parse_message(MESSAGES[kind], body)
         id_field = f"{KINDS[kind][0].lower()}{KINDS[kind][1:]}Id"
-        resource.name = f"{store.name}/{kind}/{_new_id(id_field, resource_id)}"
+        resource.name = f"{store.name}/{kind}/{chosen_id(id_field, resource_id)}"
         now = datetime.now(UTC)
         set_times(
             resource, now, "create_time", *([] if kind == "metadataSchemas" else ["update_time"])
@@ -198,7 +197,7 @@ class Metadata(DatabaseService[MetadataStoreDb]):
         what they run (pipeline runs), by names they choose."""
         store_name, _, resource_id = resource.name.rpartition(f"/{kind}/")
         self.get_store(store_name)
-        _new_id(f"{KINDS[kind][0].lower()}{KINDS[kind][1:]}Id", resource_id)
+        chosen_id(f"{KINDS[kind][0].lower()}{KINDS[kind][1:]}Id", resource_id)
         now = datetime.now(UTC)
         with self._lock:
             found = self.store.nodes.find(resource.name, kind)
@@ -396,17 +395,6 @@ class Metadata(DatabaseService[MetadataStoreDb]):
 def _is_location(parent: str) -> bool:
     parts = parent.split("/")
     return len(parts) == 4 and parts[0] == "projects" and parts[2] == "locations"
-
-
-def _new_id(field: str, wanted: str) -> str:
-    if not wanted:
-        return new_id()
-    if not RESOURCE_ID.fullmatch(wanted):
-        raise errors.invalid_argument(
-            f"Invalid {field} {wanted!r}: use 1 to 128 characters of [a-z0-9-], starting with "
-            "a letter or digit."
-        )
-    return wanted
 
 
 def _struct(resource: Any) -> dict:

@@ -18,7 +18,6 @@ As on Vertex:
 """
 
 import json
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +35,7 @@ from vtp.local.base.named_store import split
 from vtp.local.base.names import location
 from vtp.local.base.resources import (
     Page,
+    chosen_id,
     matching_page,
     new_id,
     ordered,
@@ -49,7 +49,6 @@ from vtp.local.service import Service
 from vtp.local.tensorboards.store import MESSAGES, SCHEMA, TensorboardStore
 
 BLOB_BUCKET = "vtp-tensorboards"
-RESOURCE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")
 ID_PARAMS = {
     "experiments": "tensorboardExperimentId",
     "runs": "tensorboardRunId",
@@ -321,12 +320,7 @@ class Tensorboards(DatabaseService[TensorboardStore]):
     def _insert(self, kind: str, parent: str, resource: Any, resource_id: str) -> Any:
         if not resource_id and kind != "timeSeries":
             raise errors.invalid_argument(f"{ID_PARAMS[kind]} is required.")
-        if resource_id and not RESOURCE_ID.fullmatch(resource_id):
-            raise errors.invalid_argument(
-                f"Invalid {ID_PARAMS[kind]} {resource_id!r}: use 1 to 128 characters of "
-                "[a-z0-9-], starting with a letter or digit."
-            )
-        resource.name = f"{parent}/{kind}/{resource_id or new_id()}"
+        resource.name = f"{parent}/{kind}/{chosen_id(ID_PARAMS[kind], resource_id)}"
         if kind == "timeSeries":
             if not resource.display_name:
                 raise errors.invalid_argument("tensorboardTimeSeries.displayName is required.")
