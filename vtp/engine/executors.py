@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 import sys
+import sysconfig
 from collections import deque
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -187,13 +188,25 @@ def this_python(command: list[str]) -> list[str]:
 
 def _own_packages(task_root: str) -> dict[str, str]:
     """What a task's `pip install` (kfp's `packages_to_install` prelude, or its own) installs
-    into: a folder of the task's, first on its import path, never the service's environment (on
-    Vertex each task is a fresh container)."""
+    into: a prefix of the task's, its site-packages first on the import path, never the service's
+    environment (on Vertex each task is a fresh container).
+
+    A prefix, not `PIP_TARGET`: pip's build isolation, for a package built from source, runs
+    `pip install --prefix` with the task's environment, and refuses a target beside it ("Cannot
+    set --home and --prefix together"). `PIP_IGNORE_INSTALLED` makes it install what is asked
+    into the prefix even where the service's environment has another version, which it would
+    otherwise uninstall there."""
     folder = os.path.join(task_root, ".packages")
+    where = {"base": folder, "platbase": folder}
+    sites = [sysconfig.get_path(kind, "posix_prefix", where) for kind in ("purelib", "platlib")]
     path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     hook = [p for p in path if p == str(STARTUP_HOOK_DIR)][:1]  # the start-up hook stays first
     rest = [p for p in path if p and p not in hook]
-    return {"PIP_TARGET": folder, "PYTHONPATH": os.pathsep.join([*hook, folder, *rest])}
+    return {
+        "PIP_PREFIX": folder,
+        "PIP_IGNORE_INSTALLED": "1",
+        "PYTHONPATH": os.pathsep.join([*hook, *dict.fromkeys(sites), *rest]),
+    }
 
 
 def _upload_custom_paths(executor_input: Any, root: Path, in_image: bool) -> None:

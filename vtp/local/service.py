@@ -71,9 +71,11 @@ class Service:
             **local_auth.client_settings(self.url, self.api_endpoint, str(addresses.roots_file)),
             local_auth.TOKEN_ENV: self.token,
             "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE": str(config.state_dir / "token"),
+            **local_auth.gsutil_settings(),
         }
         """What points a process's Vertex and Cloud Storage clients back at this service
-        (replicas, pipeline tasks, model servers)."""
+        (replicas, pipeline tasks, model servers), gsutil included: a trainer that shells out to
+        `gsutil cp` (as Vertex's samples do) reaches this service, never Cloud Storage."""
         self._db = Database(config.state_dir / "state.db", OPERATIONS_SCHEMA)
         self.operations = Operations(self._db)
         self.closing = threading.Event()

@@ -195,3 +195,37 @@ def test_a_requirement_whose_marker_cannot_be_evaluated_fails_its_task_naming_it
     assert repr(UNEVALUABLE) in error and "'python_version ~= \"x\"'" in error, error
     assert "cannot be evaluated on this interpreter" in error and "engine failed" not in error
     assert "odd-install" in result["error"]
+
+
+@dsl.component(base_image="python:3.11", packages_to_install=["six==1.16.0"])
+def built_from_source() -> str:
+    import six
+
+    return f"{six.__version__} {six.__file__}"
+
+
+@dsl.pipeline
+def with_a_source_build() -> str:
+    return built_from_source().output
+
+
+def test_a_package_to_install_built_from_source_goes_to_the_tasks_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pip builds it in an isolated environment (`pip install --prefix`), which a target set
+    for the task used to refuse ("Cannot set --home and --prefix together"); the service's own
+    six, another version, is left as it is."""
+    import six
+
+    before = (six.__version__, six.__file__)
+    monkeypatch.setenv("PIP_NO_BINARY", "six")  # an sdist: pip builds it, as for a C extension
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")  # every time (not a wheel built before)
+    result, tasks = run(with_a_source_build, tmp_path)
+    assert result["succeeded"], tasks["built-from-source"].get("error")
+    version, where = tasks["built-from-source"]["outputs"]["Output"].split()
+    assert version == "1.16.0" and "/.packages/" in where, where
+    ran = subprocess.run(
+        [sys.executable, "-c", "import six; print(six.__version__, six.__file__)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert tuple(ran.stdout.split()) == before

@@ -75,6 +75,12 @@ def test_execution_events_and_lineage(sdk) -> None:
     assert execution.state == aiplatform.gapic.Execution.State.COMPLETE
     listed = aiplatform.Artifact.list(filter='schema_title="system.Model"')
     assert model.name in [a.name for a in listed]
+    # a date without a time or offset, as the SDK's samples filter by, reads as UTC
+    since = aiplatform.Artifact.list(
+        filter='schema_title="system.Model" AND create_time>"2022-06-11"'
+    )
+    assert model.name in [a.name for a in since]
+    assert aiplatform.Artifact.list(filter='create_time>"2999-01-01"') == []
     model.delete()
     with pytest.raises(exceptions.NotFound):
         aiplatform.Artifact(model.resource_name)

@@ -63,6 +63,41 @@ def test_an_experiment_run_logged_inside_a_job_with_no_configuration(local_servi
     assert len(rows) == 1 and rows[0]["metric.acc"] == 0.9 and rows[0]["param.lr"] == 0.1
 
 
+LOGS_TO_ITS_RUN = """
+from google.cloud import aiplatform
+
+aiplatform.log_params({"depth": 3})  # no init(experiment=...): the job's own run, as on Vertex
+aiplatform.log_metrics({"loss": 0.25})
+print("LOGGED", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_job_created_with_an_experiment_run_logs_to_it(local_service):
+    local_service.init_sdk(project=PROJECT, location=REGION)
+    aiplatform.init(experiment="exp-of-job")
+    run = aiplatform.start_run("run-of-job")
+    aiplatform.end_run(state=aiplatform.gapic.Execution.State.RUNNING)
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "containerSpec": {"imageUri": "python:3.11", "command": ["python", "-c", LOGS_TO_ITS_RUN]},
+    }
+    job = custom_job(pool)
+    job.job_spec.experiment = aiplatform.Experiment("exp-of-job").resource_name
+    job.job_spec.experiment_run = run.resource_name
+    client = local_service.client()
+    created = client.create_custom_job(
+        parent=f"projects/{PROJECT}/locations/{REGION}", custom_job=job
+    )
+    ended = wait_for_state(client, created.name, timeout=300)
+    job_id = created.name.rsplit("/", 1)[-1]
+    log = (local_service.state_dir / "jobs" / job_id / "logs" / "workerpool0-0.log").read_text()
+    assert ended.state.name == "JOB_STATE_SUCCEEDED", ended.error.message + "\n" + log[-3000:]
+    frame = aiplatform.get_experiment_df("exp-of-job")
+    rows = frame[frame["run_name"] == "run-of-job"].to_dict("records")
+    assert len(rows) == 1 and rows[0]["metric.loss"] == 0.25 and rows[0]["param.depth"] == 3
+
+
 @pytest.mark.parametrize(
     ("variables", "project"),
     [

@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.fixtures import State, wait_for_state
 from tests.vtp.local.conftest import (
     attempt_client,
     client_exec,
+    custom_job,
     file_tree,
     nested_folder,
     run_client,
 )
+from tests.vtp.local.test_job_requirements import replica_log
 from vtp.cli.local_clients import gcloud_settings
 from vtp.vertex import local_auth
 
@@ -141,3 +144,23 @@ def test_gsutil_settings_keep_the_users_account_and_write_a_private_config(tmp_p
     assert path.read_text() == local_auth.GSUTIL_CONFIG and path.stat().st_mode & 0o077 == 0
     named = local_auth.gsutil_settings({"VTP_RUNTIME_DIR": str(runtime)})
     assert named["CLOUDSDK_CORE_ACCOUNT"] == local_auth.GSUTIL_ACCOUNT
+
+
+def test_gsutil_inside_a_replica_reaches_the_service(local_service) -> None:
+    """A trainer that shells out to `gsutil cp` (Vertex's samples fetch their data so) gets
+    gsutil's settings with the rest of the clients' (`client_env`): it reads the service's
+    storage, and never retries Cloud Storage for minutes."""
+    bucket = local_service.gcs_root / "replica-gsutil"
+    bucket.mkdir()
+    (bucket / "iris.csv").write_text("5.1,3.5,1.4,0.2,setosa\n")
+    command = "gsutil cp gs://replica-gsutil/iris.csv data.csv && cat data.csv"
+    pool = {
+        "machineSpec": {"machineType": "n1-standard-4"},
+        "containerSpec": {"imageUri": "python:3.11", "command": ["sh", "-c", command]},
+    }
+    client = local_service.client()
+    created = client.create_custom_job(parent=local_service.parent, custom_job=custom_job(pool))
+    ended = wait_for_state(client, created.name, timeout=300)
+    log = replica_log(local_service, created.name.rsplit("/", 1)[-1])
+    assert ended.state == State.JOB_STATE_SUCCEEDED, log[-3000:]
+    assert "5.1,3.5,1.4,0.2,setosa" in log and "Retrying request" not in log

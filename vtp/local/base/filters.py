@@ -15,7 +15,7 @@ import fnmatch
 import json
 import re
 from collections.abc import Callable, Collection
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from vtp.local.base import errors
@@ -197,10 +197,13 @@ def _order(left: Orderable, op: str, right: Orderable) -> bool:
 
 
 def _orderable(value: str) -> datetime | str:
+    """A timestamp as a datetime with its offset, one written without (`"2022-06-11"`, as the
+    SDK's samples filter by) read as UTC, as Vertex reads it; anything else as text."""
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return value
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _bad(text: str, problem: str) -> errors.ApiError:

@@ -25,7 +25,9 @@ killed, and the run gets a fresh worker.
 
 import json
 import logging
+import math
 import os
+import re
 import shlex
 import sqlite3
 import threading
@@ -184,6 +186,7 @@ class PipelineJobs(CollectionService[aiplatform_v1.PipelineJob, Record]):
             if self._started:
                 self._launch(record)
         _log.info("pipeline job %s (%s): created", record.id, created.display_name)
+        hold_past_its_second(record.id)
         return record.resource
 
     def check(self, job: aiplatform_v1.PipelineJob) -> tuple[dict, str, dict]:
@@ -471,3 +474,21 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
+
+
+_SDK_DEFAULT_ID = re.compile(r"-(\d{14})$")
+"""The id the SDK gives a PipelineJob the caller names none for: `<pipeline name>-<%Y%m%d%H%M%S
+of the client's clock>` (`aiplatform.PipelineJob`)."""
+
+
+def hold_past_its_second(job_id: str) -> None:
+    """Answer a create whose id is the SDK's default for this very second only once that second
+    is over. Vertex takes seconds to create a PipelineJob, so a program that submits the same
+    pipeline in a loop (Vertex's samples compare runs so) gets a new id each time; the local
+    service answers in milliseconds, and the next submit would name the same id (409). At most
+    a second, and only for such ids (the client's clock: this machine's, local time or UTC)."""
+    match = _SDK_DEFAULT_ID.search(job_id)
+    now = time.time()
+    seconds = {time.strftime("%Y%m%d%H%M%S", at(now)) for at in (time.localtime, time.gmtime)}
+    if match is not None and match[1] in seconds:
+        time.sleep(math.floor(now) + 1 - now)

@@ -6,8 +6,10 @@ pools 0 and 1); `AIP_*` directories come from `baseOutputDirectory` (under `<tri
 tuning trial); `CLOUD_ML_JOB_ID` and `CLOUD_ML_TRIAL_ID` name the job and the trial;
 `CLOUD_ML_PROJECT_ID` and `CLOUD_ML_REGION` its project and region (from its resource name), where
 the aiplatform SDK finds its default project and location when the code sets none
-(`aiplatform.init(experiment=...)` in a replica, as on Vertex). Locally every replica is a process
-on 127.0.0.1, so each gets its own port in place of its own host.
+(`aiplatform.init(experiment=...)` in a replica, as on Vertex); a job created with an experiment
+(`jobSpec.experiment`, `experimentRun`) tells them in `AIP_EXPERIMENT_NAME` and
+`AIP_EXPERIMENT_RUN_NAME`, where the SDK's `aiplatform.log_*` find the run. Locally every
+replica is a process on 127.0.0.1, so each gets its own port in place of its own host.
 
 The one variable Vertex does not set: `VTP_RENDEZVOUS_DIR`, a private folder (mode 0700) of the
 service's user where the PyTorch nodes' processes meet (vtp.trainer.rendezvous), when they all run
@@ -54,6 +56,10 @@ class Cluster:
     """The CustomJob's resource name, `projects/P/locations/L/customJobs/ID`: the project and
     region the replicas are told (`CLOUD_ML_PROJECT_ID`, `CLOUD_ML_REGION`); empty or another
     form, neither is set."""
+    experiment: str = ""
+    """`jobSpec.experiment` (the experiment's context name), or empty: `AIP_EXPERIMENT_NAME`."""
+    experiment_run: str = ""
+    """`jobSpec.experimentRun` (the run's context name), or empty: `AIP_EXPERIMENT_RUN_NAME`."""
 
 
 def replica_name(pool: int, index: int) -> str:
@@ -71,6 +77,10 @@ def replica_environment(cluster: Cluster, pool: int, index: int) -> dict[str, st
     if cluster.trial_id:
         env["CLOUD_ML_TRIAL_ID"] = cluster.trial_id
     env.update(project_and_region(cluster.job_name))
+    if cluster.experiment:  # the SDK's `aiplatform.log_*` in the job then logs to its run
+        env["AIP_EXPERIMENT_NAME"] = cluster.experiment
+        if cluster.experiment_run:
+            env["AIP_EXPERIMENT_RUN_NAME"] = cluster.experiment_run
     if pool in (0, 1):
         env.update(_torch_nodes(cluster, pool, index))
     env.update(output_directories(cluster.base_output_dir, cluster.trial_id))

@@ -183,7 +183,7 @@ def service_pins() -> list[str]:
 def index_settings(environ: Mapping[str, str]) -> dict[str, str]:
     """What of `environ` tells pip where the package index is and how to reach it: `PIP_*`
     (but where to install) and the proxy variables."""
-    where = ("PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER", "PIP_SRC")
+    where = ("PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER", "PIP_SRC", "PIP_IGNORE_INSTALLED")
     return {
         k: v
         for k, v in environ.items()

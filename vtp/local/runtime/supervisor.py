@@ -347,7 +347,10 @@ class JobRun(threading.Thread):
         spec_json = aiplatform_v1.CustomJobSpec.to_json(self._spec, indent=None)
         base = self._spec.base_output_directory.output_uri_prefix
         trial = self._runtime.trial_id
-        return Cluster(self.job_id, pools, spec_json, base, trial, job_name=self._set.job_name)
+        return Cluster(
+            self.job_id, pools, spec_json, base, trial, job_name=self._set.job_name,
+            experiment=self._spec.experiment, experiment_run=self._spec.experiment_run,
+        )  # fmt: skip
 
     def _install_packages(self) -> Outcome | None:
         cache = self._config.state_dir / "packages"

@@ -6,6 +6,7 @@ writes what it computed, and the service URL it was handed, into the service's s
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -212,6 +213,23 @@ def test_the_logs_long_poll_answers_when_a_cancelled_run_ends(local_service, cli
         if answer["pipelineState"] == "PIPELINE_STATE_CANCELLED":
             break
     assert answer["pipelineState"] == "PIPELINE_STATE_CANCELLED"
+
+
+def test_the_same_pipeline_submitted_in_a_loop_gets_a_new_default_id_each_time(client, tiny_yaml):
+    """The SDK names a job `<pipeline>-<the client's second>`: three creates in a row (as
+    Vertex's samples compare runs) must not meet on one id, however fast the service answers."""
+    job = tiny_job(tiny_yaml, marker_uri="gs://vtp-test/markers/loop")
+    names = []
+    for _ in range(3):
+        job_id = (
+            f"tiny-{datetime.now().strftime('%Y%m%d%H%M%S')}"  # what aiplatform.PipelineJob does
+        )
+        names.append(
+            client.create_pipeline_job(parent=PARENT, pipeline_job=job, pipeline_job_id=job_id).name
+        )
+    assert len(set(names)) == 3, names
+    for name in names:
+        wait_for_pipeline(client, name)
 
 
 def test_job_ids_are_checked_and_unique(local_service, client, tiny_yaml):
