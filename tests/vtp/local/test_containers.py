@@ -125,7 +125,11 @@ def test_a_cancelled_jobs_container_is_stopped_and_removed(
     under Docker the container outlives its client, and the service still ends it."""
     with LocalService(tmp_path / "state", env=container_engine.service_env()) as service:
         name, job_id = _stubborn_job(service, container_engine)
-        assert _containers_of(container_engine, job_id, running_only=True)
+        # dockerd may list it as running a moment after its first process has run
+        deadline = time.monotonic() + 60
+        while not _containers_of(container_engine, job_id, running_only=True):
+            assert time.monotonic() < deadline, container_engine.container_names()
+            time.sleep(0.1)
         client = service.client()
         client.cancel_custom_job(name=name)
         assert wait_for_state(client, name, timeout=120).state == State.JOB_STATE_CANCELLED
