@@ -69,6 +69,9 @@ LATE_NAMES = frozenset(
         SERVICE_ENV,
         "VTP_LOCAL_PROJECT",
         "VTP_LOCAL_LOCATION",
+        "BOTO_CONFIG",  # gsutil's settings (`local_auth.gsutil_settings`): gsutil reads them
+        "CLOUDSDK_CORE_PASS_CREDENTIALS_TO_GSUTIL",
+        "CLOUDSDK_CORE_ACCOUNT",
     }
 )
 """What a standby may be given with its run: the run's and the bound service's settings, read
