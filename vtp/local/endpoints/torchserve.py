@@ -35,6 +35,7 @@ from pathlib import Path
 
 from vtp.local.base import errors
 from vtp.local.runtime.packages import index_settings
+from vtp.local.runtime.pip_cache import user_cache_path
 
 FRAMEWORK = "pytorch"
 ARCHIVE = "model.mar"
@@ -100,5 +101,4 @@ def java_problem(environ: Mapping[str, str]) -> str:
 
 def cache_dir(environ: Mapping[str, str]) -> Path:
     """Where this user's TorchServe layers are cached: `$XDG_CACHE_HOME/vtp/torchserve`."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".cache")
-    return Path(base) / "vtp" / "torchserve"
+    return user_cache_path(environ, "torchserve")

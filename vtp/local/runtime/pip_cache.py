@@ -209,12 +209,17 @@ def _file_lock(folder: Path, interrupted: Interrupted) -> Iterator[None]:
         os.close(descriptor)
 
 
-def user_cache(environ: Mapping[str, str], name: str) -> Path:
+def user_cache_path(environ: Mapping[str, str], name: str) -> Path:
     """This user's cache folder `name`, shared by all their services: `$XDG_CACHE_HOME/vtp/NAME`
-    (default `~/.cache`), made private (`private_files.private_dir`: UnsafePath where another
-    user could plant or replace what is in it)."""
+    (default `~/.cache`); not made (`user_cache` makes it)."""
     base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".cache")
-    return private_files.private_dir(Path(base) / "vtp" / name)
+    return Path(base) / "vtp" / name
+
+
+def user_cache(environ: Mapping[str, str], name: str) -> Path:
+    """`user_cache_path`, made private (`private_files.private_dir`: UnsafePath where another
+    user could plant or replace what is in it)."""
+    return private_files.private_dir(user_cache_path(environ, name))
 
 
 def satisfied(text: str) -> bool:
