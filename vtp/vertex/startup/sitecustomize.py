@@ -47,6 +47,9 @@ imported early, so start-up stays fast):
   than up to 20 s later. Polling that the caller passes is kept.
 - `kfp.dsl.types.artifact_types` (with VTP_GCS_ROOT, the local storage root): an artifact whose
   URI is `gs://...` has its `.path` under that root, where Vertex has the `/gcs/` mount.
+- `tensorflow.python.lib.io.file_io` (with VTP_GCS_ROOT): `tf.io.gfile` on `gs://B/P` works on
+  the file `$VTP_GCS_ROOT/B/P` (TensorFlow's C++ Cloud Storage filesystem takes no endpoint):
+  `vtp_tf_gfile.py`, beside this file.
 - `google.api_core.client_options` and `requests.models`: a client (its `ClientOptions` or
   `client_options={"api_endpoint": ...}` dict) or a request addressed to Vertex's hosts
   (`aiplatform.googleapis.com`, `<region>-aiplatform.googleapis.com`) goes to the service's TLS
@@ -285,6 +288,22 @@ def _patch_gcs_mount(module: ModuleType) -> None:
         _rebind(module, _GCS_LOCAL_MOUNT_PREFIX=os.environ["VTP_GCS_ROOT"].rstrip("/") + "/")
 
 
+_TF_GFILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vtp_tf_gfile.py")
+_OUR_FILES = {__file__, _TF_GFILE}
+"""The files whose frames tracebacks leave out."""
+
+
+def _patch_tf_gfile(module: ModuleType) -> None:
+    """TensorFlow's `tf.io.gfile` takes `gs://B/P` as the file `$VTP_GCS_ROOT/B/P` (its C++
+    Cloud Storage filesystem takes no endpoint): `vtp_tf_gfile.py`, beside this file."""
+    spec = importlib.util.spec_from_file_location("_vtp_tf_gfile", _TF_GFILE)
+    if spec is None or spec.loader is None:
+        return
+    gfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gfile)
+    gfile.patch(module, os.environ["VTP_GCS_ROOT"])
+
+
 def _without_our_frames(exc: BaseException) -> None:
     """Leave this file's frames out of the traceback of `exc` and of the exceptions it chains."""
     seen: set[int] = set()
@@ -295,11 +314,11 @@ def _without_our_frames(exc: BaseException) -> None:
             continue
         seen.add(id(current))
         head = current.__traceback__
-        while head is not None and head.tb_frame.f_code.co_filename == __file__:
+        while head is not None and head.tb_frame.f_code.co_filename in _OUR_FILES:
             head = head.tb_next
         entry = head
         while entry is not None:
-            while entry.tb_next and entry.tb_next.tb_frame.f_code.co_filename == __file__:
+            while entry.tb_next and entry.tb_next.tb_frame.f_code.co_filename in _OUR_FILES:
                 entry.tb_next = entry.tb_next.tb_next
             entry = entry.tb_next
         current.__traceback__ = head
@@ -357,6 +376,7 @@ def install() -> None:
     patches: dict[str, Callable[[ModuleType], None]] = {}
     if os.environ.get("VTP_GCS_ROOT"):
         patches["kfp.dsl.types.artifact_types"] = _patch_gcs_mount
+        patches["tensorflow.python.lib.io.file_io"] = _patch_tf_gfile
     if os.environ.get("VTP_LOCAL_API_ENDPOINT") and _token():
         patches.update(_client_patches())
     for name in [n for n in patches if n in sys.modules]:
