@@ -20,9 +20,11 @@ has and the service may lack (`vtp/local/runtime/packages.py` installs it in a c
 - scikit-learn and XGBoost at the release pip picks for this interpreter (the images' Python
   3.10 builds of older releases do not install on a newer Python); XGBoost as `xgboost-cpu`,
   PyPI's CPU build of the same library (a 6 MB wheel, not the 200 MB of NCCL the GPU build pulls).
-- TensorFlow is not installed (its wheel is about 600 MB and pins protobuf and numpy of its own
-  over the service's), nor torch_xla (it needs a TPU and a torch of its own release): importing
-  one raises ImportError in one line saying how to get it, unless the service already has it.
+- TensorFlow at the release pip picks for this interpreter beside the service's numpy and
+  protobuf (the images' own releases pin older ones), as `tensorflow-cpu` for a CPU image (PyPI's
+  CPU build, 274 MB for 2.21) and `tensorflow` for a GPU one.
+- torch_xla is not installed (it needs a TPU and a torch of its own release): importing it
+  raises ImportError in one line saying how to get it, unless the service already has it.
 """
 
 import re
@@ -85,7 +87,8 @@ def framework_packages(image: TrainingImage, torch_version: str) -> tuple[Framew
             packages += (_missing("torch_xla", _XLA),)
         return packages
     if image.framework == "tf":
-        return (_missing("tensorflow", _TENSORFLOW.format(version=image.version)),)
+        build = "tensorflow" if image.accelerator == "gpu" else "tensorflow-cpu"
+        return (FrameworkPackage(build, "tensorflow", provides="tensorflow"),)
     tabular = (FrameworkPackage("scikit-learn", "sklearn"), *_SCIENCE)
     if image.framework == "xgboost":
         return (FrameworkPackage("xgboost-cpu", "xgboost", provides="xgboost"), *tabular)
@@ -103,12 +106,6 @@ def paired_torch_libraries(torch_version: str) -> dict[str, str]:
 
 
 _SCIENCE = (FrameworkPackage("pandas", "pandas"), FrameworkPackage("scipy", "scipy"))
-_TENSORFLOW = (
-    "which the local service does not install (about 600 MB, with protobuf and numpy pins of "
-    "its own); install it in the service's environment (pip install 'tensorflow-cpu=={version}.*', "
-    "or the release this Python has), or run the job in the image itself with a container "
-    "engine (VTP_CONTAINER_ENGINE=podman)"
-)
 _XLA = (
     "which runs on Cloud TPUs and which the local service does not install; run the job with "
     "the pytorch-gpu image here, or on Vertex"

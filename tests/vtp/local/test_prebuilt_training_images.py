@@ -36,6 +36,18 @@ TRAIN_XGBOOST = """
     print("XGBOOST", xgboost.__file__, booster.predict(data).round().tolist() == labels.tolist())
 """
 
+TENSORFLOW = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest"
+TRAIN_TENSORFLOW = """
+    import numpy, tensorflow as tf
+    weights = tf.Variable([[0.0], [0.0]])
+    features = tf.constant(numpy.arange(8, dtype="float32").reshape(4, 2))
+    for _ in range(200):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((features @ weights - features[:, :1]) ** 2)
+        weights.assign_sub(0.01 * tape.gradient(loss, weights))
+    print("TENSORFLOW", tf.__file__, float(loss) < 0.1)
+"""
+
 IMPORT_TORCHVISION = """
     import torchvision
     print("TORCHVISION", torchvision.__file__)
@@ -83,8 +95,8 @@ def test_any_other_image_is_not_one(uri):
 
 def test_each_image_holds_its_frameworks():
     """torchvision and torchaudio at the releases paired with the service's torch (not the
-    image's); XGBoost as PyPI's CPU build, meeting a requirement of `xgboost`; TensorFlow and,
-    without a torch 2.x, PyTorch's libraries only explained."""
+    image's); XGBoost as PyPI's CPU build, meeting a requirement of `xgboost`; TensorFlow's CPU
+    build for a CPU image; without a torch 2.x, PyTorch's libraries only explained."""
     pytorch = training_image(PYTORCH)
     xgboost = training_image(XGBOOST)
     tf = training_image("us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest")
@@ -96,7 +108,11 @@ def test_each_image_holds_its_frameworks():
     assert (xgb.requirement, xgb.module, xgb.provides) == ("xgboost-cpu", "xgboost", "xgboost")
     assert [p.module for p in tabular] == ["sklearn", "pandas", "scipy"]
     (tensorflow,) = framework_packages(tf, "2.13.0+cpu")
-    assert not tensorflow.requirement and "tensorflow-cpu==2.15.*" in tensorflow.reason
+    assert (tensorflow.requirement, tensorflow.module, tensorflow.provides) == (
+        "tensorflow-cpu",
+        "tensorflow",
+        "tensorflow",
+    )
     assert all(
         not p.requirement and "no torch" in p.reason for p in framework_packages(pytorch, "")
     )
@@ -161,6 +177,16 @@ def test_an_xgboost_job_trains_a_model_and_the_next_reuses_the_layer(local_servi
     assert f"prebuilt image {XGBOOST}: xgboost-cpu: reused, already installed in" in second_log
     assert "Looking in indexes" not in second_log and "Installing collected" not in second_log
     assert not service_has("xgboost")
+
+
+@pytest.mark.slow
+def test_a_tensorflow_job_trains_with_the_images_tensorflow(local_service, tmp_path):
+    assert not service_has("tensorflow"), "the service has tensorflow: this test shows nothing"
+    done, log = run_job(local_service, TENSORFLOW, tmp_path / "tf_train.py", TRAIN_TENSORFLOW)
+    assert done.state == State.JOB_STATE_SUCCEEDED, log[-3000:]
+    (trained,) = [line.split() for line in log.splitlines() if line.startswith("TENSORFLOW ")]
+    assert Path(trained[1]).is_relative_to(image_layers(local_service)) and trained[2] == "True"
+    assert not service_has("tensorflow")
 
 
 @pytest.mark.slow
