@@ -67,25 +67,29 @@ class FrameworkPredictor:
 
     def predict(self, body: Any) -> list[Any]:
         """One prediction per instance; BadRequest for a body without a list of instances of
-        numbers."""
+        one length. A Booster takes numbers (a `DMatrix` of floats); an estimator takes what
+        the images give it, `numpy.asarray(instances)`, so a pipeline of its own may take rows
+        of numbers and strings (which numpy makes strings, as it does there)."""
         if not isinstance(body, dict) or not isinstance(body.get("instances"), list):
             raise BadRequest("the body must be a JSON object with a list of 'instances'")
         import numpy
 
+        booster = type(self.model).__name__ == "Booster"
         try:
-            features = numpy.asarray(body["instances"], dtype=numpy.float64)
+            features = numpy.asarray(body["instances"], dtype=numpy.float64 if booster else None)
         except (TypeError, ValueError) as exc:
-            raise BadRequest(f"instances must be lists of numbers of one length: {exc}") from None
-        if features.ndim != 2:
-            raise BadRequest(f"instances must be lists of numbers; got shape {features.shape}")
-        if type(self.model).__name__ == "Booster":
+            kind = "numbers" if booster else "values"
+            raise BadRequest(f"instances must be lists of {kind} of one length: {exc}") from None
+        if features.ndim != 2 or features.dtype == object:
+            raise BadRequest(f"instances must be lists of values; got shape {features.shape}")
+        if booster:
             import xgboost
 
             predictions = self.model.predict(xgboost.DMatrix(features))
         else:
             try:
                 predictions = self.model.predict(features)
-            except ValueError as exc:  # the estimator's own word on a wrong shape
+            except (TypeError, ValueError) as exc:  # the estimator's own word on its input
                 raise BadRequest(str(exc)) from None
         return numpy.asarray(predictions).tolist()
 
