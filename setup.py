@@ -21,7 +21,7 @@ setup(
     package_data={
         "vtp.pipelines.compiled": ["*.yaml", "components/*.yaml"],
         # The start-up hook is a folder put on PYTHONPATH, not a package (vtp/vertex/local_auth.py).
-        "vtp.vertex": ["startup/sitecustomize.py"],
+        "vtp.vertex": ["startup/*.py"],
         "vtp.trainer.tasks": ["*.json"],
         "vtp.local.console": ["static/*", "static/vendor/*"],
     },
