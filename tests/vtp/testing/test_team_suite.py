@@ -85,7 +85,10 @@ def test_a_teams_suite_passes_with_only_pytest(tmp_path: Path, workers: list[str
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtual environment with only the project's wheel and its `testing` extra (torch from
-    the CPU wheel `constraints.txt` pins), as docs/testing.md has a team install it."""
+    the CPU wheel `constraints.txt` pins), as docs/testing.md has a team install it; but with
+    `--no-compile`: pip would compile every module of every package (most of the install's time),
+    and the team's run writes the bytecode of those it imports as it imports them
+    (its environment does not set PYTHONDONTWRITEBYTECODE)."""
     root = tmp_path_factory.mktemp("wheel-venv")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
@@ -96,8 +99,8 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
     python = root / "venv" / "bin" / "python"
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "-c", str(REPO / "constraints.txt"),
-         f"{wheel}[testing]"],
+        [str(python), "-m", "pip", "install", "-q", "--no-compile",
+         "-c", str(REPO / "constraints.txt"), f"{wheel}[testing]"],
         capture_output=True, text=True, timeout=1200,
     )  # fmt: skip
     assert installed.returncode == 0, installed.stderr[-3000:]
@@ -119,6 +122,7 @@ def test_a_teams_suite_runs_with_only_the_wheel_and_its_testing_extra(
     (folder / "tests" / "test_unused_fault.py").write_text(UNUSED_FAULT_TEST)
     env = {**team_env(), "PATH": f"{wheel_venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the venv's bytecode, written as it is imported
     command = pytest_command(folder, "-n", "2", "-rA")
     result = subprocess.run(
         [str(wheel_venv / "bin" / "python"), *command[1:]],
