@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import LocalService, exec_program
+from tests.vtp.local.conftest import ServiceApi
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +83,42 @@ def test_a_scikit_learn_model_served_when_the_operator_allows_pickle(pickle_serv
     assert out["batch"] == expected
 
 
+def test_a_scikit_learn_pipeline_takes_rows_of_numbers_and_strings(pickle_service, tmp_path):
+    """As the image does, the estimator gets `numpy.asarray(instances)`: a pipeline that encodes
+    its own categories (vertex-ai-samples' census sample) takes rows of numbers and strings,
+    which numpy makes strings; a ragged body is a 400 naming the instances."""
+    import joblib
+    import numpy
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rows = [[25, "Private", 40], [38, "State-gov", 50], [52, "Private", 45], [19, "Never", 20]]
+    columns = ColumnTransformer(
+        [("category", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [1])],
+        remainder="passthrough",
+    )
+    classifier = RandomForestClassifier(n_estimators=5, random_state=0)
+    pipeline = Pipeline([("columns", columns), ("classifier", classifier)])
+    pipeline.fit(numpy.asarray(rows), [0, 1, 1, 0])
+    folder = pickle_service.gcs_root / "models" / "census"
+    folder.mkdir(parents=True)
+    joblib.dump(pipeline, folder / "model.joblib")
+    api = ServiceApi(pickle_service)
+    endpoint = api.endpoint()
+    deployed = api.deploy(endpoint, api.upload("gs://models/census", SKLEARN_IMAGE))
+    assert "error" not in api.finish(deployed.json()), deployed.text
+    url = f"{pickle_service.url}/v1/{endpoint}:predict"
+    answer = api.session.post(url, json={"instances": rows}, timeout=60)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["predictions"] == pipeline.predict(numpy.asarray(rows)).tolist()
+    ragged = api.session.post(url, json={"instances": [[1, "a"], [2]]}, timeout=60)
+    assert ragged.status_code == 400 and "instances" in ragged.json()["error"]["message"]
+
+
 def test_an_xgboost_booster_served(local_service, tmp_path):
+
     xgboost = pytest.importorskip("xgboost")
     features, labels = iris()
     booster = xgboost.train(
