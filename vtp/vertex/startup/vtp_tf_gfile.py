@@ -22,7 +22,8 @@ What this does not reach: TensorFlow's ops that open files in C++ without `file_
 `tf.data` readers, the variables of a SavedModel or checkpoint): given a `gs://` path they still
 go to Cloud Storage's endpoint. Give them `$VTP_GCS_ROOT/B/P` locally (`/gcs/B/P` on Vertex).
 
-Standard library only, loaded by the hook from its own folder, never imported by `vtp`.
+Standard library only, loaded by the hook from its own folder, never imported by `vtp`. Its
+frames are left out of an uncaught exception's traceback, as the hook's own are.
 """
 
 import os
