@@ -36,6 +36,7 @@ from urllib.parse import urlencode
 
 import grpc
 import proto
+from google.api import httpbody_pb2
 from google.api_core import path_template, rest_helpers
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
@@ -110,6 +111,9 @@ class Method:
         """The response message's wire bytes from the REST answer's JSON."""
         if self.response is None:  # google.protobuf.Empty
             return b""
+        if self.response is httpbody_pb2.HttpBody:  # rawPredict: the model server's own answer
+            answer = httpbody_pb2.HttpBody(content_type="application/json", data=text.encode())
+            return answer.SerializeToString()
         if issubclass(self.response, proto.Message):
             message = self.response.from_json(text, ignore_unknown_fields=True)
             return self.response.serialize(message)

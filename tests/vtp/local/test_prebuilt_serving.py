@@ -155,8 +155,10 @@ def test_pickle_files_and_other_prebuilt_images_are_refused(local_service):
 
     message = refusal(SKLEARN_IMAGE)
     assert "VTP_SERVING_ALLOW_PICKLE=1" in message and "model.joblib" in message
-    tf_image = "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest"
-    assert "custom container" in refusal(tf_image)
+    tf2_image = "us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest"
+    assert "loads saved_model.pb from artifactUri gs://models/iris" in refusal(tf2_image)
+    tf1_image = "us-docker.pkg.dev/vertex-ai/prediction/tf-cpu.1-15:latest"
+    assert "custom container" in refusal(tf1_image)
     empty = local_service.gcs_root / "models" / "empty"
     empty.mkdir()
     assert "holds none of them" in refusal(SKLEARN_IMAGE, "gs://models/empty")

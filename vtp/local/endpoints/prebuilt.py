@@ -13,14 +13,15 @@ The model files each image loads (docs: "exporting model artifacts"), and what s
     xgboost   model.bst (the Booster's format: data), model.joblib, model.pkl  prebuilt_server.py
     sklearn   model.joblib, model.pkl                                         prebuilt_server.py
     pytorch   model.mar (a TorchServe archive)                   TorchServe (torchserve.py)
+    tf2       saved_model.pb and variables/ (a SavedModel)        TensorFlow (tf_serving.py)
 
-Safe by default: joblib and pickle files run code when loaded, and so does a TorchServe archive
-(its handler), so they are refused unless the operator starts the service with
-VTP_SERVING_ALLOW_PICKLE=1; model.bst is data and always loads. The file must be a regular file
-inside the storage root: one that is a link leading out of it is refused, naming it
-(`model_files.py`; the server loads a checked copy). Other prebuilt images (TensorFlow) are
-refused, naming the ways that work here. Every refusal comes before a process starts
-(FAILED_PRECONDITION, 400).
+Safe by default: joblib and pickle files run code when loaded, and so do a TorchServe archive
+(its handler) and a SavedModel (its graph's ops read and write files), so they are refused
+unless the operator starts the service with VTP_SERVING_ALLOW_PICKLE=1; model.bst is data and
+always loads. The file must be a regular file inside the storage root: one that is a link
+leading out of it is refused, naming it (`model_files.py`; the server loads a checked copy).
+Other prebuilt images are refused, naming the ways that work here. Every refusal comes before a
+process starts (FAILED_PRECONDITION, 400).
 """
 
 import importlib.util
@@ -30,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vtp.local.base import errors
-from vtp.local.endpoints import torchserve
+from vtp.local.endpoints import tf_serving, torchserve
 from vtp.local.endpoints.model_files import model_file_exists
 from vtp.storage import path_under
 
@@ -43,9 +44,13 @@ MODEL_FILES = {
     "xgboost": ("model.bst", "model.joblib", "model.pkl"),
     "sklearn": ("model.joblib", "model.pkl"),
     torchserve.FRAMEWORK: (torchserve.ARCHIVE,),
+    tf_serving.FRAMEWORK: (tf_serving.SAVED_MODEL,),
 }
 """The files each served image looks for, in the order it prefers them."""
-HINTS = {torchserve.FRAMEWORK: " Make it with `torch-model-archiver --model-name model ...`."}
+HINTS = {
+    torchserve.FRAMEWORK: " Make it with `torch-model-archiver --model-name model ...`.",
+    tf_serving.FRAMEWORK: " Make it with `tf.saved_model.save(model, folder)`.",
+}
 """How to make the model file an image wants, where that is worth saying."""
 LIBRARIES = {"xgboost": "xgboost", "sklearn": "sklearn"}
 CODE_FORMATS = (".joblib", ".pkl")
@@ -104,6 +109,10 @@ def plan_prebuilt(
         gpu = prebuilt_accelerator(image_uri) == "gpu"
         service = os.environ if environ is None else environ
         argv, env = torchserve.plan_torchserve(where, model_uri, allow_pickle, gpu, service)
+        return argv, (*env, (ALLOW_PICKLE_ENV, "1"))  # allowed, or refused above
+    if framework == tf_serving.FRAMEWORK:
+        service = os.environ if environ is None else environ
+        argv, env = tf_serving.plan_tf_serving(where, model_uri, allow_pickle, service)
         return argv, (*env, (ALLOW_PICKLE_ENV, "1"))  # allowed, or refused above
     return _plan_library(where, framework, model_uri, allow_pickle)
 
