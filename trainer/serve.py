@@ -177,6 +177,9 @@ class Server(ThreadingHTTPServer):
     of this port and no Origin."""
 
     daemon_threads = True
+    allow_nan = False
+    """Whether answers may hold NaN and Infinity (JSON has no such numbers; TF Serving's
+    answers do)."""
 
     def __init__(
         self, config: ServeConfig, secret: str = "", tasks: frozenset[str] | None = None
@@ -219,6 +222,14 @@ class Server(ThreadingHTTPServer):
                 return Predictor.load(copy, lambda t: servable_task(t, self.tasks))
             except ModelError as exc:
                 raise ModelError(str(exc).replace(str(copy), uri)) from None
+
+    def respond(self, body: Any) -> dict[str, Any]:
+        """The answer to a predict request's parsed `body` once the model is loaded:
+        `{"predictions": [...]}`; BadRequest for a malformed body. A stand-in whose image answers
+        in another shape (TF Serving's `outputs`) overrides it."""
+        if self.predictor is None:
+            raise RuntimeError("the model is not loaded")
+        return {"predictions": self.predictor.predict(body)}
 
     def check_origin(self, headers: Any) -> None:
         """Refused (403) unless Host is this server's loopback name and port and no Origin is
@@ -270,7 +281,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.server.predictor is None:
             return self._loading()
         try:
-            predictions = self.server.predictor.predict(json.loads(body))
+            answer = self.server.respond(json.loads(body))
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             return self._answer(400, {"error": f"the body is not JSON: {exc}"})
         except BadRequest as exc:
@@ -278,7 +289,7 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as exc:
             traceback.print_exc()
             return self._answer(500, {"error": f"prediction failed: {exc}"})
-        self._answer(200, {"predictions": predictions})
+        self._answer(200, answer)
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """Log refused requests only: a line per prediction or health check would flood logs."""
@@ -327,7 +338,7 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(503, {"error": f"loading the model from {self.server.config.storage_uri}"})
 
     def _answer(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload, allow_nan=False).encode()
+        data = json.dumps(payload, allow_nan=self.server.allow_nan).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

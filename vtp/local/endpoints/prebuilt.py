@@ -2,9 +2,10 @@
 
 A model whose `containerSpec.imageUri` is one of Google's prebuilt prediction images and that
 names no command (what `Model.upload_xgboost_model_file` and `upload_scikit_learn_model_file`
-create, and `Model.upload` with a PyTorch prediction image) is served by a local stand-in that
-does what those images document: load the model file found under AIP_STORAGE_URI, answer
-`{"instances": [...]}` with `{"predictions": [...]}`. The images, as the SDK names them:
+create, and `Model.upload` with a PyTorch or TensorFlow prediction image) is served by a local
+stand-in that does what those images document: load the model file found under AIP_STORAGE_URI,
+answer `{"instances": [...]}` with `{"predictions": [...]}` (the TensorFlow images: TF Serving's
+REST formats, `inputs` and `signature_name` too). The images, as the SDK names them:
 
     {us,europe,asia}-docker.pkg.dev/vertex-ai[-restricted]/prediction/{framework}-{cpu,gpu}.X-Y:TAG
 
@@ -13,13 +14,15 @@ The model files each image loads (docs: "exporting model artifacts"), and what s
     xgboost   model.bst (the Booster's format: data), model.joblib, model.pkl  prebuilt_server.py
     sklearn   model.joblib, model.pkl                                         prebuilt_server.py
     pytorch   model.mar (a TorchServe archive)                   TorchServe (torchserve.py)
-    tf2       saved_model.pb and variables/ (a SavedModel)        TensorFlow (tf_serving.py)
+    tf2       saved_model.pb, with variables/ (a SavedModel folder)  TensorFlow (tf_serving.py)
 
 Safe by default: joblib and pickle files run code when loaded, and so do a TorchServe archive
 (its handler) and a SavedModel (its graph's ops read and write files), so they are refused
 unless the operator starts the service with VTP_SERVING_ALLOW_PICKLE=1; model.bst is data and
 always loads. The file must be a regular file inside the storage root: one that is a link
-leading out of it is refused, naming it (`model_files.py`; the server loads a checked copy).
+leading out of it is refused, naming it (`model_files.py`; the server loads a checked copy); for
+a SavedModel, which loads whole, so must every file below artifactUri, and no folder there may be
+a link.
 Other prebuilt images are refused, naming the ways that work here. Every refusal comes before a
 process starts (FAILED_PRECONDITION, 400).
 """
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from vtp.local.base import errors
 from vtp.local.endpoints import tf_serving, torchserve
-from vtp.local.endpoints.model_files import model_file_exists
+from vtp.local.endpoints.model_files import check_model_tree, model_file_exists
 from vtp.storage import path_under
 
 PREBUILT_IMAGE = re.compile(
@@ -111,8 +114,10 @@ def plan_prebuilt(
         argv, env = torchserve.plan_torchserve(where, model_uri, allow_pickle, gpu, service)
         return argv, (*env, (ALLOW_PICKLE_ENV, "1"))  # allowed, or refused above
     if framework == tf_serving.FRAMEWORK:
+        gpu = prebuilt_accelerator(image_uri) == "gpu"
         service = os.environ if environ is None else environ
-        argv, env = tf_serving.plan_tf_serving(where, model_uri, allow_pickle, service)
+        argv, env = tf_serving.plan_tf_serving(where, model_uri, allow_pickle, gpu, service)
+        check_model_tree(storage_root, artifact_uri, where)  # the server loads all of it
         return argv, (*env, (ALLOW_PICKLE_ENV, "1"))  # allowed, or refused above
     return _plan_library(where, framework, model_uri, allow_pickle)
 

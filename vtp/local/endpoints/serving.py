@@ -2,10 +2,10 @@
 
 The model's `containerSpec` says what to run: its `command` and `args`, or for this project's
 image `python -m vtp.trainer.serve`, or for Google's prebuilt XGBoost and scikit-learn prediction
-images the stand-in `prebuilt_server.py` and for the PyTorch ones TorchServe behind
-`torchserve_server.py` (`prebuilt.py` plans both); any other image without a command is refused
-before the deploy starts. The process gets Vertex's serving variables with a
-free loopback port:
+images the stand-in `prebuilt_server.py`, for the PyTorch ones TorchServe behind
+`torchserve_server.py` and for the TensorFlow 2 ones `tf_serving_server.py` (`prebuilt.py` plans
+them); any other image without a command is refused before the deploy starts. The process gets
+Vertex's serving variables with a free loopback port:
 
     AIP_HTTP_PORT        the port it must listen on (not containerSpec.ports: that is the
                          container's, and many models may run here at once)

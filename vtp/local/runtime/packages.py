@@ -170,12 +170,15 @@ def _copy_archive(source: Path, copy: Path, root: Path, update: Callable[[bytes]
             out.write(chunk)
 
 
-def service_pins() -> list[str]:
-    """`name==version` of each `PINNED` distribution this interpreter has, the first found."""
+def service_pins(also: Sequence[str] = ()) -> list[str]:
+    """`name==version` of each `PINNED` distribution this interpreter has, and of each of
+    `also` it has (what a layer must see at the service's versions: TensorFlow's numpy and
+    protobuf), the first found."""
+    pinned = PINNED | {canonicalize_name(name) for name in also}
     pins: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
         name = canonicalize_name(dist.metadata["Name"] or "")
-        if name in PINNED or name.startswith(PINNED_PREFIX):
+        if name in pinned or name.startswith(PINNED_PREFIX):
             pins.setdefault(name, dist.version)
     return sorted(f"{name}=={version}" for name, version in pins.items())
 

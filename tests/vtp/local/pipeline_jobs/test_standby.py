@@ -128,6 +128,9 @@ def test_a_run_gets_a_fresh_worker_when_the_standby_has_died(tmp_path, tiny_yaml
         standby = wait_until(lambda: standby_processes(service), 30, "the standby")
         for pid in standby:  # as the OOM killer would
             os.kill(pid, 9)
+        # Dead, not only signalled (a zombie has no command line): the next run then finds it
+        # exited, rather than racing its death through the assignment pipe.
+        wait_until(lambda: not standby_processes(service), 30, "the standby's death")
         done = wait_for_pipeline(client, run_tiny(service, tiny_yaml, "after", a=5))
         assert done.state == PipelineState.PIPELINE_STATE_SUCCEEDED, done.error.message
         assert "pipeline job after: a fresh worker, not the standby: it exited" in (
