@@ -47,6 +47,19 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 GCS_MOUNT = b"/gcs"
 
 
+INHERITED = (signal.SIGTERM, signal.SIGUSR2, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT)
+"""Signals a cold replica gets as the service left them: ignored stays ignored across exec
+(`nohup vtp local serve` ignores SIGHUP), a handler becomes the default."""
+_ignored_at_start: frozenset[int] = frozenset()
+
+
+def note_inherited_signals() -> None:
+    """Record which of `INHERITED` this process was started ignoring (the server calls it first,
+    before it sets its own): a replica keeps ignoring those, as a cold one would."""
+    global _ignored_at_start
+    _ignored_at_start = frozenset(s for s in INHERITED if signal.getsignal(s) == signal.SIG_IGN)
+
+
 def run(request: Mapping, output: int, base: "BasePath") -> int:
     """Become the replica `request` describes (`warm.py`'s `WarmRequest.to_json`), writing to
     `output`, and run it; the status to exit with. `base`: the server's own sys.path."""
@@ -57,11 +70,12 @@ def run(request: Mapping, output: int, base: "BasePath") -> int:
         (signal.SIGUSR2, signal.SIG_DFL),
         (signal.SIGHUP, signal.SIG_DFL),
         (signal.SIGQUIT, signal.SIG_DFL),
-        (signal.SIGINT, signal.default_int_handler),
+        (signal.SIGINT, signal.default_int_handler),  # as Python starts, unless it was ignored
         (signal.SIGPIPE, signal.SIG_IGN),  # as Python starts: a write to a closed pipe raises
         (signal.SIGXFSZ, signal.SIG_IGN),
     ):
-        signal.signal(signum, disposition)
+        ignored = signum in _ignored_at_start
+        signal.signal(signum, signal.SIG_IGN if ignored else disposition)
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
     try:
         if request["gcs_root"]:

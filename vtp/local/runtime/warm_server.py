@@ -76,6 +76,7 @@ MAX_REQUEST = 1 << 20
 
 def main(argv: list[str]) -> int:
     """Preload, report, then fork replicas for requests on the control socket fd `argv[0]`."""
+    warm_replica.note_inherited_signals()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the replicas' groups
     control = socket.socket(fileno=int(argv[0]))
     base = warm_replica.BasePath.of_this_process(isolation.service_site_packages())
