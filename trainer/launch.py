@@ -1,12 +1,13 @@
 """Starting a node's processes, and turning how they ended into the node's exit status.
 
 A node (one Vertex replica) runs `nproc_per_node` processes (one per GPU, or per accelerator of
-its pool: vtp.trainer.distributed): in this process when it is one, otherwise as spawned children,
-with torchrun's RANK/LOCAL_RANK/WORLD_SIZE, that die with their parent. SIGTERM to the node is
-passed on to every child (they agree on a step, save a checkpoint and exit); when one child
-fails, the others are stopped (SIGTERM, then SIGKILL after a grace period) and the node fails
-with the status of the child that failed first (`_supervise` says how it is told apart from the
-children that failed because of it).
+its pool: vtp.trainer.distributed): in this process when it is one, otherwise as child processes
+with torchrun's RANK/LOCAL_RANK/WORLD_SIZE that die with their parent (forked from the node where
+that is safe, which spares each importing PyTorch and the task again: `start_method`, else
+spawned). SIGTERM to the node is passed on to every child (they agree on a step, save a
+checkpoint and exit); when one child fails, the others are stopped (SIGTERM, then SIGKILL after a
+grace period) and the node fails with the status of the child that failed first (`_supervise`
+says how it is told apart from the children that failed because of it).
 
 Exit statuses of `python -m vtp.trainer`, as Vertex sees them for the replica:
 
@@ -99,7 +100,7 @@ def launch(config: Config, nodes: Nodes, nproc: int) -> int:
 def _launch_children(config: Config, nodes: Nodes, nproc: int) -> int:
     """Start `nproc` processes for this node, supervise them, and return the node's status."""
     configure_logging(f"trainer[node {nodes.rank}]", verbose=True)
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(start_method())
     failed_at = context.Array("d", nproc, lock=False)  # see _supervise
     children = [
         context.Process(
@@ -119,6 +120,34 @@ def _launch_children(config: Config, nodes: Nodes, nproc: int) -> int:
         return 128 + signal.SIGINT
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def start_method() -> str:
+    """How this node starts its processes: "fork" on a CPU node whose only threads besides its
+    own are OpenBLAS's pools, else "spawn".
+
+    A forked child has the node's PyTorch and task already imported (2-3 s of CPU a process,
+    and as much again for the node's other processes competing for the same cores). It is safe
+    only where the child inherits no state that a thread of the node holds, or that a library
+    cannot rebuild without the threads it had: so never on CUDA (a CUDA context does not survive
+    a fork), and not once PyTorch's OpenMP pool (started by its first parallel operation) or any
+    other thread runs, since a lock such a thread held would stay held in the child. OpenBLAS,
+    which numpy and scipy load with a pool of threads, registers a fork handler that stops its
+    pool before the fork and starts it again when next used, in the parent and in the child, as
+    it does under multiprocessing's default fork on Linux. The node has run no tensor operation
+    by then (its flags, the task's import and the plan), so this holds where nothing in the
+    task's import started a thread of its own. `VTP_TRAINER_FORK=0` spawns them regardless."""
+    if os.environ.get("VTP_TRAINER_FORK") == "0" or visible_gpus() or torch.cuda.is_initialized():
+        return "spawn"
+    from threadpoolctl import threadpool_info
+
+    blas_threads = sum(
+        max(0, pool["num_threads"] - 1)
+        for pool in threadpool_info()
+        if pool["internal_api"] == "openblas"
+    )
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
+    return "fork" if threads == 1 + blas_threads else "spawn"
 
 
 def run_process(
