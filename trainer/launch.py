@@ -100,7 +100,8 @@ def launch(config: Config, nodes: Nodes, nproc: int) -> int:
 def _launch_children(config: Config, nodes: Nodes, nproc: int) -> int:
     """Start `nproc` processes for this node, supervise them, and return the node's status."""
     configure_logging(f"trainer[node {nodes.rank}]", verbose=True)
-    context = multiprocessing.get_context(start_method())
+    fork = start_method() == "fork"
+    context = multiprocessing.get_context("fork") if fork else multiprocessing.get_context("spawn")
     failed_at = context.Array("d", nproc, lock=False)  # see _supervise
     children = [
         context.Process(
