@@ -35,7 +35,9 @@ import signal
 import sys
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -64,6 +66,11 @@ log = logging.getLogger("trainer")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PREEMPTED = 0, 1, 2, 128 + signal.SIGTERM
 STOP_GRACE_SECONDS = 10.0
 """How long a failed node's other processes get to exit after SIGTERM before SIGKILL."""
+_task_modules: set[str] = set()
+"""The modules of the task's own package that its import in `plan` brought in: a forked child
+imports them again (`_as_if_spawned`)."""
+_node_modules: list[ModuleType] = []
+"""In a forked child, the node's copies of those modules, kept from being freed."""
 
 
 def plan(config: Config, env: Mapping[str, str], gpus: int | None = None) -> tuple[Nodes, int]:
@@ -79,7 +86,15 @@ def plan(config: Config, env: Mapping[str, str], gpus: int | None = None) -> tup
             f"--batch_size={config.batch_size} does not split across {world_size} processes "
             f"({nodes.count} nodes x {nproc})"
         )
+    before = set(sys.modules)
     load(config)  # the task imports, its flags and tuning metric are its own
+    package = config.task.split(".")[0]
+    _task_modules.clear()
+    _task_modules.update(
+        name
+        for name in set(sys.modules) - before
+        if name == package or name.startswith(package + ".")
+    )
     return nodes, nproc
 
 
@@ -106,7 +121,7 @@ def _launch_children(config: Config, nodes: Nodes, nproc: int) -> int:
     children = [
         context.Process(
             target=_child,
-            args=(config, Placement(nodes, nproc, i), os.getpid(), failed_at),
+            args=(config, Placement(nodes, nproc, i), os.getpid(), failed_at, fork),
             name=f"rank{i}",
         )
         for i in range(nproc)
@@ -127,13 +142,15 @@ def start_method() -> str:
     """How this node starts its processes: "fork" on a CPU node whose only threads besides its
     own are OpenBLAS's pools, else "spawn".
 
-    A forked child has the node's PyTorch and task already imported (2-3 s of CPU a process,
-    and as much again for the node's other processes competing for the same cores). It is safe
+    A forked child starts with PyTorch and the libraries of the task imported, where a spawned
+    one imports them again (2-3 s of CPU each on a 2-core machine, all of them at once); the
+    task's own modules it imports again (`_as_if_spawned`). Forking is safe
     only where the child inherits no state that a thread of the node holds, or that a library
     cannot rebuild without the threads it had: so never on CUDA (a CUDA context does not survive
     a fork), and not once PyTorch's OpenMP pool (started by its first parallel operation) or any
-    other thread runs, since a lock such a thread held would stay held in the child. OpenBLAS,
-    which numpy and scipy load with a pool of threads, registers a fork handler that stops its
+    other thread runs, since a lock such a thread held would stay held in the child. OpenBLAS
+    built on pthreads, as numpy and scipy load it, with a pool of threads, registers a fork
+    handler that stops its
     pool before the fork and starts it again when next used, in the parent and in the child, as
     it does under multiprocessing's default fork on Linux. The node has run no tensor operation
     by then (its flags, the task's import and the plan), so this holds where nothing in the
@@ -142,10 +159,10 @@ def start_method() -> str:
         return "spawn"
     from threadpoolctl import threadpool_info
 
-    blas_threads = sum(
+    blas_threads = sum(  # a pthreads build's pool, started as the library loads
         max(0, pool["num_threads"] - 1)
         for pool in threadpool_info()
-        if pool["internal_api"] == "openblas"
+        if pool["internal_api"] == "openblas" and pool.get("threading_layer") == "pthreads"
     )
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
     return "fork" if threads == 1 + blas_threads else "spawn"
@@ -252,8 +269,12 @@ def _stop(children: list[Any]) -> None:
         child.join()
 
 
-def _child(config: Config, placement: Placement, parent_pid: int, failed_at: Any) -> None:
+def _child(
+    config: Config, placement: Placement, parent_pid: int, failed_at: Any, forked: bool
+) -> None:
     _die_with_parent(parent_pid)
+    if forked:
+        _as_if_spawned()
     if not visible_gpus() and "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(cpu_threads_per_process(placement.nproc_per_node))
 
@@ -272,6 +293,25 @@ def _child(config: Config, placement: Placement, parent_pid: int, failed_at: Any
         sys.stderr.flush()
         os._exit(EXIT_ERROR)
     exit_now(code)  # not sys.exit: the teardown of PyTorch's modules would hold the job
+
+
+def _as_if_spawned() -> None:
+    """In a child forked from the node, undo what it would not have shared with a spawned one.
+
+    - The task's own modules (`_task_modules`) are imported again, in `run_process`, after the
+      process's RANK, LOCAL_RANK and WORLD_SIZE are set: a task written for torchrun may read
+      them as it is imported. The libraries it imported (and PyTorch) stay as the node loaded
+      them; they are the same files, and many extension modules cannot load twice.
+    - The node's `weakref.finalize` callbacks no longer run at this process's exit: the objects
+      are the node's (a temporary directory a task made as it was imported, say), and the node
+      finalizes them at its own exit, as multiprocessing's forked children (which end with
+      `os._exit`) leave them. Those this process registers run as they would have."""
+    for name in _task_modules:
+        module = sys.modules.pop(name, None)
+        if module is not None:
+            _node_modules.append(module)
+    for finalizer in list(getattr(weakref.finalize, "_registry", {})):  # CPython's, since 3.4
+        finalizer.atexit = False
 
 
 def _die_with_parent(parent_pid: int) -> None:

@@ -1,7 +1,8 @@
-"""How a CPU node starts its processes: forked from the node, which has PyTorch and the task
-imported already, where no thread but OpenBLAS's pool runs; spawned otherwise. Both train the
-same model, bit for bit."""
+"""How a CPU node starts its processes: forked from the node, which has PyTorch imported
+already, where no thread but OpenBLAS's pool runs; spawned otherwise. Either way each process
+imports the task under its own RANK, and both train the same model, bit for bit."""
 
+import json
 import subprocess
 import sys
 
@@ -20,20 +21,25 @@ pytestmark = pytest.mark.slow
 TASK = "tests.trainer.import_counting_task"
 
 
-def test_a_cpu_nodes_processes_fork_with_the_task_imported_and_train_as_spawned_ones(tmp_path):
+def test_a_cpu_nodes_processes_fork_import_the_task_again_and_train_as_spawned_ones(tmp_path):
     models, imports = {}, {}
     for method, extra in (("fork", {}), ("spawn", {"VTP_TRAINER_FORK": "0"})):
         out = tmp_path / method
         log = out / "imported"
         out.mkdir()
-        args = tiny_args(out, dropout=0, nproc_per_node=2, task=TASK)
-        output = run_trainer(args, trainer_env(out, IMPORT_LOG=str(log), **extra))
+        args = tiny_args(out, nproc_per_node=2, task=TASK)
+        # OpenBLAS with a pool of its own (trainer_env's OMP_NUM_THREADS=1 would leave it none)
+        env = trainer_env(out, IMPORT_LOG=str(log), OPENBLAS_NUM_THREADS="2", **extra)
+        output = run_trainer(args, env)
         assert "joined 2 processes on 1 nodes" in output
         models[method] = load_model(out)
-        imports[method] = log.read_text().split()
-    assert len(imports["fork"]) == 1, imports  # the node's import, which its ranks share
-    assert len(set(imports["spawn"])) == 3, imports  # the node's, then each rank's own
-    assert_bitwise_equal(models["fork"], models["spawn"])
+        imports[method] = [json.loads(line) for line in log.read_text().splitlines()]
+    for method, spawned in (("fork", False), ("spawn", True)):
+        node, *ranks = imports[method]  # the node's import first, then each process's own
+        assert node["rank"] is None and not node["spawned"], imports
+        assert sorted(rank["rank"] for rank in ranks) == ["0", "1"], imports
+        assert all(rank["spawned"] is spawned for rank in ranks), imports
+    assert_bitwise_equal(models["fork"], models["spawn"])  # dropout's random state included
 
 
 def start_method_after(code: str) -> str:
