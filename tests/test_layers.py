@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
         "vtp.containers",
         "vtp.private_files",
         "vtp.process_exit",
+        "vtp.native_threads",
         "vtp.stop_signals",
         "vtp.lazy_imports",
         "vtp.import_gc",

@@ -42,6 +42,7 @@ from typing import Any
 
 import torch
 
+from vtp.native_threads import native_threads
 from vtp.process_exit import exit_now
 from vtp.trainer import train
 from vtp.trainer.config import Config
@@ -144,13 +145,12 @@ def start_method() -> str:
 
     A forked child starts with PyTorch and the libraries of the task imported, where a spawned
     one imports them again (2-3 s of CPU each on a 2-core machine, all of them at once); the
-    task's own modules it imports again (`_as_if_spawned`). Forking is safe
-    only where the child inherits no state that a thread of the node holds, or that a library
-    cannot rebuild without the threads it had: so never on CUDA (a CUDA context does not survive
-    a fork), and not once PyTorch's OpenMP pool (started by its first parallel operation) or any
-    other thread runs, since a lock such a thread held would stay held in the child. OpenBLAS
-    built on pthreads, as numpy and scipy load it, with a pool of threads, registers a fork
-    handler that stops its
+    task's own modules it imports again (`_as_if_spawned`). Forking is safe only where the child
+    inherits no state that a thread of the node holds, or that a library cannot rebuild without
+    the threads it had: so never on CUDA (a CUDA context does not survive a fork), and not once
+    PyTorch's OpenMP pool (started by its first parallel operation) or any other thread runs,
+    since a lock such a thread held would stay held in the child. OpenBLAS built on pthreads,
+    as numpy and scipy load it with a pool of threads, registers a fork handler that stops its
     pool before the fork and starts it again when next used, in the parent and in the child, as
     it does under multiprocessing's default fork on Linux. The node has run no tensor operation
     by then (its flags, the task's import and the plan), so this holds where nothing in the
@@ -164,8 +164,8 @@ def start_method() -> str:
         for pool in threadpool_info()
         if pool["internal_api"] == "openblas" and pool.get("threading_layer") == "pthreads"
     )
-    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
-    return "fork" if threads == 1 + blas_threads else "spawn"
+    linux = sys.platform.startswith("linux")  # elsewhere forking a process with a runtime is not
+    return "fork" if linux and native_threads() == 1 + blas_threads else "spawn"
 
 
 def run_process(

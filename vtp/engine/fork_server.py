@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from vtp import import_gc
 from vtp.engine import fork_threads
+from vtp.native_threads import native_threads
 from vtp.vertex.local_auth import STARTUP_HOOK_DIR
 
 _log = logging.getLogger("vtp.fork_server")
@@ -299,14 +300,6 @@ def wanted_stage(
 def names_any(imports: Iterable[str], modules: Iterable[str]) -> bool:
     """Whether `imports` names one of `modules`, or a module inside one of them."""
     return any(name == m or name.startswith(m + ".") for name in imports for m in modules)
-
-
-def native_threads() -> int:
-    """How many threads this process has (native ones too: a library's pool counts)."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return threading.active_count()
 
 
 def _preload(modules: Sequence[str], background: bool) -> None:

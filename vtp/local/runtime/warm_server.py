@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from vtp import import_gc
 from vtp.engine import fork_server
 from vtp.local.runtime import isolation, shim, warm_replica
+from vtp.native_threads import native_threads
 
 _log = logging.getLogger("vtp.warm_server")
 
@@ -102,7 +103,7 @@ def _preload() -> str:
     fork_server._spare_tasks_the_teardown()
     sys.stdout.flush()
     sys.stderr.flush()
-    threads = fork_server.native_threads()
+    threads = native_threads()
     if threads > 1:
         return f"its imports left {threads} threads running"
     _log.info("warm replicas: preloaded in %.1fs", time.monotonic() - started)
