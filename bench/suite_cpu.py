@@ -53,7 +53,7 @@ CATEGORIES = (
     (r"endpoints\.\w+_server", "serving processes (TF Serving, TorchServe, prebuilt)"),
     (r"warm_server", "warm replica servers"),
     (r"-m vtp (run|submit|schedule)\b", "vtp run / submit / schedule"),
-    (r"vtp\.engine\.worker.*--standby|--standby", "pipeline standby workers"),
+    (r"--standby", "pipeline standby workers"),
     (r"vtp\.engine\.(worker|fork_server)", "pipeline workers and fork servers"),
     (r"\bpip\b", "pip"),
     (r"-m vtp\b", "other vtp commands"),
@@ -141,16 +141,14 @@ def tally(records: list[Record], commands: dict[int, list[tuple[float, str]]]) -
             return label(max(parents, key=lambda p: p.start), depth + 1)
         return UNLABELLED if record.name == "python" else record.name
 
-    rows: dict[str, dict[str, float]] = collections.defaultdict(
-        lambda: {"processes": 0, "cpu_s": 0}
-    )
+    count: collections.Counter[str] = collections.Counter()
+    cpu: dict[str, float] = collections.defaultdict(float)
     for record in records:
-        row = rows[label(record)]
-        row["processes"] += 1
-        row["cpu_s"] += record.cpu
-    ordered = sorted(rows.items(), key=lambda item: -item[1]["cpu_s"])
-    return {name: {"processes": int(r["processes"]), "cpu_s": round(r["cpu_s"], 1)}
-            for name, r in ordered}  # fmt: skip
+        row = label(record)
+        count[row] += 1
+        cpu[row] += record.cpu
+    return {row: {"processes": count[row], "cpu_s": round(seconds, 1)}
+            for row, seconds in sorted(cpu.items(), key=lambda item: -item[1])}  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
@@ -166,19 +164,23 @@ def main(argv: list[str]) -> int:
     accounting = work / "pacct"
     accounting.touch()
     hook = Path(sysconfig.get_paths()["purelib"]) / "zz_vtp_suite_cpu.pth"
-    hook.write_text(
-        "import os, sys, time; "
+    # One line, as a .pth runs it; a process that cannot write there (another user's, a
+    # sandboxed one) starts as it would have, with nothing on its stderr.
+    write = (
         f"open(os.path.join({str(logs)!r}, '%d-%.3f' % (os.getpid(), time.time())), 'w')"
-        ".write(' '.join(sys.orig_argv)[:400])\n"
+        ".write(' '.join(sys.orig_argv)[:400])"
     )
-    subprocess.run([accton, str(accounting)], check=True, capture_output=True)
+    guarded = "try: " + write + "\nexcept OSError: pass"
     began = time.monotonic()
     try:
+        hook.write_text(f"import os, sys, time; exec({guarded!r})\n")
+        subprocess.run([accton, str(accounting)], check=True, capture_output=True)
+        began = time.monotonic()
         returncode = subprocess.run(command, cwd=REPO, stdout=sys.stderr).returncode
     finally:
         wall = time.monotonic() - began
         subprocess.run([accton, "off"], capture_output=True)
-        hook.unlink()
+        hook.unlink(missing_ok=True)
     records = read_records(accounting)
     categories = tally(records, read_commands(logs))
     if not os.environ.get("SUITE_CPU_KEEP"):
